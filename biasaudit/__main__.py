@@ -1,0 +1,3 @@
+from biasaudit.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,76 @@
+"""Benchmarks for ``biasaudit bench``: speed targets measured as ratios, side by side, in one run.
+
+A module in :data:`BENCH_MODULES` defines ``CASES: tuple[BenchCase, ...]``. Each case's ``run(quick)``
+returns a :class:`BenchResult`: median timings of the contenders and the :class:`Target` ratios the issue
+asks for. Timings are medians over repeats (the machines are noisy, 2 cores); a target is judged on the
+ratio, never on an absolute time, unless the issue states an absolute bound.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+__all__ = ["BenchCase", "BenchResult", "Target", "median_time", "BENCH_MODULES", "all_cases"]
+
+BENCH_MODULES: tuple[str, ...] = (
+)
+
+
+@dataclass(frozen=True)
+class Target:
+    """``value`` must satisfy ``value >= bound`` (op '>=') or ``value <= bound`` (op '<=')."""
+
+    name: str
+    value: float
+    bound: float
+    op: str = ">="
+    unit: str = "x"
+
+    @property
+    def met(self) -> bool:
+        return self.value >= self.bound if self.op == ">=" else self.value <= self.bound
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "value": self.value, "bound": self.bound, "op": self.op,
+                "unit": self.unit, "met": self.met}
+
+
+@dataclass
+class BenchResult:
+    timings: dict[str, float] = field(default_factory=dict)  # contender -> median seconds
+    targets: list[Target] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"timings_s": self.timings, "targets": [t.to_json() for t in self.targets], "notes": self.notes}
+
+
+@dataclass(frozen=True)
+class BenchCase:
+    name: str
+    description: str
+    run: Callable[[bool], BenchResult]
+
+
+def median_time(fn: Callable[[], object], repeats: int = 5, warmup: int = 1) -> float:
+    """Median wall time of ``fn()`` over ``repeats`` runs after ``warmup`` untimed runs (JIT compile)."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def all_cases() -> list[BenchCase]:
+    import importlib
+
+    cases: list[BenchCase] = []
+    for name in BENCH_MODULES:
+        cases.extend(importlib.import_module(name).CASES)
+    return cases

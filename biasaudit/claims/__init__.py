@@ -1,0 +1,1 @@
+"""Claim definitions, one module per paper area; each defines ``CLAIMS``. See :mod:`biasaudit.registry`."""

@@ -1,0 +1,58 @@
+"""The ``biasaudit`` command line.
+
+Each subcommand lives in ``biasaudit/commands/<name>.py`` and exposes ``register(subparsers)``; the
+module must not import numba or torch at import time (only inside its ``run``). Bad input raises
+``ValueError`` (usually :class:`biasaudit.inputs.InputError`); it is printed as one line on stderr with
+exit code 2, never as a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from biasaudit import __version__
+
+COMMANDS = ("regimes", "check", "sweep", "bench", "audit", "validate")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse's own usage errors: exit 2, one clear line
+        self.print_usage(sys.stderr)
+        self.exit(2, f"biasaudit: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="biasaudit", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"biasaudit {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(f"biasaudit.commands.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"biasaudit.commands.{name}":
+                raise
+            continue
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "run", None):
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return int(args.run(args) or 0)
+    except ValueError as exc:
+        print(f"biasaudit: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("biasaudit: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,65 @@
+"""``biasaudit check``: run the property-based theorem checks and print a verdict table."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+
+def register(sub) -> None:
+    p = sub.add_parser("check", help="run the property-based theorem checks (theory claims)")
+    p.add_argument("--profile", choices=("ci", "thorough"), default="ci",
+                   help="ci: a few samples per claim; thorough: many (default: ci)")
+    p.add_argument("--claims", metavar="PATTERN", help="comma-separated globs of claim ids, e.g. 'sam.l2.*'")
+    p.add_argument("--paper", choices=("sam", "eos"), help="only this paper's claims")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true", help="print {claims: [...], summary: {...}} as JSON")
+    p.add_argument("--list", action="store_true", help="list the claim ids and exit")
+    p.add_argument("--strict", action="store_true", help="exit 1 unless every claim is confirmed")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from biasaudit.ledger import Verdict, run_claim
+    from biasaudit.registry import select_claims
+
+    claims = select_claims(args.claims, paper=args.paper, kind="theory")
+    if args.list:
+        for claim in claims:
+            print(f"{claim.id:40s} {claim.title}")
+        return 0
+    results = []
+    for i, claim in enumerate(claims, 1):
+        if not args.json:
+            print(f"[{i}/{len(claims)}] {claim.id} ...", file=sys.stderr, flush=True)
+        try:
+            results.append(run_claim(claim, profile=args.profile, seed=args.seed).to_json())
+        except Exception as exc:  # noqa: BLE001 - a broken check is recorded, never counted as a pass
+            results.append({"claim_id": claim.id, "paper": claim.paper, "verdict": str(Verdict.ERROR),
+                            "detail": f"{type(exc).__name__}: {exc}"})
+    summary = {v.value: sum(r["verdict"] == v.value for r in results) for v in Verdict}
+    summary["total"] = len(results)
+    if args.json:
+        json.dump({"claims": results, "summary": summary}, sys.stdout, indent=1)
+        print()
+    else:
+        print(format_table(results))
+        print(", ".join(f"{k}: {v}" for k, v in summary.items() if v or k == "total"))
+    if args.strict and summary["confirmed"] != len(results):
+        return 1
+    return 0
+
+
+def format_table(results: list[dict]) -> str:
+    order = {"refuted": 0, "error": 1, "undecided": 2, "out-of-scope": 3, "confirmed": 4}
+    rows = sorted(results, key=lambda r: (order.get(r["verdict"], 9), r["claim_id"]))
+    width = max([len(r["claim_id"]) for r in rows] + [5])
+    lines = [f"{'claim':{width}s}  {'verdict':12s}  {'error':>10s}  {'tol':>8s}  detail"]
+    for r in rows:
+        err = r.get("error")
+        tol = (r.get("tolerance") or {}).get("value")
+        err_s = f"{err:.2e}" if isinstance(err, float) else "-"
+        tol_s = f"{tol:.0e}" if isinstance(tol, float) else "-"
+        detail = (r.get("detail") or "").replace("\n", " ")
+        lines.append(f"{r['claim_id']:{width}s}  {r['verdict']:12s}  {err_s:>10s}  {tol_s:>8s}  {detail[:90]}")
+    return "\n".join(lines)

@@ -1,0 +1,128 @@
+"""Input validation shared by every public wrapper.
+
+Each check raises :class:`InputError` (a ``ValueError``) whose message names the parameter and the rule it
+broke, e.g. ``mu: must be strictly positive and strictly increasing, got [2.0, 1.0]``. The CLI turns it into
+one line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+__all__ = [
+    "InputError",
+    "as_finite_vector",
+    "positive_increasing",
+    "positive_vector",
+    "positive_scalar",
+    "nonnegative_scalar",
+    "finite_scalar",
+    "positive_int",
+    "choice",
+    "matching_length",
+    "parse_float_list",
+]
+
+
+class InputError(ValueError):
+    """Bad user input. The message is ``"<parameter>: <rule>, got <value>"``."""
+
+    def __init__(self, name: str, rule: str, value: object = None):
+        self.name, self.rule, self.value = name, rule, value
+        shown = "" if value is None else f", got {_show(value)}"
+        super().__init__(f"{name}: {rule}{shown}")
+
+
+def _show(value: object) -> str:
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def finite_scalar(name: str, value: float) -> float:
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        raise InputError(name, "must be a real number", value) from None
+    if not math.isfinite(out):
+        raise InputError(name, "must be finite (no NaN or inf)", value)
+    return out
+
+
+def positive_scalar(name: str, value: float) -> float:
+    out = finite_scalar(name, value)
+    if out <= 0:
+        raise InputError(name, "must be > 0", value)
+    return out
+
+
+def nonnegative_scalar(name: str, value: float) -> float:
+    out = finite_scalar(name, value)
+    if out < 0:
+        raise InputError(name, "must be >= 0", value)
+    return out
+
+
+def positive_int(name: str, value: int, minimum: int = 1) -> int:
+    try:
+        out = int(value)
+    except (TypeError, ValueError):
+        raise InputError(name, "must be an integer", value) from None
+    if out != value or out < minimum:
+        raise InputError(name, f"must be an integer >= {minimum}", value)
+    return out
+
+
+def as_finite_vector(name: str, value: Iterable[float] | float, ndim: int = 1) -> np.ndarray:
+    try:
+        arr = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        raise InputError(name, "must be a list of real numbers", value) from None
+    if arr.ndim == 0 and ndim == 1:
+        arr = arr.reshape(1)
+    if arr.ndim != ndim:
+        raise InputError(name, f"must be a {ndim}-d array", value)
+    if arr.size == 0:
+        raise InputError(name, "must not be empty", value)
+    if not np.all(np.isfinite(arr)):
+        raise InputError(name, "must be finite (no NaN or inf)", value)
+    return arr
+
+
+def positive_vector(name: str, value: Iterable[float] | float) -> np.ndarray:
+    arr = as_finite_vector(name, value)
+    if np.any(arr <= 0):
+        raise InputError(name, "must be strictly positive", value)
+    return arr
+
+
+def positive_increasing(name: str, value: Iterable[float]) -> np.ndarray:
+    arr = as_finite_vector(name, value)
+    if np.any(arr <= 0) or np.any(np.diff(arr) <= 0):
+        raise InputError(name, "must be strictly positive and strictly increasing", value)
+    return arr
+
+
+def matching_length(name: str, arr: np.ndarray, d: int, other: str) -> np.ndarray:
+    if arr.shape[-1] != d:
+        raise InputError(name, f"must have length {d} (the length of {other})", arr)
+    return arr
+
+
+def choice(name: str, value: str, options: Sequence[str]) -> str:
+    if value not in options:
+        raise InputError(name, f"must be one of {', '.join(options)}", value)
+    return value
+
+
+def parse_float_list(name: str, text: str) -> np.ndarray:
+    """Parse a CLI list such as ``"1,2.5,3"`` (NaN/inf are rejected)."""
+    try:
+        values = [float(item) for item in text.split(",") if item.strip() != ""]
+    except ValueError:
+        raise InputError(name, "must be a comma-separated list of numbers", text) from None
+    return as_finite_vector(name, values)

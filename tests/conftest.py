@@ -1,0 +1,14 @@
+import os
+
+from hypothesis import HealthCheck, settings
+
+# Numba's first call compiles: no deadlines. `ci` is the default; `thorough` for long local runs.
+settings.register_profile(
+    "ci", max_examples=15, deadline=None, derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+settings.register_profile(
+    "thorough", max_examples=300, deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

@@ -18,13 +18,13 @@ COMMANDS = ("regimes", "check", "sweep", "bench", "audit", "validate")
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # argparse's own usage errors: exit 2, one clear line
-        self.print_usage(sys.stderr)
-        self.exit(2, f"biasaudit: error: {message}\n")
+    def error(self, message):  # argparse's own usage errors: exit 2, one clear line (`-h` shows usage)
+        self.exit(2, f"biasaudit: error: {message} (see `{self.prog} -h`)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="biasaudit", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="biasaudit", description="Audit theorems about the implicit bias of optimizers "
+                     "against simulation: SAM on deep diagonal networks, and norm vs sharpness at the edge of stability.")
     parser.add_argument("--version", action="version", version=f"biasaudit {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMANDS:
@@ -52,6 +52,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("biasaudit: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `biasaudit check | head`: stop quietly, like other CLI tools
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

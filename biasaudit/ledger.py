@@ -28,6 +28,7 @@ error          the check itself raised (recorded by the audit, never counted as 
 from __future__ import annotations
 
 import enum
+import functools
 import hashlib
 import math
 import platform
@@ -199,6 +200,7 @@ def claim_seed(claim_id: str, seed: int) -> np.random.SeedSequence:
     return np.random.SeedSequence([seed, digest])
 
 
+@functools.cache
 def library_versions() -> dict:
     import importlib.metadata as md
 

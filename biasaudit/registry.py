@@ -15,6 +15,11 @@ from biasaudit.ledger import Claim
 __all__ = ["CLAIM_MODULES", "all_claims", "get_claim", "select_claims"]
 
 CLAIM_MODULES: tuple[str, ...] = (
+    "biasaudit.claims.sam_core",
+    "biasaudit.claims.validation_sam",
+    "biasaudit.claims.eos",
+    "biasaudit.claims.sam_l2",
+    "biasaudit.claims.validation_eos",
 )
 
 

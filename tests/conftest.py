@@ -12,3 +12,17 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+import sys
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _no_flush_denormal_leak():
+    """torch.set_flush_denormal is process-global; a leak makes hypothesis raise FloatingPointError."""
+    yield
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_flush_denormal(False)

@@ -16,6 +16,11 @@ from dataclasses import dataclass, field
 __all__ = ["BenchCase", "BenchResult", "Target", "median_time", "BENCH_MODULES", "all_cases"]
 
 BENCH_MODULES: tuple[str, ...] = (
+    "biasaudit.benchmarks.validation_sam",
+    "biasaudit.benchmarks.sam",
+    "biasaudit.benchmarks.ledger",
+    "biasaudit.benchmarks.validation_eos",
+    "biasaudit.benchmarks.eos",
 )
 
 

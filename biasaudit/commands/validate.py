@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 
 # Each module registers one sub-subcommand: register(subparsers).
-TARGETS = ()
+TARGETS = ("validate_sam", "validate_eos")
 
 
 def register(sub) -> None:

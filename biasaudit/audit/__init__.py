@@ -1,0 +1,25 @@
+"""The main job, ``biasaudit audit``: run every registered claim, keep the evidence, write the report.
+
+One concept per module:
+
+===================  ===============================================================================
+module               what it holds
+===================  ===============================================================================
+``units``            the unit of work (a claim run or a figure job), picklable, run on any worker
+``store``            ``evidence.jsonl``: checksummed records, rewritten atomically after each unit
+``executor``         where units run: inline, a local process pool, or an existing Dask cluster
+``progress``         a tqdm bar for the run and one per running claim (plain lines when not a TTY)
+``provenance``       the git commit and library versions stamped on each record
+``runner``           :func:`run_audit`: validate, resume, submit, store, report
+``report_data``      rows of the report: ordering (problems first), evidence summaries, math rendering
+``report_md``        ``report.md``
+``report_html``      ``index.html``: static, self-contained (no network, no scripts, local PNGs)
+===================  ===============================================================================
+
+The package imports neither numba nor torch at import time; claim modules are imported when the claims
+are looked up.
+"""
+
+from biasaudit.audit.runner import TIERS, AuditConfig, AuditResult, run_audit
+
+__all__ = ["AuditConfig", "AuditResult", "TIERS", "run_audit"]

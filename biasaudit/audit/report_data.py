@@ -1,0 +1,197 @@
+"""The content of the audit report, shared by ``report.md`` and ``index.html``.
+
+Order: claims whose verdict is ``refuted``, ``error`` or ``undecided`` come first, each with its full
+evidence (parameters, predicted and observed values, error against the named tolerance, the negative
+controls, the message); then the table of every claim. A summary states the error and the tolerance with
+the comparison as computed, never a rounded one: when two numbers print alike but differ, more digits
+are shown (:func:`format_pair`).
+
+Statements are rendered from the claim objects when the claim is registered here (Unicode ``pretty`` for
+Markdown, presentation MathML for HTML, which browsers render natively); otherwise from the stored text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["ReportMeta", "Report", "Row", "build_report", "summarize", "format_pair", "PAPERS",
+           "VERDICT_ORDER", "PROBLEM_VERDICTS"]
+
+PAPERS = {
+    "sam": "Minor First, Major Last (SAM on deep diagonal networks)",
+    "eos": "Conflicting Biases at the Edge of Stability (norm vs sharpness)",
+}
+VERDICT_ORDER = {"refuted": 0, "error": 1, "undecided": 2, "out-of-scope": 3, "confirmed": 4}
+PROBLEM_VERDICTS = ("refuted", "error", "undecided")
+
+
+@dataclass
+class ReportMeta:
+    tier: str
+    profile: str
+    seed: int
+    executor: str
+    workers: int | None
+    scheduler: str | None
+    pattern: str | None
+    started_utc: str
+    wall_s: float
+    ran: int
+    reused: int
+    code: dict
+    bad_lines: list[str] = field(default_factory=list)
+    unavailable_figures: list[tuple[str, str]] = field(default_factory=list)
+
+
+@dataclass
+class Row:
+    record: dict
+    summary: str
+    statement_text: str
+    statement_mathml: str | None
+    hypotheses_text: list[str]
+    hypotheses_mathml: list[str | None]
+    figures: list[str]
+
+    @property
+    def claim_id(self) -> str:
+        return self.record["claim_id"]
+
+    @property
+    def verdict(self) -> str:
+        return self.record["verdict"]
+
+
+@dataclass
+class Report:
+    meta: ReportMeta
+    rows: list[Row]
+    figures: list[dict]
+
+    @property
+    def problems(self) -> list[Row]:
+        return [r for r in self.rows if r.verdict in PROBLEM_VERDICTS]
+
+    def counts(self) -> dict[str, int]:
+        out = {v: 0 for v in VERDICT_ORDER}
+        for row in self.rows:
+            out[row.verdict] = out.get(row.verdict, 0) + 1
+        return out
+
+    def unit_seconds(self) -> float:
+        """Sum of the units' own times (claims and figures; the runs kept by --resume included)."""
+        return float(sum(float(r.get("elapsed_s") or 0.0) for r in [*(row.record for row in self.rows),
+                                                                     *self.figures]))
+
+    def figures_of_paper(self, paper: str) -> list[dict]:
+        return [f for f in self.figures if f.get("paper") == paper]
+
+
+def format_pair(a: Any, b: Any) -> tuple[str, str]:
+    """Format two numbers with 4 significant digits, more if they would print alike but differ."""
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (a, b)):
+        return _show(a), _show(b)
+    for digits in (4, 8, 17):
+        sa, sb = f"{a:.{digits}g}", f"{b:.{digits}g}"
+        if sa != sb or a == b:
+            return sa, sb
+    return repr(a), repr(b)
+
+
+def _show(value: Any, limit: int = 160, precise: bool = False) -> str:
+    """Short text of a record value; ``precise`` prints floats in full (evidence of a problem claim)."""
+    def num(v: float) -> str:
+        return repr(v) if precise else f"{v:.4g}"
+
+    if isinstance(value, float):
+        text = num(value)
+    elif isinstance(value, list) and value and all(isinstance(v, (int, float)) for v in value):
+        text = "[" + ", ".join(num(v) if isinstance(v, float) else str(v) for v in value) + "]"
+    elif isinstance(value, dict):
+        text = ", ".join(f"{k}={_show(v, 60 if not precise else 200, precise)}" for k, v in value.items())
+    else:
+        text = str(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def summarize(record: dict) -> str:
+    """One line of evidence for the claims table."""
+    verdict = record.get("verdict")
+    err, tol_info = record.get("error"), record.get("tolerance") or {}
+    tol, name = tol_info.get("value"), tol_info.get("name", "tolerance")
+    detail = (record.get("detail") or "").strip()
+    controls = (record.get("negative_control") or {}).get("runs") or []
+    n_failed = sum(bool(r.get("failed")) for r in controls)
+    control_text = f"negative controls failed {n_failed}/{len(controls)}" if controls else ""
+    if isinstance(err, (int, float)) and isinstance(tol, (int, float)):
+        se, st = format_pair(err, tol)
+        relation = "≤" if err <= tol else ">"
+        numbers = f"error {se} {relation} {name} {st}"
+    else:
+        numbers = ""
+    n = record.get("n_cases")
+    cases = f"{n} cases" if n else ""
+    if verdict == "confirmed":
+        parts = [f"worst {numbers}" if numbers else "", cases, control_text]
+    elif verdict == "refuted":
+        parts = [numbers, detail]
+    elif verdict == "undecided":
+        parts = [detail, numbers, control_text]
+    else:  # error, out-of-scope
+        parts = [detail]
+    return "; ".join(p for p in parts if p)
+
+
+def _xmlns_free(mathml: str) -> str:
+    return re.sub(r'\s+xmlns(:\w+)?="[^"]*"', "", mathml)
+
+
+def _render(expr) -> tuple[str, str | None]:
+    """(Unicode pretty text, presentation MathML or None) for a sympy object."""
+    import sympy
+
+    try:
+        text = sympy.pretty(expr, use_unicode=True, wrap_line=False)
+    except Exception:  # noqa: BLE001 - anything sympy cannot pretty-print is shown as str()
+        text = str(expr)
+    mathml = None
+    if isinstance(expr, sympy.Basic):
+        try:
+            mathml = _xmlns_free(sympy.mathml(expr, printer="presentation"))
+        except Exception:  # noqa: BLE001
+            mathml = None
+    return text, mathml
+
+
+def _row(record: dict, claim, figure_ids: list[str]) -> Row:
+    if claim is not None:
+        text, mathml = _render(claim.statement)
+        hyps = [_render(h) for h in claim.hypotheses]
+    else:
+        text, mathml = record.get("statement") or "", None
+        hyps = [(h, None) for h in record.get("hypotheses") or []]
+    return Row(record=record, summary=summarize(record), statement_text=text, statement_mathml=mathml,
+               hypotheses_text=[h[0] for h in hyps], hypotheses_mathml=[h[1] for h in hyps],
+               figures=figure_ids)
+
+
+def build_report(records: list[dict], figures: list[dict], meta: ReportMeta,
+                 extra_modules: tuple[str, ...] = ()) -> Report:
+    """Rows sorted problems-first (refuted, error, undecided, out-of-scope, confirmed), then paper, id."""
+    import fnmatch
+
+    from biasaudit.audit.units import find_claim
+
+    rows = []
+    for record in records:
+        try:
+            claim = find_claim(record["claim_id"], extra_modules)
+        except Exception:  # noqa: BLE001 - a record of a claim no longer registered keeps its stored text
+            claim = None
+        figure_ids = [f["figure_id"] for f in figures if f.get("status") == "ok"
+                      and any(fnmatch.fnmatchcase(record["claim_id"], p) for p in f.get("claims") or [])]
+        rows.append(_row(record, claim, figure_ids))
+    rows.sort(key=lambda r: (VERDICT_ORDER.get(r.verdict, -1), r.record.get("paper") or "", r.claim_id))
+    return Report(meta=meta, rows=rows, figures=list(figures))

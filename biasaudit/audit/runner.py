@@ -1,0 +1,257 @@
+"""``run_audit``: validate the options, resume from the evidence store, run the units, write the report.
+
+Order of work (each step fails with a clear :class:`~biasaudit.inputs.InputError` before the next):
+
+1. options (tier, seed, executor/scheduler/workers);
+2. the output directory is created and test-written (an unwritable ``--out`` fails before any work);
+3. the claims are selected (an unknown pattern lists the known ids);
+4. the executor is made (Dask: the scheduler must answer within a few seconds);
+5. with ``--resume`` the evidence store is read; complete records of this configuration are kept, bad
+   lines are reported and their units redone; then every other unit runs, and each finished record is
+   written atomically at once (:mod:`biasaudit.audit.store`);
+6. figure jobs run after every claim (they may draw from results the claims cached);
+7. ``report.md`` and ``index.html`` are written from the store.
+
+Tier to profile: ``quick`` runs every claim at profile ``ci`` (theory claims' few samples; experiments
+at their quick size), ``full`` at ``thorough``.
+
+Resume rules: a record is complete when its checksum holds, its profile and seed are this run's and its
+verdict is not ``error`` (errors are retried: the usual fix is to the code, then ``--resume``). Records of
+claims outside ``--claims`` are kept in the store untouched. Without ``--resume`` the store starts empty.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from biasaudit.audit.executor import make_executor, validate_executor
+from biasaudit.audit.progress import AuditProgress
+from biasaudit.audit.provenance import code_version
+from biasaudit.audit.store import BadLine, EvidenceStore
+from biasaudit.audit.units import RECORD_SCHEMA, ClaimUnit, FigureUnit, module_error_record
+from biasaudit.inputs import InputError
+
+__all__ = ["TIERS", "AuditConfig", "AuditResult", "run_audit", "prepare_out_dir", "select_audit_claims",
+           "EXTRA_MODULES_VARIABLE", "EVIDENCE_FILE", "FIGURES_FILE", "FIGURE_DIR"]
+
+TIERS = {"quick": "ci", "full": "thorough"}
+EXTRA_MODULES_VARIABLE = "BIASAUDIT_EXTRA_CLAIM_MODULES"
+EVIDENCE_FILE = "evidence.jsonl"
+FIGURES_FILE = "figures.jsonl"
+FIGURE_DIR = "figures"
+
+
+def extra_modules_from_env() -> tuple[str, ...]:
+    """Extra claim modules (comma-separated module names) from ``BIASAUDIT_EXTRA_CLAIM_MODULES``."""
+    text = os.environ.get(EXTRA_MODULES_VARIABLE, "")
+    return tuple(name.strip() for name in text.split(",") if name.strip())
+
+
+@dataclass(frozen=True)
+class AuditConfig:
+    tier: str = "quick"
+    out: Path = Path("biasaudit-report")
+    claims: str | None = None
+    executor: str = "local"
+    scheduler: str | None = None
+    resume: bool = False
+    seed: int = 0
+    workers: int | None = None
+    figures: bool = True
+    extra_modules: tuple[str, ...] = field(default_factory=extra_modules_from_env)
+
+    @property
+    def profile(self) -> str:
+        return TIERS[self.tier]
+
+
+@dataclass
+class AuditResult:
+    out: Path
+    records: list[dict]
+    figures: list[dict]
+    ran: int
+    reused: int
+    bad_lines: list[BadLine]
+    wall_s: float
+    report_md: Path | None = None
+    report_html: Path | None = None
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for record in self.records:
+            out[record["verdict"]] = out.get(record["verdict"], 0) + 1
+        return out
+
+
+def prepare_out_dir(out: Path | str) -> Path:
+    """Create ``out`` and prove it writable (InputError ``out: ...`` otherwise), before any work."""
+    path = Path(out).expanduser()
+    if path.exists() and not path.is_dir():
+        raise InputError("out", "must be a directory (a file of that name exists)", str(path))
+    try:
+        (path / FIGURE_DIR).mkdir(parents=True, exist_ok=True)
+        probe = path / f".write-test.{os.getpid()}"
+        probe.write_text("ok", encoding="utf-8")
+        probe.unlink()
+    except OSError as exc:
+        raise InputError("out", f"must be a writable directory ({exc.strerror or exc})", str(path)) from None
+    return path.resolve()
+
+
+def _validate(config: AuditConfig) -> None:
+    if config.tier not in TIERS:
+        raise InputError("tier", f"must be one of {', '.join(TIERS)}", config.tier)
+    if isinstance(config.seed, bool) or not isinstance(config.seed, int) or config.seed < 0:
+        raise InputError("seed", "must be an integer >= 0", config.seed)
+    validate_executor(config.executor, config.scheduler, config.workers)
+
+
+def select_audit_claims(pattern: str | None, extra_modules: tuple[str, ...] = ()) -> tuple[list, dict]:
+    """(claims, broken modules): registered claims (plus those of ``extra_modules``) matching the globs.
+
+    A claims module that fails to import is returned in ``broken`` (``{module: message}``) instead of
+    stopping the audit; see :func:`biasaudit.audit.units.load_claim_modules`.
+    """
+    from biasaudit.audit.units import load_claim_modules
+
+    loaded, broken = load_claim_modules(tuple(extra_modules))
+    claims = list(loaded)
+    ids = [c.id for c in claims]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise RuntimeError(f"duplicate claim ids: {duplicates}")
+    broken_text = f" (modules that failed to import: {', '.join(broken)})" if broken else ""
+    if not claims and not broken:
+        raise InputError("claims", "no claim is registered (biasaudit.registry.CLAIM_MODULES is empty)")
+    if not pattern:
+        return claims, broken
+    globs = [g.strip() for g in pattern.split(",") if g.strip()]
+    chosen = [c for c in claims if any(fnmatch.fnmatchcase(c.id, g) for g in globs)]
+    if not chosen:
+        raise InputError("claims", f"matches no registered claim{broken_text}; known ids: {', '.join(ids)}",
+                         pattern)
+    return chosen, broken
+
+
+def _complete_claim(record: dict, profile: str, seed: int) -> bool:
+    return (record.get("schema") == RECORD_SCHEMA and record.get("profile") == profile
+            and record.get("seed") == seed and record.get("verdict") != "error")
+
+
+def _complete_figure(record: dict, tier: str, figure_dir: Path) -> bool:
+    return (record.get("schema") == RECORD_SCHEMA and record.get("status") == "ok"
+            and record.get("tier") == tier and bool(record.get("files"))
+            and all((figure_dir / name).is_file() for name in record["files"]))
+
+
+def run_audit(config: AuditConfig, progress: AuditProgress | None = None, quiet: bool = False) -> AuditResult:
+    """Run the audit described by ``config``; see the module docstring."""
+    started = time.perf_counter()
+    started_utc = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    _validate(config)
+    out = prepare_out_dir(config.out)
+    figure_dir = out / FIGURE_DIR
+    claims, broken = select_audit_claims(config.claims, config.extra_modules)
+
+    jobs, unavailable = [], []
+    if config.figures:
+        from biasaudit.figures import figure_available, figures_for_claims
+
+        for job in figures_for_claims([c.id for c in claims], config.extra_modules):
+            ok, why = figure_available(job)
+            (jobs if ok else unavailable).append(job if ok else (job, why))
+
+    evidence = EvidenceStore(out / EVIDENCE_FILE, "claim_id", required=("verdict", "profile", "seed"))
+    figures = EvidenceStore(out / FIGURES_FILE, "figure_id", required=("status", "tier"))
+    bad_lines: list[BadLine] = []
+    for store in (evidence, figures):
+        store.remove_stale_temporaries()
+        if config.resume:
+            bad_lines += store.load()
+    # a module that fails to import is an error record of its own (full audits; a pattern names claims)
+    module_errors = [] if config.claims else [
+        module_error_record(name, message, config.profile, config.seed) for name, message in broken.items()]
+    evidence.set_order([r["claim_id"] for r in module_errors] + [c.id for c in claims])
+    figures.set_order([j.id for j in jobs])
+
+    claim_units = [ClaimUnit(c.id, config.profile, config.seed, config.extra_modules) for c in claims]
+    # one directory per job (figures/<id>/): jobs cannot overwrite each other's files
+    figure_units = [FigureUnit(j.id, config.tier, str(figure_dir / j.id), config.extra_modules) for j in jobs]
+    kept = [u for u in claim_units if u.key in evidence.records
+            and _complete_claim(evidence.records[u.key], config.profile, config.seed)]
+    kept += [u for u in figure_units if u.key in figures.records
+             and _complete_figure(figures.records[u.key], config.tier, figure_dir)]
+    kept_keys = {(type(u), u.key) for u in kept}
+    # Two phases: every claim, then every figure (figure jobs may draw from results the claims cached,
+    # e.g. the torch experiments). Within the claims, longest first (list scheduling for the pool):
+    # experiments (minutes each) before theory claims (seconds). The evidence file's order is unaffected.
+    kinds = {c.id: c.kind for c in claims}
+    claim_todo = [u for u in claim_units if (ClaimUnit, u.key) not in kept_keys]
+    claim_todo.sort(key=lambda u: kinds[u.key] == "theory")  # stable: registry order within a kind
+    figure_todo = [u for u in figure_units if (FigureUnit, u.key) not in kept_keys]
+    todo = claim_todo + figure_todo
+
+    own_progress = progress is None
+    if progress is None:
+        progress = AuditProgress(len(claim_units) + len(figure_units), quiet=quiet)
+    executor = None
+    code = code_version()
+    aborted = True
+    try:
+        executor = make_executor(config.executor, config.workers, config.scheduler, reporter=progress.event)
+        for line in bad_lines:
+            progress.note(f"evidence: dropped {line}; that unit is redone")
+        for name, message in broken.items():
+            progress.note(f"claims module {name} failed to import, its claims cannot run: {message}")
+        for record in module_errors:
+            evidence.put({**record, "code": code}, write=False)
+        for job, why in unavailable:
+            progress.note(f"figure {job.id}: left out, {why}")
+        for unit in kept:
+            record = (evidence if isinstance(unit, ClaimUnit) else figures).records[unit.key]
+            progress.skipped(unit.label, record.get("verdict", record.get("status")))
+        if kept or bad_lines or module_errors:  # at once: drops bad lines, keeps complete records only
+            evidence.write()
+            figures.write()
+        finished = (pair for phase in (claim_todo, figure_todo) if phase for pair in executor.run(phase))
+        for unit, record in finished:
+            record["code"] = code
+            if isinstance(unit, ClaimUnit):
+                evidence.put(record)
+                progress.finished(unit.label, record["verdict"], record.get("elapsed_s"))
+            else:
+                figures.put(record)
+                progress.finished(unit.label, record["status"], record.get("elapsed_s"))
+        aborted = False
+    finally:
+        if executor is not None:
+            executor.close(abort=aborted)
+        if own_progress:
+            progress.close()
+    if not evidence.path.exists():
+        evidence.write()
+    if not figures.path.exists():
+        figures.write()
+
+    result = AuditResult(out=out, records=evidence.ordered(), figures=figures.ordered(), ran=len(todo),
+                         reused=len(kept), bad_lines=bad_lines, wall_s=time.perf_counter() - started)
+    from biasaudit.audit.report_data import ReportMeta, build_report
+    from biasaudit.audit.report_html import write_html
+    from biasaudit.audit.report_md import write_markdown
+
+    meta = ReportMeta(tier=config.tier, profile=config.profile, seed=config.seed, executor=config.executor,
+                      workers=getattr(executor, "workers", None), scheduler=config.scheduler,
+                      pattern=config.claims, started_utc=started_utc, wall_s=result.wall_s,
+                      ran=result.ran, reused=result.reused, code=code,
+                      bad_lines=[str(b) for b in bad_lines],
+                      unavailable_figures=[(job.id, why) for job, why in unavailable])
+    report = build_report(result.records, result.figures, meta, config.extra_modules)
+    result.report_md = write_markdown(report, out)
+    result.report_html = write_html(report, out)
+    return result

@@ -1,0 +1,275 @@
+"""The unit of work of an audit: one claim run, or one figure job.
+
+A unit is a small frozen dataclass of plain values (ids, profile, seed, paths): it pickles cheaply and
+names its work instead of carrying it, so any worker (a local process, a thread, a Dask worker on another
+machine with the same code installed) looks the claim or figure up in the registry and runs it.
+:func:`execute` never raises for a failing check: the exception becomes an ``error`` record with its
+message and traceback, and the audit goes on.
+
+Claims come from :data:`biasaudit.registry.CLAIM_MODULES` plus the unit's ``modules`` (extra claim
+modules named by the ``BIASAUDIT_EXTRA_CLAIM_MODULES`` environment variable; used by the tests' toy
+claims so the production registry stays clean).
+
+Progress: when the submitting side installs a reporter with :func:`set_reporter` (inline runs, and each
+process of the local pool), :func:`execute` reports ``("start", key, label, total)``, ``("case", key)``
+and ``("end", key)`` events; on Dask no events are sent (the bars then move per finished unit).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import importlib
+import re
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["ClaimUnit", "FigureUnit", "execute", "find_claim", "load_claim_modules", "claim_record", "error_record",
+           "module_error_record",
+           "set_reporter", "RECORD_SCHEMA", "TIMING_FIELDS"]
+
+RECORD_SCHEMA = 1
+# Fields that differ between two runs of the same configuration (everything else must be identical).
+TIMING_FIELDS = ("elapsed_s",)
+
+_reporter: Callable[[tuple], None] | None = None
+
+
+def set_reporter(reporter: Callable[[tuple], None] | None) -> None:
+    """Install (or remove, with ``None``) the progress-event sink of this process."""
+    global _reporter
+    _reporter = reporter
+
+
+def _emit(*event) -> None:
+    if _reporter is not None:
+        try:
+            _reporter(event)
+        except Exception:  # noqa: BLE001 - progress must never break a run
+            pass
+
+
+@dataclass(frozen=True)
+class ClaimUnit:
+    """Run claim ``claim_id`` at ``profile`` with ``seed`` (``run_claim``), on any worker."""
+
+    claim_id: str
+    profile: str
+    seed: int
+    modules: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return self.claim_id
+
+    @property
+    def label(self) -> str:
+        return self.claim_id
+
+
+@dataclass(frozen=True)
+class FigureUnit:
+    """Make figure ``figure_id`` for ``tier`` into the directory ``outdir`` (a string path).
+
+    The record lists the files relative to ``outdir``'s parent (the report's ``figures/``).
+    """
+
+    figure_id: str
+    tier: str
+    outdir: str
+    modules: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return self.figure_id
+
+    @property
+    def label(self) -> str:
+        return f"figure {self.figure_id}"
+
+
+@functools.cache
+def load_claim_modules(modules: tuple[str, ...] = ()) -> tuple[tuple, dict]:
+    """(claims, broken): the claims of every registered module and of ``modules``, module by module.
+
+    A module that fails to import does not hide the others: it is listed in ``broken`` as
+    ``{module: "ExcType: message"}`` (the audit records it as an ``error``) and its claims are missing.
+    """
+    from biasaudit.registry import CLAIM_MODULES
+
+    claims, broken = [], {}
+    for name in dict.fromkeys((*CLAIM_MODULES, *modules)):
+        try:
+            claims.extend(importlib.import_module(name).CLAIMS)
+        except Exception as exc:  # noqa: BLE001 - one broken module must not stop the audit
+            broken[name] = f"{type(exc).__name__}: {exc}"
+    return tuple(claims), broken
+
+
+def find_claim(claim_id: str, modules: tuple[str, ...] = ()):
+    """The claim with this id, from the registry or the extra ``modules`` (raises ``LookupError``)."""
+    claims, broken = load_claim_modules(tuple(modules))
+    for claim in claims:
+        if claim.id == claim_id:
+            return claim
+    extra = f" (modules that failed to import: {broken})" if broken else ""
+    raise LookupError(f"claim {claim_id!r} is not registered on this worker{extra}")
+
+
+def execute(unit: ClaimUnit | FigureUnit) -> dict:
+    """Run one unit and return its record (a JSON-ready dict). Never raises for a failing check."""
+    if isinstance(unit, ClaimUnit):
+        return _execute_claim(unit)
+    if isinstance(unit, FigureUnit):
+        return _execute_figure(unit)
+    raise TypeError(f"not an audit unit: {unit!r}")
+
+
+def _counting(claim, key: str):
+    """The same claim whose ``evaluate`` reports one progress event per call (results unchanged)."""
+    evaluate = claim.evaluate
+
+    def counted(params, predicted):
+        try:
+            return evaluate(params, predicted)
+        finally:
+            _emit("case", key)
+
+    return dataclasses.replace(claim, evaluate=counted)
+
+
+def _execute_claim(unit: ClaimUnit) -> dict:
+    from biasaudit.ledger import run_claim
+
+    start = time.perf_counter()
+    claim = None
+    try:
+        claim = find_claim(unit.claim_id, unit.modules)
+        total = len(claim.references) + claim.samples.get(unit.profile, 0) + max(claim.controls, 0)
+        _emit("start", unit.key, unit.label, total)
+        claim = _counting(claim, unit.key)  # always: the same call stack (tracebacks) on every executor
+        evidence = run_claim(claim, profile=unit.profile, seed=unit.seed)
+        return claim_record(claim, evidence.to_json())
+    except Exception as exc:  # noqa: BLE001 - a broken check is an error record, never a crash
+        return error_record(unit, claim, exc, time.perf_counter() - start)
+    finally:
+        _emit("end", unit.key)
+
+
+def _statement_text(claim) -> str:
+    try:
+        return claim.statement_text()
+    except Exception:  # noqa: BLE001 - a statement sympy cannot print is shown as str()
+        return str(claim.statement)
+
+
+def _claim_fields(claim) -> dict:
+    return {
+        "kind": claim.kind,
+        "source": claim.source,
+        "title": claim.title,
+        "statement": _statement_text(claim),
+        "hypotheses": [str(h) for h in claim.hypotheses],
+    }
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def _without_addresses(value: Any) -> Any:
+    """Drop `` at 0x7f…`` from object reprs (a function in a prediction): they differ between runs."""
+    if isinstance(value, str):
+        return _ADDRESS.sub("", value)
+    if isinstance(value, dict):
+        return {k: _without_addresses(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_addresses(v) for v in value]
+    return value
+
+
+def claim_record(claim, evidence: dict) -> dict:
+    """An Evidence record plus the claim's description and the library versions.
+
+    Object reprs lose their memory addresses, so the same seed and configuration give the same record.
+    """
+    from biasaudit.audit.provenance import library_versions
+
+    record = {"record": "claim", "schema": RECORD_SCHEMA, **_without_addresses(evidence), **_claim_fields(claim)}
+    record["versions"] = {**library_versions(), **evidence.get("versions", {})}
+    return record
+
+
+def error_record(unit: ClaimUnit, claim, exc: BaseException, elapsed: float) -> dict:
+    """The record of a claim whose check raised: verdict ``error``, the message and the traceback."""
+    from biasaudit.audit.provenance import library_versions
+    from biasaudit.ledger import jsonable
+
+    tol = {}
+    if claim is not None:
+        tol = {"name": claim.tolerance.name, "value": claim.tolerance.value, "reason": claim.tolerance.reason}
+    record = {
+        "record": "claim", "schema": RECORD_SCHEMA, "claim_id": unit.claim_id,
+        "paper": getattr(claim, "paper", None), "verdict": "error", "params": None, "predicted": None,
+        "observed": None, "error": None, "tolerance": tol, "n_cases": 0, "negative_control": {},
+        "detail": f"{type(exc).__name__}: {exc}",
+        "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-6:]),
+        "seed": unit.seed, "profile": unit.profile, "elapsed_s": round(elapsed, 6),
+        "versions": library_versions(),
+    }
+    if claim is not None:
+        record.update(_claim_fields(claim))
+    return jsonable(record)
+
+
+def _relative(path: Path, outdir: Path) -> str:
+    try:
+        return path.resolve().relative_to(outdir.resolve()).as_posix()
+    except ValueError:
+        raise RuntimeError(f"figure file {path} is not inside the figure directory {outdir}") from None
+
+
+def module_error_record(module: str, message: str, profile: str, seed: int) -> dict:
+    """The ``error`` record of a claims module that failed to import (its claims could not run)."""
+    from biasaudit.audit.provenance import library_versions
+
+    return {
+        "record": "claim", "schema": RECORD_SCHEMA, "claim_id": f"import:{module}", "paper": None,
+        "kind": "module", "source": module, "title": f"claims module {module} failed to import",
+        "statement": "", "hypotheses": [], "verdict": "error", "params": None, "predicted": None,
+        "observed": None, "error": None, "tolerance": {}, "n_cases": 0, "negative_control": {},
+        "detail": f"{message} (none of this module's claims ran)", "seed": seed, "profile": profile,
+        "elapsed_s": 0.0, "versions": library_versions(),
+    }
+
+
+def _execute_figure(unit: FigureUnit) -> dict:
+    from biasaudit.audit.provenance import library_versions
+
+    start = time.perf_counter()
+    record: dict[str, Any] = {"record": "figure", "schema": RECORD_SCHEMA, "figure_id": unit.figure_id,
+                              "tier": unit.tier}
+    _emit("start", unit.key, unit.label, 1)
+    try:
+        from biasaudit.figures import get_figure
+
+        job = get_figure(unit.figure_id, unit.modules)
+        record.update(paper=job.paper, title=job.title, claims=list(job.claims), caption=job.caption)
+        outdir = Path(unit.outdir)
+        outdir.mkdir(parents=True, exist_ok=True)
+        paths = [Path(p) for p in job.make(outdir, unit.tier)]
+        missing = [str(p) for p in paths if not p.is_file()]
+        if missing or not paths:
+            raise RuntimeError(f"figure job returned no file or missing files: {missing}")
+        record.update(status="ok", files=[_relative(p, outdir.parent) for p in paths], detail="")
+    except Exception as exc:  # noqa: BLE001 - a broken figure is an error record, never a crash
+        record.update(status="error", files=[], detail=f"{type(exc).__name__}: {exc}",
+                      traceback="".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-6:]))
+    finally:
+        _emit("end", unit.key)
+    record["elapsed_s"] = round(time.perf_counter() - start, 6)
+    record["versions"] = library_versions()
+    return record

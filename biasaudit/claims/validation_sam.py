@@ -1,0 +1,273 @@
+"""Paper 1 ("Minor First, Major Last") on torch networks: claims of kind ``experiment`` (ids ``sam.torch.*``).
+
+=======================================  =====================================================================
+claim                                    what is run
+=======================================  =====================================================================
+``sam.torch.diag_net_matches_numerics``  the torch diagonal network (autograd + the torch SAM optimizer,
+                                         float64) against the numba kernels of ``numerics.sam_discrete``:
+                                         GD, l_inf-SAM, l2-SAM (joint and per-layer), depth 2 and 3
+``sam.torch.minor_mass_gradcam``         GD vs l2-SAM on a small CNN (MNIST-5k at 14x14): Grad-CAM mass on
+                                         low-intensity pixels, paired over seeds, at matched training accuracy
+``sam.torch.minor_mass_inputgrad``       the same runs, |input gradient| mass on low-intensity pixels
+``sam.torch.synthetic_minor_first``      the bright/faint patch task: SAM learns the faint patch first
+                                         (t_major - t_minor > 0, from patch-ablation accuracy), per seed
+``sam.torch.synthetic_minor_reliance``   the same runs: reliance on the faint patch, SAM - GD at the same
+                                         training-accuracy levels
+``sam.torch.synthetic_minor_gradcam``    the same runs: Grad-CAM share on the faint patch, SAM - GD
+=======================================  =====================================================================
+
+Verdicts of the experiment claims follow the effect's 95 % seed-level interval (see
+:mod:`validation.sam_experiments`): the prediction is a *sign* (+1: SAM more minor-focused than GD);
+``error = 0`` when the interval lies on the predicted side of 0 (confirmed against the tolerance 0),
+``error > 0`` when it lies on the other side (refuted), and ``decided=False`` when it straddles 0 or fewer
+than 3 seeds trained (undecided). The negative control flips the predicted sign, so a confirmed effect
+must then be refuted. ``sam.torch.synthetic_minor_first`` is absolute (SAM's own patch order), the others
+are paired SAM - GD differences. The experiments are run once per process (and cached on disk by run), so the
+control costs nothing.
+
+Sizes: the claims (and their figures) run the ``quick`` tier of :data:`validation.sam_experiments.TIERS`
+under both audit profiles, because it fits the audit's CPU budget and the ledger does not pass the profile
+to ``evaluate``. ``BIASAUDIT_SAM_TORCH_TIER=full`` switches claims and figures to the ``full`` tier (hours on
+a CPU; meant for a GPU); ``biasaudit validate sam --tier full`` runs it from the command line. The tier used
+is recorded in each observation. Importing this module does not import torch.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+
+import sympy as sp
+
+from biasaudit.domain import Choice, Domain, Fixed
+from biasaudit.figures import FigureJob
+from biasaudit.ledger import Claim, Observation, Tolerance
+
+__all__ = ["CLAIMS", "FIGURES"]
+
+rho, alpha, eta = sp.symbols("rho alpha eta", real=True)  # real, not positive: Gt(rho, 0) must stay a relation
+a_sam, a_gd = sp.symbols("a_SAM a_GD", positive=True)
+m_sam, m_gd = sp.symbols("m_SAM m_GD", nonnegative=True)
+k = sp.Symbol("k", integer=True, nonnegative=True)
+
+EXPERIMENT_SAMPLES = {"ci": 1, "thorough": 1}
+CI_SIDE = Tolerance(
+    "effect_ci_side", 0.0,
+    "the 95% seed-level interval (hull of bootstrap over seeds and Student t) of SAM - GD must lie on the "
+    "predicted side of 0; error = how far it reaches onto the wrong side, straddling 0 is undecided")
+
+
+# ------------------------------------------------------------------------------ diagonal network vs numba
+DIAG_CASES = tuple((alg, norm, L) for alg in ("gd", "linf", "l2") for norm in ("joint", "layer") for L in (2, 3)
+                   if not (alg == "gd" and norm == "layer"))
+
+
+def _diag_inputs(params):
+    import numpy as np
+
+    d = len(params["mu"])
+    X = np.array([params["mu"], [1.5, 0.5, 1.0][:d]], dtype=float)
+    y = np.array([1.0, 1.0])
+    return X, y
+
+
+def _diag_predict(params, rho_scale: float = 1.0):
+    """The torch trajectories (records of W) for every (algorithm, normalization, depth) case."""
+    import numpy as np
+
+    from validation.diag_net import torch_sam_trajectory
+
+    X, y = _diag_inputs(params)
+    out = {}
+    for alg, norm, L in DIAG_CASES:
+        W0 = np.tile(np.asarray(params["alpha"], float), (L, 1))
+        eta_ = params["eta"] * (rho_scale if alg == "gd" else 1.0)
+        tr = torch_sam_trajectory(W0, X, y, algorithm=alg, rho=params["rho"] * rho_scale, eta=eta_,
+                                  steps=params["steps"], normalization=norm, record_every=params["record_every"],
+                                  reduction=params["reduction"])
+        out[f"{alg}/{norm}/L{L}"] = tr.W.tolist()
+    return out
+
+
+def _diag_evaluate(params, predicted):
+    import numpy as np
+
+    try:
+        from numerics.sam_discrete import run_sam
+    except ImportError as exc:
+        return Observation(None, math.nan, f"numerics.sam_discrete.run_sam is not available ({exc})", decided=False)
+    X, y = _diag_inputs(params)
+    errors = {}
+    for alg, norm, L in DIAG_CASES:
+        W0 = np.tile(np.asarray(params["alpha"], float), (L, 1))
+        tr = run_sam(W0, X, y, algorithm=alg, rho=params["rho"], eta=params["eta"], steps=params["steps"],
+                     normalization=norm, record_every=params["record_every"])
+        torch_W = np.asarray(predicted[f"{alg}/{norm}/L{L}"])
+        numba_W = np.asarray(tr.W)
+        if numba_W.shape != torch_W.shape:
+            errors[f"{alg}/{norm}/L{L}"] = math.inf
+            continue
+        scale = max(1.0, float(np.max(np.abs(numba_W))))
+        errors[f"{alg}/{norm}/L{L}"] = float(np.max(np.abs(torch_W - numba_W)) / scale)
+    worst = max(errors, key=errors.get)
+    return Observation(errors, errors[worst],
+                       f"max |W_torch - W_numba| / max(1, |W|) over {len(errors)} cases; worst {worst}")
+
+
+DIAG_CLAIM = Claim(
+    id="sam.torch.diag_net_matches_numerics",
+    paper="sam",
+    source="§Setting (algorithms), discrete steps; torch autograd vs numerics/sam_discrete",
+    title="torch diagonal network (autograd + torch SAM optimizer) follows the numba GD/SAM trajectories",
+    hypotheses=(sp.Gt(eta, 0), sp.Ge(rho, 0), sp.Gt(alpha, 0)),
+    statement=sp.Eq(sp.Function("W_torch")(k), sp.Function("W_numba")(k)),
+    predict=_diag_predict,
+    evaluate=_diag_evaluate,
+    tolerance=Tolerance("float64_trajectory", 1e-10,
+                        "the same float64 operations in a different order: ~1e-16 per step, amplified at most "
+                        "mildly over 200 steps away from sign(0) chatter (alpha > rho keeps gradients nonzero)"),
+    domain=Domain({"mu": Fixed((1.0, 2.0, 3.0)), "alpha": Fixed((0.3, 0.25, 0.2)), "rho": Choice((0.05, 0.1)),
+                   "eta": Fixed(0.05), "steps": Fixed(200), "record_every": Fixed(50), "reduction": Fixed("mean")}),
+    negative_control=lambda params, predicted: _diag_predict(params, rho_scale=1.01),
+    kind="experiment",
+    samples={"ci": 1, "thorough": 2},
+    controls=1,
+    notes="rho (eta for GD) moved by 1% must break the 1e-10 agreement",
+)
+
+
+# ------------------------------------------------------------------------------------------ trained CNNs
+TIER_VARIABLE = "BIASAUDIT_SAM_TORCH_TIER"
+
+
+def experiment_tier(default: str = "quick") -> str:
+    """The experiment size: ``$BIASAUDIT_SAM_TORCH_TIER`` (quick | full) if set, else ``default``."""
+    from biasaudit.inputs import choice
+
+    return choice(TIER_VARIABLE, os.environ.get(TIER_VARIABLE) or default, ("quick", "full"))
+
+
+@functools.cache
+def _experiment(kind: str, tier: str) -> dict:
+    from validation import sam_experiments as ex
+
+    if kind == "minor_mass":
+        return ex.minor_mass_experiment(tier)
+    return ex.synthetic_patch_experiment(tier)
+
+
+def _direction_predict(params):
+    return 1  # the paper: SAM more minor-focused than GD
+
+
+def _effect_evaluator(kind: str, metric: str):
+    """Evaluate the sign of a seed-level interval: a paired SAM - GD effect, or (``lead_sam``) SAM's patch order."""
+    def evaluate(params, predicted):
+        from validation.sam_experiments import summary_line, verdict_from_interval
+
+        tier = experiment_tier(params["tier"])
+        result = _experiment(kind, tier)
+        effect = result["per_scale"][str(result["settings"]["init_scales"][0])][metric]
+        direction = int(predicted)
+        if metric == "lead_sam":
+            ci, n_seeds = effect["ci"], len(effect["seeds"])
+            observed = {k: effect[k] for k in ("mean", "ci", "values", "seeds", "excluded", "level")}
+            verdict, _ = verdict_from_interval(ci, direction, n_seeds)
+            text = (f"SAM: t_major - t_minor = {effect['mean']:+.1f} steps [{ci[0]:+.1f}, {ci[1]:+.1f}] over "
+                    f"{n_seeds} seeds (per seed {effect['values']}; > 0 would be minor first); GD: "
+                    f"{result['per_scale'][str(result['settings']['init_scales'][0])]['lead_gd']['values']}")
+        else:
+            ci, n_seeds = effect["matched_ci"], len(effect["seeds"])
+            observed = {key: effect[key] for key in ("matched_mean", "matched_ci", "matched_ci_bootstrap",
+                                                     "matched_ci_t", "raw_mean", "raw_ci", "seeds", "excluded")}
+            if "raw_ci_images" in effect:
+                observed["raw_ci_images_only"] = effect["raw_ci_images"]
+            text = summary_line(effect, direction)
+        verdict, error = verdict_from_interval(ci, direction, n_seeds)
+        observed["tier"] = tier
+        return Observation(observed, error if verdict != "undecided" else math.nan,
+                           f"[{tier} tier] predicted sign {direction:+d} ({verdict}); {text}",
+                           decided=verdict != "undecided")
+
+    return evaluate
+
+
+def _flip(params, predicted):
+    return -int(predicted)
+
+
+def _experiment_claim(cid, title, source, kind, metric, statement, notes, matched=True):
+    hypotheses = (sp.Gt(rho, 0), sp.Gt(alpha, 0)) + ((sp.Eq(a_sam, a_gd),) if matched else ())
+    return Claim(
+        id=cid, paper="sam", source=source, title=title,
+        hypotheses=hypotheses,
+        statement=statement,
+        predict=_direction_predict,
+        evaluate=_effect_evaluator(kind, metric),
+        tolerance=CI_SIDE,
+        domain=Domain({"tier": Fixed("quick")}),
+        negative_control=_flip,
+        kind="experiment",
+        samples=dict(EXPERIMENT_SAMPLES),
+        controls=1,
+        notes=notes,
+    )
+
+
+EXPERIMENT_CLAIMS = (
+    _experiment_claim(
+        "sam.torch.minor_mass_gradcam",
+        "SAM puts more Grad-CAM mass on low-intensity pixels than GD (same training accuracy)",
+        "§Empirical (Grad-CAM on CNNs, MNIST)", "minor_mass", "cam_low",
+        sp.Gt(m_sam - m_gd, 0),
+        "small CNN, MNIST-5k at 14x14, 5 paired seeds; GD interpolated to SAM's final training accuracy"),
+    _experiment_claim(
+        "sam.torch.minor_mass_inputgrad",
+        "SAM puts more |input gradient| mass on low-intensity pixels than GD (same training accuracy)",
+        "§Empirical (saliency proxy)", "minor_mass", "grad_low",
+        sp.Gt(m_sam - m_gd, 0),
+        "same runs as sam.torch.minor_mass_gradcam; |dy/dx| instead of Grad-CAM"),
+    _experiment_claim(
+        "sam.torch.synthetic_minor_first",
+        "on the bright/faint patch task SAM learns the faint (minor) patch before the bright (major) one",
+        "§Empirical (controlled image test)", "synthetic", "lead_sam",
+        sp.Gt(sp.Symbol("t_major") - sp.Symbol("t_minor"), 0),
+        "t = first step at which the accuracy from that patch alone (the other ablated) reaches 0.9",
+        matched=False),
+    _experiment_claim(
+        "sam.torch.synthetic_minor_reliance",
+        "on the bright/faint patch task SAM relies on the faint patch more than GD at the same accuracy",
+        "§Empirical (controlled image test)", "synthetic", "minor_reliance",
+        sp.Gt(m_sam - m_gd, 0),
+        "reliance = acc(major ablated) - acc(minor ablated), compared at training-accuracy levels"),
+    _experiment_claim(
+        "sam.torch.synthetic_minor_gradcam",
+        "on the bright/faint patch task SAM's Grad-CAM share on the faint patch exceeds GD's while learning",
+        "§Empirical (controlled image test)", "synthetic", "cam_minor_share",
+        sp.Gt(m_sam - m_gd, 0),
+        "Grad-CAM minor/(minor+major) mass, compared at training-accuracy levels"),
+)
+
+CLAIMS = (DIAG_CLAIM, *EXPERIMENT_CLAIMS)
+
+
+def _make_figures(outdir, tier):
+    """The figures illustrate the claims, so they use the claims' experiment size (not the audit tier)."""
+    from validation.sam_experiments import make_figures
+
+    return make_figures(outdir, experiment_tier())
+
+
+FIGURES = (
+    FigureJob(
+        id="sam.torch.gradcam",
+        paper="sam",
+        title="GD vs SAM on trained CNNs: Grad-CAM overlays, minor-mass curves, the patch task",
+        claims=("sam.torch.minor_mass_*", "sam.torch.synthetic_*"),
+        make=_make_figures,
+        caption="Grad-CAM overlays of GD and SAM on the same images at several training times; per-seed "
+                "curves of the minor-feature metrics against step and against training accuracy.",
+        requires=("validation.sam_experiments:make_figures", "torch:Tensor"),
+    ),
+)

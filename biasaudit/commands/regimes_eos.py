@@ -1,0 +1,72 @@
+"""``biasaudit regimes eos``: the regimes of the shared-weight toy model of paper 2, with their formulas."""
+
+from __future__ import annotations
+
+import json
+
+
+def register(targets) -> None:
+    p = targets.add_parser("eos", help="paper 2: s_GF, eta_c, stable minima, minimizers, Pareto front of the toy model")
+    p.add_argument("--x", required=True, help="data point, comma-separated, all > 0 (e.g. 0.7,1.3,2.1)")
+    p.add_argument("--y", required=True, type=str, help="label, > 0")
+    p.add_argument("--w0", required=True, help="initial weights, comma-separated, non-zero")
+    p.add_argument("--loss-factor", default="0.5", help="c in L = c r^2 (default 0.5)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from biasaudit.inputs import finite_scalar, parse_float_list
+    from theory.eos_flow import eos_regimes
+
+    x = parse_float_list("x", args.x)
+    w0 = parse_float_list("w0", args.w0)
+    reg = eos_regimes(x, finite_scalar("y", args.y), w0, loss_factor=finite_scalar("loss_factor", args.loss_factor))
+    if args.json:
+        print(json.dumps(reg.to_json(), indent=1))
+        return 0
+    print(format_regimes(reg))
+    return 0
+
+
+def _vec(v) -> str:
+    return "(" + ", ".join(f"{a:.6g}" for a in v) + ")"
+
+
+def format_regimes(reg) -> str:
+    c = reg.loss_factor
+    lines = [
+        f"Shared-weight diagonal model f = <w*w, x>, L = {c:g} r^2, r = <x, w*w> - y",
+        f"  x = {_vec(reg.x)}, y = {reg.y:g}, w0 = {_vec(reg.w0)}",
+        f"  r0 = {reg.r0:.6g}  ->  {reg.init_regime} init"
+        + ("  (r0 <= 0: sharpness rises along the flow)" if reg.init_regime == "small"
+           else "  (r0 > 0: sharpness is largest at w0; GD catapults, 2/s_GF does NOT predict the transition)"),
+        "",
+        "Gradient flow   beta_GF = beta0 * exp(-4 x tau),  sum_i x_i beta0_i exp(-4 x_i tau) = y",
+        f"  tau = {reg.tau:.10g}",
+        f"  beta_GF = {_vec(reg.beta_gf)},  ||beta_GF||_1 = {reg.beta_gf_l1:.10g}",
+        f"  S(beta_GF) = 8c sum x_i^2 beta_i = {reg.sharpness_gf:.10g}",
+        f"  s_GF = max_t lambda_max(H(w(t))) = {reg.s_gf:.10g}      (lambda_max(H(w0)) = {reg.lambda_max_init:.6g})",
+        f"  eta_c = 2 / s_GF = {reg.eta_c:.10g}",
+        "",
+        "Linearly stable minima {beta in P : 8c sum x_i^2 beta_i <= 2/eta}",
+        f"  exist iff eta <= 1/(4c y x_min) = {reg.eta_stable_max:.10g}",
+        f"  contain the min-norm vertex iff eta <= 1/(4c y x_max) = {reg.eta_min_norm_stable_max:.10g}",
+        "",
+        "Minimizers on the solution simplex P = {beta >= 0 : <x, beta> = y}  (vertices 1-based)",
+        f"  min ||beta||_1 = ||w||_2^2 (and min ||w||_1): vertex {reg.min_norm_vertex}"
+        + (f" (face {list(reg.min_norm_face)})" if len(reg.min_norm_face) > 1 else "")
+        + f", ||beta||_1 = y/x_max = {reg.min_norm_beta_l1:.10g}",
+        f"  min sharpness: vertex {reg.min_sharpness_vertex}"
+        + (f" (face {list(reg.min_sharpness_face)})" if len(reg.min_sharpness_face) > 1 else "")
+        + f", S_min = 8c y x_min = {reg.min_sharpness:.10g}",
+        f"  min ||beta||_2: y x/||x||^2 = {_vec(reg.min_l2_beta)}",
+        f"  the two solution sets are {'disjoint' if reg.minimizers_disjoint else 'NOT disjoint'} (x_max > x_min)",
+        "",
+        "Pareto front N*(s) = min{||beta||_1 : S <= s}, piecewise linear through (s, N*):",
+        "  " + "  ".join(f"({s:.6g}, {n:.6g})" for s, n in reg.pareto_front),
+    ]
+    if reg.small_alpha_exponent is not None:
+        lines += ["", f"Small-alpha rate (w0 = alpha*1): 8c y x_max - S_GF = O(alpha^{reg.small_alpha_exponent:.6g}),"
+                      "  exponent 2(1 - x_(d-1)/x_max)"]
+    return "\n".join(lines)

@@ -1,0 +1,125 @@
+"""``biasaudit validate eos``: full-batch GD learning-rate sweep with sharpness, and the E1–E5 numbers.
+
+Every input is checked before any training (exit 2, one line): eta <= 0 or an empty grid, eps <= 0, an
+unknown architecture, loss or dataset, cuda asked for where there is none. torch is imported inside ``run``.
+Finished runs are stored atomically under ``--out`` (default: the cache dir), so a rerun resumes.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+
+def register(sub) -> None:
+    p = sub.add_parser("eos", help="full-batch GD eta sweep: sharpness vs 2/eta, norms, test error (paper 2)")
+    p.add_argument("--arch", default="fcn", help="fcn | cnn | resnet | vit (default: fcn)")
+    p.add_argument("--loss", default="mse", help="mse | ce (default: mse)")
+    p.add_argument("--dataset", default=None,
+                   help="mnist5k | digits | fashion-mnist | mnist | cifar10 | svhn | teacher (default: the tier's)")
+    p.add_argument("--data-dir", default=None, help="directory holding the dataset's files (mnist, cifar10, svhn)")
+    p.add_argument("--tier", default="quick", choices=("quick", "full"), help="sweep size (default: quick)")
+    p.add_argument("--eta-grid", default=None,
+                   help="comma-separated multiples of the measured eta_c = 2/s_GF (default: the tier's coarse + "
+                        "fine grid); with --absolute, step sizes")
+    p.add_argument("--absolute", action="store_true", help="--eta-grid holds step sizes, not multiples of eta_c")
+    p.add_argument("--eps", type=float, default=None, help="loss threshold at which training stops (default: "
+                   "the tier's: 1e-2 for mse)")
+    p.add_argument("--n-train", type=int, default=None)
+    p.add_argument("--n-test", type=int, default=None)
+    p.add_argument("--max-steps", type=int, default=None)
+    p.add_argument("--dtype", default=None, help="float32 | float64 (default: float32)")
+    p.add_argument("--device", default="auto", help="auto | cpu | cuda (default: auto)")
+    p.add_argument("--out", default=None, help="directory for the runs (JSON), summary.json and the figures")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from biasaudit.inputs import InputError, choice, parse_float_list, positive_int, positive_scalar
+    from biasaudit.ledger import jsonable
+
+    choice("arch", args.arch, ("fcn", "cnn", "resnet", "vit"))
+    choice("loss", args.loss, ("mse", "ce"))
+    overrides: dict = {"arch": args.arch}
+    if args.dataset is not None:
+        choice("dataset", args.dataset, ("mnist5k", "digits", "fashion-mnist", "mnist", "cifar10", "svhn",
+                                         "teacher"))
+        overrides["dataset"] = args.dataset
+    if args.eps is not None:
+        overrides["eps"] = positive_scalar("eps", args.eps)
+    if args.eta_grid is not None:
+        grid = parse_float_list("eta_grid", args.eta_grid)
+        if (grid <= 0).any():
+            raise InputError("eta", "every step size (or multiple of eta_c) must be > 0", args.eta_grid)
+        overrides.update(coarse=tuple(float(g) for g in grid), fine=(), absolute=bool(args.absolute))
+    elif args.absolute:
+        raise InputError("absolute", "needs --eta-grid with the step sizes")
+    for name in ("n_train", "n_test", "max_steps"):
+        value = getattr(args, name)
+        if value is not None:
+            overrides[name] = positive_int(name, value)
+    if args.dtype is not None:
+        overrides["dtype"] = choice("dtype", args.dtype, ("float32", "float64"))
+    if args.data_dir is not None:
+        overrides["data_dir"] = args.data_dir
+
+    from validation.device import pick_device
+    from validation import eos_experiments as ex
+
+    device = pick_device(args.device)
+    overrides["device"] = str(device)
+    config = ex.tier_config(args.tier, args.loss, **overrides)  # validates eta/eps/arch/loss again
+    progress = None if args.json else (lambda msg: print(msg, file=sys.stderr, flush=True))
+    sweep = ex.run_sweep(config, args.out, progress=progress)
+    eta_c = ex._float(sweep["gf"]["eta_c"])
+    summary = {"config": sweep["config"], "dir": sweep["dir"], "s_gf": sweep["gf"]["s_gf"], "eta_c": eta_c,
+               "gf_reached_eps": sweep["gf"]["reached_eps"], "eps_sensitivity": sweep["gf"]["sensitivity"],
+               "runs": [{"eta": r["eta"], "multiple": r.get("multiple"), "outcome": r["outcome"],
+                         "steps": r["steps"], **_final_numbers(r)} for r in sweep["runs"]],
+               "checks": {}}
+    for name, fn in (("E1", ex.e1_phase_transition), ("E2", ex.e2_kink), ("E3", ex.e3_measures)):
+        summary["checks"][name] = fn(sweep, eta_c)
+    summary["checks"]["E4"] = ex.e4_dynamics(sweep)
+    summary["checks"]["E5"] = ex.e5_u_shape(sweep)
+    if args.out:
+        from pathlib import Path
+
+        summary["figures"] = _figures(ex, sweep, args.loss, Path(args.out) / "figures")
+        ex._write_json(Path(args.out) / "summary.json", summary)
+    if args.json:
+        json.dump(jsonable(summary), sys.stdout, indent=1)
+        print()
+        return 0
+    print(f"s_GF = {summary['s_gf']:.4g}, eta_c = 2/s_GF = {eta_c:.4g} (eps = {config.eps:g}; "
+          f"eta_c at 4eps/2eps/eps: " + ", ".join(f"{ex._float(v['eta_c']):.4g}"
+                                                   for v in sweep['gf']['sensitivity'].values()) + ")")
+    print(f"{'eta':>10s} {'x eta_c':>8s} {'outcome':>11s} {'steps':>7s} {'S':>9s} {'eta*S/2':>8s} {'l1':>9s} "
+          f"{'test err':>8s}")
+    for r in summary["runs"]:
+        mult = f"{r['multiple']:.3g}" if r["multiple"] is not None else "-"
+        print(f"{r['eta']:10.4g} {mult:>8s} {r['outcome']:>11s} {r['steps']:7d} {r['S']:9.4g} "
+              f"{r['eta'] * r['S'] / 2:8.3f} {r['l1']:9.4g} {r['test_error']:8.3f}")
+    for name, check in summary["checks"].items():
+        state = "undecided" if not check.get("decided") else f"error {check['error']:.3g}"
+        print(f"{name}: {state}: {check['detail']}")
+    return 0
+
+
+def _final_numbers(run) -> dict:
+    final = run.get("final") or {}
+    S = final.get("S") or {}
+    try:
+        s_value = abs(float(S.get("value", "nan")))
+    except (TypeError, ValueError):
+        s_value = float("nan")
+    return {"S": s_value if S.get("converged") else float("nan"), "S_converged": bool(S.get("converged")),
+            "l1": float(final.get("l1", float("nan"))), "test_error": float(final.get("test_error", float("nan")))}
+
+
+def _figures(ex, sweep, loss, outdir) -> list:
+    try:
+        return ex.make_figures(outdir, sweep=sweep)
+    except Exception as exc:  # noqa: BLE001 - a failed plot must not lose the sweep's numbers
+        print(f"biasaudit: warning: figures failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return []

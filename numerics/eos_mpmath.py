@@ -1,0 +1,83 @@
+r"""Single GD runs on the shared-weight model in mpmath (60 significant digits by default): the reference.
+
+The same update as :mod:`numerics.eos_gd`, :math:`w_{k+1} = w_k\odot(1 - 4c\,\eta\,r_k\,x)`, in
+``mpmath.mpf`` arithmetic with ``dps`` digits, and the same outcome rules (converged at |r| < ``tol``,
+diverged above ``bound``, period-2 / bounded-chaotic after ``max_steps``). Inputs are converted from their
+float64 values exactly (``mpf(float)`` is exact), so float64 and mpmath runs start from the same point.
+
+What to expect (``notes/eos.md``): convergent runs agree with float64 to about 7 significant digits in β,
+right up to the transition; in chaotic windows the float64 orbit decorrelates after a few dozen steps and
+only the outcome class agrees.
+
+Symbols: ``x`` data, ``y`` label, ``w`` weights, ``r`` residual, ``eta`` step, ``c`` loss factor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mpmath
+import numpy as np
+
+from biasaudit.inputs import positive_int, positive_scalar
+from numerics.eos_gd import CHAOTIC, CONVERGED, DIVERGED, OUTCOMES, P2_RTOL, PERIOD2, default_bound
+from theory.eos_model import eos_problem
+
+__all__ = ["MpRun", "gd_run_mpmath"]
+
+
+@dataclass(frozen=True)
+class MpRun:
+    eta: float
+    outcome: int
+    steps: int
+    w: tuple  # mpf entries
+    r_tail: tuple  # last residuals (mpf), oldest first
+    dps: int
+
+    @property
+    def outcome_name(self) -> str:
+        return OUTCOMES[self.outcome]
+
+    @property
+    def beta(self) -> np.ndarray:
+        return np.array([float(v * v) for v in self.w])
+
+
+def gd_run_mpmath(x, y, w0, eta, *, loss_factor=0.5, max_steps=100_000, tol=1e-30, bound=None,
+                  dps: int = 60) -> MpRun:
+    """One GD run at ``dps`` digits (a few µs per coordinate-step; keep ``max_steps`` modest)."""
+    p = eos_problem(x, y, w0, loss_factor=loss_factor)
+    eta = positive_scalar("eta", eta)
+    max_steps = positive_int("max_steps", max_steps)
+    tol = positive_scalar("tol", tol)
+    dps = positive_int("dps", dps, minimum=16)
+    bound = default_bound(p.y, p.r0) if bound is None else positive_scalar("bound", bound)
+    with mpmath.workdps(dps):
+        xs = [mpmath.mpf(float(v)) for v in p.x]
+        w = [mpmath.mpf(float(v)) for v in p.w0]
+        yv, a0 = mpmath.mpf(p.y), 4 * mpmath.mpf(p.c) * mpmath.mpf(eta)
+        tail: list = []
+        outcome, k = None, 0
+        while True:
+            r = mpmath.fsum(xi * wi * wi for xi, wi in zip(xs, w)) - yv
+            tail = (tail + [r])[-4:]
+            if not mpmath.isfinite(r) or abs(r) > bound:
+                outcome = DIVERGED
+                break
+            if abs(r) < tol:
+                outcome = CONVERGED
+                break
+            if k == max_steps:
+                break
+            a = a0 * r
+            w = [wi * (1 - a * xi) for xi, wi in zip(xs, w)]
+            k += 1
+        if outcome is None:
+            outcome = CHAOTIC
+            if len(tail) == 4:
+                r0, r1, r2, r3 = tail
+                if (abs(r0 - r2) <= P2_RTOL * abs(r0) and abs(r1 - r3) <= P2_RTOL * abs(r1)
+                        and r0 * r1 < 0 and r2 * r3 < 0):
+                    outcome = PERIOD2
+        return MpRun(eta, outcome, k, tuple(w), tuple(tail), dps)

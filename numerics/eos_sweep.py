@@ -1,0 +1,146 @@
+r"""Learning-rate sweeps of GD on the shared-weight model: the kink, the refined predictor, the EoS gap.
+
+Measured quantities (all from :func:`numerics.eos_gd.gd_sweep`, independent of the theory's closed forms):
+
+* **Kink** of :math:`S_{final}(\eta)` (:func:`kink_location`): on a fine grid of converged runs (in
+  :func:`sweep_eos`, those with η ∈ [0.8, 1.25]·η_c), the breakpoint
+  of the best least-squares fit by a line :math:`a + b\eta` left of it and :math:`k/\eta` right of it (the
+  flow-aligned branch and the EoS branch :math:`S \approx 2(1-\text{gap})/\eta`).
+* **Refined predictor** (:func:`flow_fixed_point`): fit the flow-aligned branch
+  :math:`S_{GD}(\eta)\approx A - C\eta` on runs with η ∈ [0.5, 0.95]·η_c only, and solve
+  :math:`\eta = 2/S_{GD}(\eta)` — the step at which the flow-aligned sharpness meets the stability limit.
+* **EoS tracking gap** :math:`1 - \eta S/2` of converged runs above the kink (:func:`tracking_gap`).
+* **Flow-aligned deviation** :math:`S_{GF} - S_{GD}(\eta) \approx C\eta` (:func:`flow_aligned_deviation`).
+* **Norm along one EoS run** (:func:`norm_path`): raw ‖β_k‖₁, its 2-step average, and the ‖β‖₁ of the
+  gradient-flow projection of each iterate (the flow's limit started from w_k).
+* **Pareto excess** :math:`\|\beta\|_1/N^*(S(\beta)) - 1` of converged endpoints (:func:`pareto_excess`).
+
+Symbols: ``eta`` step, ``S`` final sharpness (λ_max), ``eta_c`` = 2/s_GF.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from biasaudit.inputs import InputError, finite_scalar, positive_int, positive_scalar
+from numerics.eos_gd import GdSweep, gd_path, gd_sweep
+from theory.eos_flow import EosRegimes, eos_regimes, gf_tau
+from theory.eos_minimizers import pareto_front
+
+__all__ = ["EosSweep", "sweep_eos", "kink_location", "flow_fixed_point", "tracking_gap", "flow_aligned_deviation",
+           "norm_path", "pareto_excess", "eta_grid"]
+
+
+def eta_grid(eta_min, eta_max, n) -> np.ndarray:
+    """``n`` evenly spaced step sizes in [eta_min, eta_max] (validated: 0 < eta_min < eta_max)."""
+    lo = finite_scalar("eta_min", eta_min)
+    hi = finite_scalar("eta_max", eta_max)
+    if lo <= 0:
+        raise InputError("eta_min", "must be > 0", eta_min)
+    if hi <= lo:
+        raise InputError("eta_max", f"must be > eta_min ({lo:g})", eta_max)
+    n = positive_int("n", n, minimum=2)
+    return np.linspace(lo, hi, n)
+
+
+def kink_location(eta: np.ndarray, S: np.ndarray) -> float:
+    """Breakpoint of the best fit line-then-hyperbola to S(eta) (needs >= 8 points, sorted by eta)."""
+    eta, S = np.asarray(eta, float), np.asarray(S, float)
+    if eta.size < 8:
+        raise InputError("eta", "needs at least 8 converged runs to locate a kink", eta.size)
+    best, best_k = np.inf, -1
+    for k in range(3, eta.size - 3):
+        A = np.column_stack([np.ones(k), eta[:k]])
+        coef = np.linalg.lstsq(A, S[:k], rcond=None)[0]
+        sse = float(np.sum((A @ coef - S[:k]) ** 2))
+        u = 1.0 / eta[k:]
+        kk = float(u @ S[k:]) / float(u @ u)
+        sse += float(np.sum((kk * u - S[k:]) ** 2))
+        if sse < best:
+            best, best_k = sse, k
+    return float(eta[best_k])
+
+
+def flow_fixed_point(x, y, w0, eta_c, *, loss_factor=0.5, n=20, max_steps=100_000) -> float:
+    """Solve eta = 2/S_GD(eta) with S_GD the line fitted to GD runs at eta in [0.5, 0.95] eta_c."""
+    eta = np.linspace(0.5 * eta_c, 0.95 * eta_c, n)
+    s = gd_sweep(x, y, w0, eta, loss_factor=loss_factor, max_steps=max_steps)
+    ok = s.converged
+    if ok.sum() < 3:
+        return float("nan")
+    slope, intercept = np.polyfit(eta[ok], s.lambda_max[ok], 1)
+    roots = np.roots([slope, intercept, -2.0])  # eta (A + slope eta) = 2
+    roots = roots[np.isreal(roots)].real
+    roots = roots[roots > 0]
+    return float(roots.min()) if roots.size else float("nan")
+
+
+def tracking_gap(s: GdSweep, eta_from: float, eta_to: float | None = None) -> np.ndarray:
+    """1 − eta·λ_max/2 of the converged runs with eta_from < eta <= eta_to."""
+    m = s.converged & (s.eta > eta_from)
+    if eta_to is not None:
+        m &= s.eta <= eta_to
+    return 1.0 - s.eta[m] * s.lambda_max[m] / 2.0
+
+
+def flow_aligned_deviation(x, y, w0, eta, s_gf, *, loss_factor=0.5, max_steps=100_000) -> np.ndarray:
+    """S_GF − S_GD(eta) for each eta (NaN where GD did not converge)."""
+    s = gd_sweep(x, y, w0, eta, loss_factor=loss_factor, max_steps=max_steps)
+    return np.where(s.converged, s_gf - s.lambda_max, np.nan)
+
+
+def norm_path(x, y, w0, eta, steps, *, loss_factor=0.5) -> dict:
+    """‖β_k‖₁ along one run: raw, 2-step average, and of the gradient-flow projection of each iterate."""
+    w = gd_path(x, y, w0, eta, steps, loss_factor=loss_factor)
+    if not np.all(np.isfinite(w)):
+        raise InputError("eta", "gives a diverging run; the norm path needs a bounded one", eta)
+    beta = w * w
+    xv = np.asarray(x, float)
+    raw = beta.sum(axis=1)
+    proj = np.array([np.sum(b * np.exp(-4 * xv * gf_tau(xv, float(y), b))) for b in beta])
+    return {"raw": raw, "avg2": 0.5 * (raw[1:] + raw[:-1]), "projected": proj,
+            "r": beta @ xv - float(y)}
+
+
+def pareto_excess(s: GdSweep) -> np.ndarray:
+    """‖β‖₁ / N*(S(β)) − 1 for converged endpoints (S the on-manifold sharpness of the endpoint)."""
+    m = s.converged
+    beta = s.beta[m]
+    S = 8 * s.loss_factor * beta @ (s.x**2)
+    return beta.sum(axis=1) / pareto_front(s.x, s.y, S, s.loss_factor) - 1.0
+
+
+@dataclass(frozen=True)
+class EosSweep:
+    """A learning-rate sweep with its theory predictions and the measured kink."""
+
+    regimes: EosRegimes
+    gd: GdSweep
+    kink: float | None  # None when fewer than 8 converged runs lie in the sweep
+    gap_median: float | None  # median 1 - eta S/2 of converged runs above 1.05 eta_c
+
+    def to_json(self) -> dict:
+        from biasaudit.ledger import jsonable
+
+        s = self.gd
+        return jsonable({
+            "regimes": self.regimes.to_json(), "eta": s.eta, "outcome": s.outcome_names(), "steps": s.steps,
+            "sharpness": s.sharpness, "lambda_max": s.lambda_max, "lambda_min": s.eigenvalues[:, 0],
+            "beta_l1": s.beta_l1, "beta_l2": s.beta_l2, "w_l1": s.w_l1, "w_l2": s.w_l2, "residual": s.r,
+            "counts": s.counts(), "kink": self.kink, "gap_median_above_1.05_eta_c": self.gap_median,
+            "tol": s.tol, "bound": s.bound, "max_steps": s.max_steps,
+        })
+
+
+def sweep_eos(x, y, w0, eta_min, eta_max, n=400, *, loss_factor=0.5, max_steps=100_000) -> EosSweep:
+    """Run GD at ``n`` step sizes in [eta_min, eta_max] and summarize (kink, gap) against the theory."""
+    eta = eta_grid(eta_min, eta_max, n)
+    reg = eos_regimes(x, y, w0, loss_factor=loss_factor)
+    positive_scalar("max_steps", max_steps)
+    s = gd_sweep(x, y, w0, eta, loss_factor=loss_factor, max_steps=max_steps)
+    ok = s.converged & (s.eta >= 0.8 * reg.eta_c) & (s.eta <= 1.25 * reg.eta_c)  # the kink's neighbourhood
+    kink = kink_location(s.eta[ok], s.lambda_max[ok]) if ok.sum() >= 8 else None
+    gap = tracking_gap(s, 1.05 * reg.eta_c)
+    return EosSweep(reg, s, kink, float(np.median(gap)) if gap.size else None)

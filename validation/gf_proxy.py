@@ -1,0 +1,143 @@
+"""s_GF, the largest sharpness along the gradient-flow path up to the loss threshold eps, and η_c = 2/s_GF.
+
+Gradient flow θ' = −∇L(θ) is followed by a proxy from the same fixed initialisation as the sweep:
+
+* ``method="gd"`` (default, the spec's quick tier): GD with the adaptive step h = c · 2/S, S re-measured
+  every ``every`` steps (c = 0.5: half the stability step). GD with h·S ≤ 1 is monotone and stays close to
+  the flow; the error in S along the path is O(h).
+* ``method="rk4"``: classical RK4 with the same adaptive step (4 gradients per step; more faithful, slower).
+
+s_GF = max over the measured points of S = max|λ(∇²L)| (eigsh, warm-started). The sharpness is measured at
+least every ``every`` steps, whenever the loss first falls below each level of ``eps_levels`` (for the
+sensitivity report) and at the end, so a peak between two measurements can be missed: with
+cross-entropy (sharpness peaks at moderate loss) use a small ``every``. A step that raises the loss is
+undone and retried with a re-measured S (and at least half the step): the sharpness can grow several-fold
+between two measurements early in training, and an unguarded proxy would then catapult instead of flowing.
+
+Sensitivity to eps: the report gives s_GF(ε') for ε' ∈ {4ε, 2ε, ε} (the running max up to the first time
+L < ε'), and the relative change of η_c between 2ε and ε.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from biasaudit.inputs import InputError, choice, positive_int, positive_scalar
+from validation.gd_trainer import Problem
+from validation.sharpness import top_eigenvalue
+
+__all__ = ["GFResult", "gradient_flow_sharpness", "eps_sensitivity"]
+
+METHODS = ("gd", "rk4")
+MAX_REJECTIONS = 1000  # undone steps before the proxy gives up (reached_eps is then False)
+
+
+@dataclass
+class GFResult:
+    s_gf: float
+    eta_c: float
+    eps: float
+    reached_eps: bool
+    steps: int
+    path: list  # [{"step", "t", "loss", "S", "converged", "l1"}]
+    sensitivity: dict  # eps' -> {"s_gf", "eta_c"}
+    all_converged: bool
+    method: str
+    fraction: float
+    seconds: float
+    rejected: int = 0  # steps undone because the loss rose (see gradient_flow_sharpness)
+
+    def to_json(self) -> dict:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "GFResult":
+        return cls(**data)
+
+
+def gradient_flow_sharpness(problem: Problem, eps: float = 1e-2, *, method: str = "gd", fraction: float = 0.5,
+                            every: int = 200, max_steps: int = 100_000, seed: int = 0) -> GFResult:
+    """Follow the gradient-flow proxy from ``problem``'s init until L < eps and return s_GF and η_c = 2/s_GF."""
+    eps = positive_scalar("eps", eps)
+    choice("method", method, METHODS)
+    fraction = positive_scalar("fraction", fraction)
+    if fraction >= 1:
+        raise InputError("fraction", "must be < 1 (a fraction of the stability step 2/S)", fraction)
+    every = positive_int("every", every)
+    max_steps = positive_int("max_steps", max_steps)
+    t0 = time.perf_counter()
+    f = problem.train_loss
+    theta = problem.theta_init.clone()
+    levels = [4 * eps, 2 * eps, eps]
+    crossed: dict[float, float] = {}
+    path: list[dict] = []
+    v0, h, t, running_max = None, None, 0.0, -math.inf
+    all_ok = True
+    lv, k = math.inf, 0
+
+    def record(step, loss_value):
+        nonlocal v0, h, running_max, all_ok
+        est = top_eigenvalue(f, theta, "LM", v0=v0, seed=seed)
+        v0 = est.vector
+        all_ok = all_ok and est.converged
+        s = abs(est.value)
+        path.append({"step": step, "t": t, "loss": loss_value, "S": s, "converged": est.converged,
+                     "residual": est.residual, "l1": float(theta.abs().sum())})
+        if math.isfinite(s):
+            running_max = max(running_max, s)
+            h = fraction * 2.0 / s
+        return s
+
+    theta_prev, lv_prev, rejected = None, math.inf, 0
+    rise_tol = 16 * float(np.finfo(np.float32 if theta.dtype.itemsize == 4 else np.float64).eps)
+    for k in range(max_steps + 1):
+        value, g = f.value_and_grad(theta)
+        lv = float(value)
+        if theta_prev is not None and not (lv <= lv_prev * (1 + rise_tol)):
+            # The loss rose: the step was too long for the curvature met since S was last measured (the
+            # sharpness can grow several-fold within a few steps early on). Undo it, re-measure S at the
+            # restored point and retry with h = fraction·2/S (at least halved), so the proxy never catapults.
+            theta, theta_prev, h_old, rejected = theta_prev, None, h, rejected + 1
+            record(k, lv_prev)
+            h = min(h, 0.5 * h_old)
+            if rejected > MAX_REJECTIONS:
+                lv = lv_prev
+                break
+            continue
+        if not math.isfinite(lv):
+            break
+        newly = [e for e in levels if lv < e and e not in crossed]
+        if k % every == 0 or newly or lv < eps or h is None:
+            record(k, lv)
+        for e in newly:
+            crossed[e] = running_max
+        if lv < eps or k == max_steps or h is None:
+            break
+        theta_prev, lv_prev = theta, lv
+        if method == "gd":
+            theta = theta - h * g
+        else:
+            k1 = g
+            k2 = f.grad(theta - 0.5 * h * k1)
+            k3 = f.grad(theta - 0.5 * h * k2)
+            k4 = f.grad(theta - h * k3)
+            theta = theta - (h / 6.0) * (k1 + 2 * k2 + 2 * k3 + k4)
+        t += h
+    s_gf = running_max if math.isfinite(running_max) else math.nan
+    sens = {repr(e): {"s_gf": crossed.get(e, math.nan),
+                      "eta_c": 2.0 / crossed[e] if e in crossed else math.nan} for e in levels}
+    return GFResult(s_gf=s_gf, eta_c=2.0 / s_gf if s_gf and math.isfinite(s_gf) else math.nan, eps=eps,
+                    reached_eps=lv < eps, steps=k, path=path, sensitivity=sens, all_converged=all_ok,
+                    method=method, fraction=fraction, seconds=time.perf_counter() - t0, rejected=rejected)
+
+
+def eps_sensitivity(result: GFResult) -> float:
+    """Relative change of η_c between the thresholds 2ε and ε (NaN if either was not reached)."""
+    a = result.sensitivity.get(repr(2 * result.eps), {}).get("eta_c", math.nan)
+    b = result.sensitivity.get(repr(result.eps), {}).get("eta_c", math.nan)
+    return abs(a / b - 1.0) if np.isfinite(a) and np.isfinite(b) else math.nan
+

@@ -1,0 +1,89 @@
+"""Grad-CAM (Selvaraju et al. 2017) and |input-gradient| saliency, with forward hooks.
+
+For a layer with activation maps A^k (k = 1..K channels, h x w) and class score y^c:
+
+    alpha_k^c = mean_{ij} d y^c / d A^k_ij          (global-average-pooled gradient)
+    CAM^c     = ReLU( sum_k alpha_k^c A^k )          (h x w), then bilinear upsampling to the input size
+
+|input gradient| saliency is ``sum_channels |d y^c / d x|`` (gradient x input is *not* offered: it is 0 on dark
+pixels by construction, so it cannot measure attention to dark background; spec, "Traps we measured").
+
+:func:`mass_share` turns a map into the share of its total mass on a pixel mask (e.g. low-intensity pixels,
+or a patch). A map with zero total mass has no share: NaN, which callers drop (never counted as 0 or 1).
+The model is put in eval mode for the maps (BatchNorm uses running stats) and its mode is restored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import torch
+import torch.nn.functional as F
+
+__all__ = ["grad_cam", "input_gradient_saliency", "mass_share"]
+
+
+@contextlib.contextmanager
+def _eval_mode(model):
+    was_training = model.training
+    model.eval()
+    try:
+        yield
+    finally:
+        model.train(was_training)
+
+
+def _targets(logits, target):
+    if target is None:
+        return logits.argmax(dim=1)
+    if isinstance(target, int):
+        return torch.full((logits.shape[0],), target, dtype=torch.long, device=logits.device)
+    return target.to(logits.device).long()
+
+
+def grad_cam(model, x, target=None, layer=None, upsample: bool = True):
+    """Grad-CAM maps (N x H x W, or N x h x w without upsampling) for class ``target`` (default: prediction).
+
+    ``layer`` defaults to ``model.cam_layer``; ``target`` is None, an int, or a tensor of N labels.
+    """
+    layer = layer if layer is not None else model.cam_layer
+    store = {}
+
+    def hook(module, inputs, output):
+        store["A"] = output
+
+    handle = layer.register_forward_hook(hook)
+    try:
+        with _eval_mode(model), torch.enable_grad():
+            logits = model(x)
+            A = store["A"]
+            c = _targets(logits, target)
+            score = logits.gather(1, c[:, None]).sum()
+            (dA,) = torch.autograd.grad(score, A)
+    finally:
+        handle.remove()
+    weights = dA.mean(dim=(2, 3), keepdim=True)
+    cam = F.relu((weights * A.detach()).sum(dim=1))
+    if upsample and cam.shape[-2:] != x.shape[-2:]:
+        cam = F.interpolate(cam[:, None], size=x.shape[-2:], mode="bilinear", align_corners=False)[:, 0]
+    return cam.detach()
+
+
+def input_gradient_saliency(model, x, target=None):
+    """``sum_channels |d y^c / d x|`` (N x H x W)."""
+    with _eval_mode(model), torch.enable_grad():
+        x = x.detach().clone().requires_grad_(True)
+        logits = model(x)
+        c = _targets(logits, target)
+        (dx,) = torch.autograd.grad(logits.gather(1, c[:, None]).sum(), x)
+    return dx.abs().sum(dim=1)
+
+
+def mass_share(maps, mask):
+    """Per-image share of a non-negative map's mass inside ``mask`` (N x H x W or H x W bool); NaN if empty."""
+    maps = maps.to(torch.float64)
+    mask = torch.as_tensor(mask, device=maps.device)
+    total = maps.sum(dim=(-2, -1))
+    inside = (maps * mask.to(maps.dtype)).sum(dim=(-2, -1))
+    return torch.where(total > 0, inside / torch.where(total > 0, total, torch.ones_like(total)),
+                       torch.full_like(total, float("nan")))

@@ -1,0 +1,145 @@
+"""Small image classifiers for the validation experiments: a CNN and a ResNet (basic blocks, BatchNorm).
+
+``make_model(name, *, num_classes, in_channels, image_size, init_scale=1.0, **kw)``:
+
+=========  ==================================================================================================
+name       architecture (``width`` = w, default 16 for the CNN, 16 for the ResNet)
+=========  ==================================================================================================
+``cnn``    conv3x3(C->w) ReLU, conv3x3(w->2w) ReLU, maxpool 2 (if image_size >= 16), conv3x3(2w->2w) ReLU
+           [Grad-CAM layer], then ``head="flatten"`` (default: linear on the flattened map; trains much faster
+           at small sizes) or ``head="gap"`` (global average pool, linear(2w->K)). No normalisation layers.
+``resnet`` conv3x3(C->w) BN ReLU, BasicBlock(w), BasicBlock(w->2w, stride 2), BasicBlock(2w->4w, stride 2;
+           only if image_size >= 16) [Grad-CAM layer], global average pool, linear. BasicBlock = conv BN
+           ReLU conv BN + shortcut (1x1 conv + BN when the shape changes), ReLU.
+=========  ==================================================================================================
+
+``init_scale`` (the paper's alpha): after torch's default initialisation, *every* parameter (conv/linear
+weights and biases, BatchNorm affine weights) is multiplied by alpha. alpha = 1 is the default init. In the
+BN network, alpha on conv weights cancels inside BN; what survives is alpha on the BN gain, the shortcut-free
+head and the classifier, i.e. the output scale. Every model exposes ``model.cam_layer``, the module whose
+output map Grad-CAM uses.
+
+Other engineers may add architectures with :func:`register_model` (name -> builder with the same keywords).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from biasaudit.inputs import InputError, finite_scalar, positive_int
+
+__all__ = ["MODELS", "make_model", "register_model", "count_parameters"]
+
+_BUILDERS: dict[str, Callable] = {}
+
+
+def register_model(name: str, builder: Callable) -> None:
+    """Make ``make_model(name, ...)`` call ``builder(num_classes=, in_channels=, image_size=, **kw)``."""
+    _BUILDERS[name] = builder
+
+
+def _cnn(*, num_classes: int, in_channels: int, image_size: int, width: int = 16, head: str = "flatten"):
+    import torch.nn as nn
+
+    from biasaudit.inputs import choice
+
+    w = positive_int("width", width)
+    choice("head", head, ("flatten", "gap"))
+    side = image_size // 2 if image_size >= 16 else image_size
+
+    class SmallCNN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.features = nn.Sequential(
+                nn.Conv2d(in_channels, w, 3, padding=1), nn.ReLU(),
+                nn.Conv2d(w, 2 * w, 3, padding=1), nn.ReLU(),
+                nn.MaxPool2d(2) if image_size >= 16 else nn.Identity(),
+                nn.Conv2d(2 * w, 2 * w, 3, padding=1), nn.ReLU(),
+            )
+            self.cam_layer = self.features[-1]
+            if head == "gap":
+                self.head = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(2 * w, num_classes))
+            else:
+                self.head = nn.Sequential(nn.Flatten(), nn.Linear(2 * w * side * side, num_classes))
+
+        def forward(self, x):
+            return self.head(self.features(x))
+
+    return SmallCNN()
+
+
+def _resnet(*, num_classes: int, in_channels: int, image_size: int, width: int = 16):
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    w = positive_int("width", width)
+
+    class BasicBlock(nn.Module):
+        def __init__(self, cin, cout, stride):
+            super().__init__()
+            self.conv1 = nn.Conv2d(cin, cout, 3, stride=stride, padding=1, bias=False)
+            self.bn1 = nn.BatchNorm2d(cout)
+            self.conv2 = nn.Conv2d(cout, cout, 3, padding=1, bias=False)
+            self.bn2 = nn.BatchNorm2d(cout)
+            self.shortcut = nn.Identity()
+            if stride != 1 or cin != cout:
+                self.shortcut = nn.Sequential(nn.Conv2d(cin, cout, 1, stride=stride, bias=False), nn.BatchNorm2d(cout))
+
+        def forward(self, x):
+            out = F.relu(self.bn1(self.conv1(x)))
+            out = self.bn2(self.conv2(out))
+            return F.relu(out + self.shortcut(x))
+
+    class SmallResNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            blocks = [BasicBlock(w, w, 1), BasicBlock(w, 2 * w, 2)]
+            cout = 2 * w
+            if image_size >= 16:
+                blocks.append(BasicBlock(2 * w, 4 * w, 2))
+                cout = 4 * w
+            self.stem = nn.Sequential(nn.Conv2d(in_channels, w, 3, padding=1, bias=False), nn.BatchNorm2d(w),
+                                      nn.ReLU())
+            self.blocks = nn.Sequential(*blocks)
+            self.cam_layer = self.blocks[-1]
+            self.head = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(cout, num_classes))
+
+        def forward(self, x):
+            return self.head(self.blocks(self.stem(x)))
+
+    return SmallResNet()
+
+
+register_model("cnn", _cnn)
+register_model("resnet", _resnet)
+MODELS = ("cnn", "resnet")
+
+
+def make_model(name: str, *, num_classes: int, in_channels: int, image_size: int, init_scale: float = 1.0,
+               seed: int | None = None, **kw):
+    """Build a model by name; ``seed`` (optional) seeds torch's initialisation for this model only."""
+    import torch
+
+    if name not in _BUILDERS:
+        raise InputError("model", f"must be one of {', '.join(sorted(_BUILDERS))}", name)
+    num_classes = positive_int("num_classes", num_classes, minimum=2)
+    in_channels = positive_int("in_channels", in_channels)
+    image_size = positive_int("image_size", image_size, minimum=4)
+    alpha = finite_scalar("init_scale", init_scale)
+    if alpha <= 0:
+        raise InputError("init_scale", "must be > 0", init_scale)
+    if seed is None:
+        model = _BUILDERS[name](num_classes=num_classes, in_channels=in_channels, image_size=image_size, **kw)
+    else:
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(int(seed))
+            model = _BUILDERS[name](num_classes=num_classes, in_channels=in_channels, image_size=image_size, **kw)
+    if alpha != 1.0:
+        with torch.no_grad():
+            for p in model.parameters():
+                p.mul_(alpha)
+    return model
+
+
+def count_parameters(model) -> int:
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)

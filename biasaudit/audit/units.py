@@ -144,6 +144,7 @@ def _counting(claim, key: str):
 
 def _execute_claim(unit: ClaimUnit) -> dict:
     from biasaudit.ledger import run_claim
+    from biasaudit.tier import tier_of_profile
 
     start = time.perf_counter()
     claim = None
@@ -152,7 +153,8 @@ def _execute_claim(unit: ClaimUnit) -> dict:
         total = len(claim.references) + claim.samples.get(unit.profile, 0) + max(claim.controls, 0)
         _emit("start", unit.key, unit.label, total)
         claim = _counting(claim, unit.key)  # always: the same call stack (tracebacks) on every executor
-        evidence = run_claim(claim, profile=unit.profile, seed=unit.seed)
+        with tier_of_profile(unit.profile):  # experiments run at the audit's tier on every worker
+            evidence = run_claim(claim, profile=unit.profile, seed=unit.seed)
         return claim_record(claim, evidence.to_json())
     except Exception as exc:  # noqa: BLE001 - a broken check is an error record, never a crash
         return error_record(unit, claim, exc, time.perf_counter() - start)

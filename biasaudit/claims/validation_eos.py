@@ -75,12 +75,15 @@ CE_DOMAIN = Domain({"tier": Fixed("quick"), "loss": Fixed("ce")}, description="t
 def _sweep(params) -> dict:
     import sys
 
+    from biasaudit.tier import experiment_tier
     from validation.eos_experiments import run_sweep, tier_config
 
-    def progress(msg):
-        print(f"  [eos.torch {params['tier']}/{params['loss']}] {msg}", file=sys.stderr, flush=True)
+    tier = experiment_tier(params["tier"])  # the audit's tier (quick unless `--tier full`)
 
-    return run_sweep(tier_config(params["tier"], params["loss"]), progress=progress)
+    def progress(msg):
+        print(f"  [eos.torch {tier}/{params['loss']}] {msg}", file=sys.stderr, flush=True)
+
+    return run_sweep(tier_config(tier, params["loss"]), progress=progress)
 
 
 def _gf_problem(sweep) -> str:

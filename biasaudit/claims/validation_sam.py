@@ -142,10 +142,14 @@ TIER_VARIABLE = "BIASAUDIT_SAM_TORCH_TIER"
 
 
 def experiment_tier(default: str = "quick") -> str:
-    """The experiment size: ``$BIASAUDIT_SAM_TORCH_TIER`` (quick | full) if set, else ``default``."""
+    """The experiment size: ``$BIASAUDIT_SAM_TORCH_TIER`` (quick | full) if set, else the audit's tier
+    (``$BIASAUDIT_EXPERIMENT_TIER``, see :mod:`biasaudit.tier`), else ``default``."""
     from biasaudit.inputs import choice
+    from biasaudit.tier import experiment_tier as audit_tier
 
-    return choice(TIER_VARIABLE, os.environ.get(TIER_VARIABLE) or default, ("quick", "full"))
+    if os.environ.get(TIER_VARIABLE):
+        return choice(TIER_VARIABLE, os.environ[TIER_VARIABLE], ("quick", "full"))
+    return audit_tier(default)
 
 
 @functools.cache

@@ -1,0 +1,34 @@
+"""The experiment tier travels from the audit profile to the experiment claims."""
+
+import os
+
+import pytest
+
+from biasaudit.inputs import InputError
+from biasaudit.tier import TIER_VARIABLE, experiment_tier, tier_of_profile
+
+
+def test_tier_of_profile_sets_and_restores(monkeypatch):
+    monkeypatch.delenv(TIER_VARIABLE, raising=False)
+    with tier_of_profile("thorough") as tier:
+        assert tier == "full" and experiment_tier() == "full"
+    assert TIER_VARIABLE not in os.environ and experiment_tier() == "quick"
+    with tier_of_profile("ci"):
+        assert experiment_tier("full") == "quick"
+
+
+def test_sam_torch_tier_follows_the_audit_tier(monkeypatch):
+    from biasaudit.claims.validation_sam import TIER_VARIABLE as SAM_VARIABLE, experiment_tier as sam_tier
+
+    monkeypatch.delenv(SAM_VARIABLE, raising=False)
+    with tier_of_profile("thorough"):
+        assert sam_tier() == "full"
+    monkeypatch.setenv(SAM_VARIABLE, "quick")  # the specific variable wins
+    with tier_of_profile("thorough"):
+        assert sam_tier() == "quick"
+
+
+def test_unknown_tier_is_a_clear_error(monkeypatch):
+    monkeypatch.setenv(TIER_VARIABLE, "huge")
+    with pytest.raises(InputError, match=f"^{TIER_VARIABLE}: must be one of quick, full"):
+        experiment_tier()

@@ -1,16 +1,9 @@
 """``biasaudit validate {sam,eos}``: torch experiments that confirm (or refute) the theory on trained networks."""
 
-from __future__ import annotations
+from biasaudit.commands import register_dispatcher
 
-import importlib
-
-# Each module registers one sub-subcommand: register(subparsers).
 TARGETS = ("validate_sam", "validate_eos")
 
 
 def register(sub) -> None:
-    parser = sub.add_parser("validate", help="torch experiments on trained networks (CPU or GPU)")
-    targets = parser.add_subparsers(dest="target", metavar="PAPER", parser_class=type(parser))
-    targets.required = True
-    for name in TARGETS:
-        importlib.import_module(f"biasaudit.commands.{name}").register(targets)
+    register_dispatcher(sub, "validate", "torch experiments on trained networks (CPU or GPU)", TARGETS)

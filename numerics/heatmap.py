@@ -14,8 +14,10 @@ Contenders for the τ heatmap (the bench compares them at matched accuracy):
 ``method="rk4"``          numba RK4 over the batch (``prange`` over α), fixed step
 ``method="numpy"``        the same RK4 update, vectorized in numpy over the batch (bench baseline)
 ``method="solve_ivp"``    scipy ``solve_ivp`` once per α (bench baseline)
-``method="reduction"``    the exact log-linear reduction: one scalar RK4 ODE for A(τ) per α, then
+``method="reduction"``    the exact log-linear reduction: one scalar ODE for A(τ) per α, integrated by
+                          adaptive Dormand–Prince 5(4) (``rtol``/``atol``), then
                           ln w_j = ln α_j + μ_j τ − cμ_j² A for every coordinate
+``method="reduction-fixed"``  the same reduction with fixed-step RK4 (``steps_per_output``)
 ``method="gd"``           gradient flow (ρ = 0) closed form ln w_j = ln α_j + μ_j τ — the baseline heatmap
 
 Overflow: e^{μτ} overflows float64 near τ ≈ 700/μ_d, so the full-flow kernels carry w = e^m v with a
@@ -55,10 +57,11 @@ from biasaudit.inputs import (
     positive_int,
     positive_scalar,
 )
+from numerics.l2_reduction import _dopri_A
 
 __all__ = ["Heatmap", "dominant_index_heatmap", "discrete_alpha_collapse", "METHODS", "TIMES", "LN2"]
 
-METHODS = ("reduction", "rk4", "numpy", "solve_ivp", "gd")
+METHODS = ("reduction", "reduction-fixed", "rk4", "numpy", "solve_ivp", "gd")
 TIMES = ("tau", "iterations")
 LN2 = math.log(2.0)
 _RENORM = 2.0**400  # renormalise v above this (a power of 2: exact)
@@ -81,6 +84,7 @@ class Heatmap:
     method: str
     c: float
     mu: np.ndarray
+    steps: np.ndarray | None = None  # (n_alpha, 2) accepted/rejected steps (method="reduction" only)
 
     def sequences(self) -> list[list[int]]:
         """The j† sequence of each α row, runs collapsed, ignoring the tie at τ = 0."""
@@ -590,6 +594,51 @@ def _A_batch_scalar(log_alphas, mu, c, dt, stride, A_out, status_rows, status):
         status[b] = _A_one(log_alphas[b], mu, c, dt, stride, A_out[b], status_rows[b])
 
 
+@njit(cache=True, parallel=True)
+def _A_batch_adaptive(log_alphas, mu, c, times, rtol, atol, A_out, status_rows, status, counts):
+    """Adaptive Dormand–Prince 5(4) for A, one α per ``prange`` iteration (each α takes its own steps):
+    :func:`numerics.l2_reduction._dopri_A`. counts[b] = [accepted, rejected] steps of α b."""
+    for b in prange(log_alphas.shape[0]):
+        status[b] = _dopri_A(log_alphas[b], mu, c, times, rtol, atol, A_out[b], status_rows[b], counts[b])
+
+
+@njit(cache=True, parallel=True)
+def _reduction_record(log_alphas, mu, c, times, A, jd, loss, logS):
+    """j†, loss and ln S from A by ln w_j = ln α_j + μ_jτ − cμ_j²A (log space); collapsed (A = inf): j† = 0,
+    loss ln 2, ln S = −inf."""
+    n, d = log_alphas.shape
+    log_mu = np.log(mu)
+    for b in prange(n):
+        for k in range(times.shape[0]):
+            a = A[b, k]
+            if not math.isfinite(a):
+                jd[b, k] = 0
+                loss[b, k] = math.log(2.0)
+                logS[b, k] = -np.inf
+                continue
+            best = 0
+            wmax = -np.inf
+            ms = -np.inf
+            mz = -np.inf
+            for j in range(d):
+                lw = log_alphas[b, j] + mu[j] * times[k] - c * mu[j] * mu[j] * a
+                if lw > wmax:
+                    wmax = lw
+                    best = j
+                ms = max(ms, log_mu[j] + lw)
+                mz = max(mz, log_mu[j] + 2.0 * lw)
+            ss = 0.0
+            sz = 0.0
+            for j in range(d):
+                lw = log_alphas[b, j] + mu[j] * times[k] - c * mu[j] * mu[j] * a
+                ss += math.exp(2.0 * (log_mu[j] + lw - ms))
+                sz += math.exp(log_mu[j] + 2.0 * lw - mz)
+            jd[b, k] = best + 1
+            logS[b, k] = ms + 0.5 * math.log(ss)
+            log_z = mz + math.log(sz)
+            loss[b, k] = math.log1p(math.exp(-math.exp(min(log_z, 700.0))))
+
+
 # ----------------------------------------------------------------------------------------------------------
 # plain-numpy contenders and references
 # ----------------------------------------------------------------------------------------------------------
@@ -701,13 +750,15 @@ def _check_grid(times, time):
 
 def dominant_index_heatmap(mu, rho, alphas, times, *, method: str = "reduction", time: str = "tau",
                            eta: float = 0.01, steps_per_output: int | None = None,
-                           normalization: str = "joint", rtol: float = 1e-10, atol: float = 1e-12,
+                           normalization: str = "joint", rtol: float | None = None, atol: float | None = None,
                            ivp_method: str = "DOP853") -> Heatmap:
     """The j†(α, time) heatmap with loss curves, for uniform (1-d ``alphas``) or per-coordinate (2-d) α.
 
     ``times``: a uniform grid starting at 0 (τ values, or iteration counts for ``time="iterations"``).
     ``steps_per_output``: RK4 steps between outputs (default: dt ≤ 2e−3/μ_d for ``rk4``/``numpy``/
-    ``reduction``). ``rtol``/``atol``/``ivp_method`` are for ``method="solve_ivp"`` only. With ``time="iterations"`` only
+    ``reduction-fixed``). ``rtol``/``atol`` are for ``method="solve_ivp"`` (default 1e−10/1e−12) and the
+    adaptive ``method="reduction"`` (default 1e−12/1e−14: max |ln S| error ≈ 1e−9, that of the default RK4
+    step); ``ivp_method`` for ``solve_ivp`` only. With ``time="iterations"`` only
     ``method="rk4"`` (discrete SAM in numba) and ``"gd"`` (discrete GD) apply.
     """
     from theory.sam_l2 import c_L
@@ -760,19 +811,21 @@ def dominant_index_heatmap(mu, rho, alphas, times, *, method: str = "reduction",
         jd, loss, logS, status = _rk4_numpy(batch, mu, c, dt, stride, n_t)
     elif method == "solve_ivp":
         for b in range(n_a):
-            jd[b], loss[b], logS[b], status[b] = _solve_ivp_one(batch[b], mu, c, times, rtol, atol, ivp_method)
-    else:  # reduction
+            jd[b], loss[b], logS[b], status[b] = _solve_ivp_one(batch[b], mu, c, times,
+                                                                 1e-10 if rtol is None else rtol,
+                                                                 1e-12 if atol is None else atol, ivp_method)
+    else:  # reduction (adaptive) or reduction-fixed (RK4)
         A = np.zeros((n_a, n_t))
         rows = np.zeros((n_a, n_t), dtype=np.int64)
-        _A_batch(np.log(batch), mu, c, dt, stride, A, rows, status)
-        with np.errstate(invalid="ignore"):
-            log_w = np.log(batch)[:, None, :] + mu * times[None, :, None] - c * mu**2 * A[:, :, None]
-        live = np.isfinite(A)
-        jd[:] = np.where(live, np.argmax(np.where(live[..., None], log_w, 0.0), axis=2) + 1, 0)
-        safe = np.where(live[..., None], log_w, 0.0)
-        logS[:] = np.where(live, np.logaddexp.reduce(2 * (np.log(mu) + safe), axis=2) / 2, -np.inf)
-        log_z = np.logaddexp.reduce(np.log(mu) + 2 * safe, axis=2)
-        loss[:] = np.where(live, np.log1p(np.exp(-np.exp(np.minimum(log_z, 700.0)))), LN2)
+        if method == "reduction":
+            counts = np.zeros((n_a, 2), dtype=np.int64)
+            _A_batch_adaptive(np.log(batch), mu, c, times, positive_scalar("rtol", 1e-12 if rtol is None else rtol),
+                              positive_scalar("atol", 1e-14 if atol is None else atol), A, rows, status, counts)
+        else:
+            _A_batch(np.log(batch), mu, c, dt, stride, A, rows, status)
+        _reduction_record(np.log(batch), mu, c, times, A, jd, loss, logS)
+        if method == "reduction":
+            return Heatmap(alphas, times, time, jd, loss, logS, status, tau_out, method, c, mu, counts)
     return Heatmap(alphas, times, time, jd, loss, logS, status, tau_out, method, c, mu)
 
 

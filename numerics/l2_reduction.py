@@ -200,6 +200,102 @@ def _trajectory(log_alpha, mu, c, dt, tau_out, A_out, status_out):
         tau += dt
 
 
+# Dormand–Prince 5(4) tableau (FSAL: the 7th stage is the next step's 1st)
+_DP_C = (0.0, 1.0 / 5.0, 3.0 / 10.0, 4.0 / 5.0, 8.0 / 9.0, 1.0)
+_DP_SAFETY, _DP_MIN_FACTOR, _DP_MAX_FACTOR = 0.9, 0.2, 10.0
+
+
+@njit(cache=True)
+def _dopri_A(log_alpha, mu, c, tau_out, rtol, atol, A_out, status_out, counts):
+    """Adaptive Dormand–Prince 5(4) for A' = 1/S, landing exactly on every τ_out (steps are clipped to the
+    next output time). Error norm |A₅ − A₄| / (atol + rtol·max(|A|, |A_new|)) ≤ 1; step factor
+    0.9·err^{−1/5} clipped to [0.2, 10] (≤ 1 right after a rejection).
+
+    Certificates at every accepted step point (hence at every output): collapse S ≤ cμ₁ (A = +inf and
+    status −1 from then on), escape max_j w_j > c (status +1). Saturation as in the fixed-step kernels:
+    once S > 2cμ_d and 2/(μ_d S) ≤ 1e−17·A, A = A_∞ to float64 and later outputs are exact.
+    counts = [accepted, rejected] steps. Returns the final status.
+    """
+    d = mu.shape[0]
+    lma = np.empty(d)
+    for j in range(d):
+        lma[j] = math.log(mu[j]) + log_alpha[j]
+    log_c_mu1 = math.log(c * mu[0])
+    log_c = math.log(c)
+    mu_d = mu[d - 1]
+    n = tau_out.shape[0]
+    tau = 0.0
+    A = 0.0
+    lS = _log_S(tau, A, lma, mu, c)
+    k1 = math.exp(-lS)
+    state = 0
+    frozen = False
+    h = min(rtol ** 0.2, 0.1) / mu_d
+    n_acc = 0
+    n_rej = 0
+    i = 0
+    while i < n:
+        # certificates at the current (accepted) point
+        if state != -1:
+            if lS <= log_c_mu1:
+                state = -1
+            elif state == 0 and _max_log_w(tau, A, log_alpha, mu, c) > log_c:
+                state = 1
+            if state != -1 and not frozen and A > 0.0 and lS > math.log(2.0 * c * mu_d) \
+                    and 2.0 * k1 / mu_d <= 1e-17 * A:
+                frozen = True
+                state = 1
+        if state == -1 or frozen or tau >= tau_out[i]:
+            A_out[i] = np.inf if state == -1 else A
+            status_out[i] = state
+            i += 1
+            continue
+        rejected = False
+        while True:
+            hh = h
+            last = False
+            if tau + hh >= tau_out[i]:
+                hh = tau_out[i] - tau
+                last = True
+            k2 = math.exp(-_log_S(tau + 0.2 * hh, A + hh * (0.2 * k1), lma, mu, c))
+            k3 = math.exp(-_log_S(tau + 0.3 * hh, A + hh * (3.0 / 40.0 * k1 + 9.0 / 40.0 * k2), lma, mu, c))
+            k4 = math.exp(-_log_S(tau + 0.8 * hh, A + hh * (44.0 / 45.0 * k1 - 56.0 / 15.0 * k2
+                                                            + 32.0 / 9.0 * k3), lma, mu, c))
+            k5 = math.exp(-_log_S(tau + 8.0 / 9.0 * hh, A + hh * (19372.0 / 6561.0 * k1 - 25360.0 / 2187.0 * k2
+                                                                  + 64448.0 / 6561.0 * k3 - 212.0 / 729.0 * k4),
+                                  lma, mu, c))
+            k6 = math.exp(-_log_S(tau + hh, A + hh * (9017.0 / 3168.0 * k1 - 355.0 / 33.0 * k2
+                                                      + 46732.0 / 5247.0 * k3 + 49.0 / 176.0 * k4
+                                                      - 5103.0 / 18656.0 * k5), lma, mu, c))
+            A_new = A + hh * (35.0 / 384.0 * k1 + 500.0 / 1113.0 * k3 + 125.0 / 192.0 * k4
+                              - 2187.0 / 6784.0 * k5 + 11.0 / 84.0 * k6)
+            lS_new = _log_S(tau + hh, A_new, lma, mu, c)
+            k7 = math.exp(-lS_new)
+            e = hh * (71.0 / 57600.0 * k1 - 71.0 / 16695.0 * k3 + 71.0 / 1920.0 * k4
+                      - 17253.0 / 339200.0 * k5 + 22.0 / 525.0 * k6 - 1.0 / 40.0 * k7)
+            err = abs(e) / (atol + rtol * max(abs(A), abs(A_new)))
+            if err <= 1.0 and A_new == A_new:
+                fac = _DP_MAX_FACTOR if err == 0.0 else min(_DP_MAX_FACTOR, _DP_SAFETY * err ** -0.2)
+                if rejected:
+                    fac = min(fac, 1.0)
+                if not last:
+                    h = hh * fac
+                elif fac < 1.0:  # a clipped step only ever shrinks the unclipped proposal
+                    h = min(h, hh * fac)
+                tau = tau_out[i] if last else tau + hh
+                A = A_new
+                lS = lS_new
+                k1 = k7
+                n_acc += 1
+                break
+            n_rej += 1
+            rejected = True
+            h = hh * max(_DP_MIN_FACTOR, _DP_SAFETY * err ** -0.2) if err == err else hh * _DP_MIN_FACTOR
+    counts[0] += n_acc
+    counts[1] += n_rej
+    return state
+
+
 # ----------------------------------------------------------------------------------------------------------
 # validation
 # ----------------------------------------------------------------------------------------------------------
@@ -317,16 +413,24 @@ def log_weights_from_A(mu, alpha, c, tau, A) -> np.ndarray:
     return np.where(np.isinf(A), -np.inf, out)
 
 
-def l2_reduction_trajectory(mu, alpha, c, tau_grid, *, dt: float | None = None) -> ReducedTrajectory:
-    """Integrate A(τ) (RK4, step ``dt``) and return the trajectory on ``tau_grid`` (increasing, ≥ 0)."""
+def l2_reduction_trajectory(mu, alpha, c, tau_grid, *, dt: float | None = None, rtol: float | None = None,
+                            atol: float = 1e-13) -> ReducedTrajectory:
+    """Integrate A(τ) and return the trajectory on ``tau_grid`` (increasing, ≥ 0): fixed-step RK4 (step
+    ``dt``) by default, adaptive Dormand–Prince 5(4) (:func:`_dopri_A`) when ``rtol`` is given."""
     mu, alpha, c = _check(mu, alpha, c)
     tau_grid = as_finite_vector("tau_grid", tau_grid)
     if np.any(tau_grid < 0) or np.any(np.diff(tau_grid) < 0):
         raise InputError("tau_grid", "must be nondecreasing and >= 0", tau_grid)
-    dt = default_step(mu) if dt is None else positive_scalar("dt", dt)
     A = np.empty(tau_grid.size)
     status = np.empty(tau_grid.size, dtype=np.int64)
-    _trajectory(np.log(alpha), mu, c, dt, tau_grid, A, status)
+    if rtol is not None:
+        if dt is not None:
+            raise InputError("dt", "give either dt (fixed-step RK4) or rtol (adaptive), not both", dt)
+        _dopri_A(np.log(alpha), mu, c, tau_grid, positive_scalar("rtol", rtol), positive_scalar("atol", atol),
+                 A, status, np.zeros(2, dtype=np.int64))
+    else:
+        dt = default_step(mu) if dt is None else positive_scalar("dt", dt)
+        _trajectory(np.log(alpha), mu, c, dt, tau_grid, A, status)
     return ReducedTrajectory(tau_grid, A, log_weights_from_A(mu, alpha, c, tau_grid, A), status, mu, alpha, c)
 
 

@@ -199,3 +199,62 @@ def test_heatmap_gd_baseline_in_iterations_is_major_only():
                                   eta=0.1)
     assert np.all(h.j_dagger[:, 1:] == 5) and np.all(h.status == 1)
     assert np.all(np.diff(h.tau, axis=1) > 0) and np.all(np.diff(h.loss, axis=1) < 0)
+
+
+# ---- adaptive Dormand–Prince 5(4) reduction (method="reduction"; the fixed-step RK4 is "reduction-fixed") ----
+def _adaptive_vs_reference(alpha, c_kernel, grid):
+    a = red.l2_reduction_trajectory(MU, alpha, c_kernel, grid, rtol=1e-11)
+    b = red.l2_reduction_trajectory_reference(MU, alpha, 1.0, grid)
+    both = np.isfinite(a.log_S) & np.isfinite(b.log_S)
+    same_support = np.array_equal(np.isfinite(a.log_S), np.isfinite(b.log_S))
+    return float(np.max(np.abs(a.log_S[both] - b.log_S[both]))), same_support, a, b
+
+
+@pytest.mark.parametrize("factor", [0.9, 1.3, 2.5])
+def test_adaptive_reduction_matches_full_flow_dop853_reference(factor):
+    # away from alpha_c (there the flow itself amplifies errors like 1/|alpha - alpha_c|)
+    ac = alpha_collapse(MU, math.sqrt(2))
+    err, same_support, a, b = _adaptive_vs_reference(factor * ac, 1.0, np.linspace(0, 30, 121))
+    assert same_support and np.array_equal(a.status, b.status)
+    assert err < 1e-9
+
+
+def test_adaptive_reduction_negative_control_wrong_c_is_detected():
+    ac = alpha_collapse(MU, math.sqrt(2))
+    err, _, _, _ = _adaptive_vs_reference(1.3 * ac, 1.05, np.linspace(0, 30, 121))
+    assert err > 1e-3
+
+
+def test_adaptive_reduction_heatmap_matches_rk4_kernel_around_alpha_c():
+    ac = alpha_collapse(MU, math.sqrt(2))
+    rel = np.geomspace(1e-6, 1e-2, 9)
+    alphas = ac * (1.0 + np.concatenate([-rel[::-1], rel]))
+    times = np.linspace(0, 60, 241)
+    rk4 = hm.dominant_index_heatmap(MU, math.sqrt(2), alphas, times, method="rk4")
+    h = hm.dominant_index_heatmap(MU, math.sqrt(2), alphas, times, method="reduction")
+    assert np.array_equal(h.j_dagger, rk4.j_dagger)
+    assert np.array_equal(h.status, rk4.status)
+    assert np.all(h.status[:9] == -1) and np.all(h.j_dagger[:9, -1] == 0)  # alpha < alpha_c collapses
+    assert np.all(h.status[9:] == 1) and np.all(h.j_dagger[9:, -1] > 0)
+    assert np.all(np.isneginf(h.log_S[:9, -1])) and np.all(h.loss[:9, -1] == hm.LN2)
+    assert h.steps is not None and np.all(h.steps[:, 0] > 0)
+
+
+def test_adaptive_and_fixed_reduction_agree_and_adaptive_takes_fewer_steps():
+    ac = alpha_collapse(MU, math.sqrt(2))
+    alphas = np.array([0.8, 0.9, 1.1, 1.3, 1.6, 2.0]) * ac  # not alpha_c itself (ill-conditioned there)
+    times = np.linspace(0, 40, 81)
+    a = hm.dominant_index_heatmap(MU, math.sqrt(2), alphas, times, method="reduction")
+    f = hm.dominant_index_heatmap(MU, math.sqrt(2), alphas, times, method="reduction-fixed")
+    assert np.array_equal(a.status, f.status) and np.array_equal(a.j_dagger, f.j_dagger)
+    both = np.isfinite(a.log_S) & np.isfinite(f.log_S)
+    assert np.array_equal(np.isfinite(a.log_S), np.isfinite(f.log_S))
+    assert np.max(np.abs(a.log_S[both] - f.log_S[both])) < 1e-8
+    assert np.max(a.steps[:, 0]) < 40 * 3 / 2e-3 / 10  # far fewer than the fixed RK4 steps
+
+
+def test_adaptive_reduction_rejects_dt_and_rtol_together():
+    from biasaudit.inputs import InputError
+
+    with pytest.raises(InputError):
+        red.l2_reduction_trajectory(MU, 0.5, 1.0, [0.0, 1.0], dt=1e-3, rtol=1e-10)

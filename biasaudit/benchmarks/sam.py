@@ -3,9 +3,10 @@
 ``sam.l2_heatmap``: 256 α values × 20,000 RK4 steps, d = 5 (μ = (1, 1.5, 2, 2.5, 3), c = 1, τ ∈ [0, 40],
 401 outputs). Contenders: the numba RK4 over the batch, the same update vectorized in numpy, scipy's
 ``solve_ivp`` once per α with its default RK45 and with DOP853 (each timed on 8 α and scaled, at the
-loosest rtol whose error matches the RK4 error), and the exact reduction (one scalar ODE per α) at the
-coarsest step whose error matches the RK4 error. Errors are max |ln S − ln S_ref| over the grid against
-the reduction at 8× finer step.
+loosest rtol whose error matches the RK4 error), and the exact reduction (one scalar ODE per α): fixed-step
+RK4 at the coarsest step, and adaptive Dormand–Prince 5(4) at the loosest rtol, whose error matches the RK4
+error (the target times the adaptive one). Errors are max |ln S − ln S_ref| over the grid against the
+fixed-step reduction at 8× finer step.
 
 ``sam.alpha_collapse``: α_c/c for the spec's μ table in float64 (target < 2 s each) and a 30-digit mpmath
 bracket α_c(1 ± 5e−10) (target: agreement to 1e−9).
@@ -45,7 +46,7 @@ def _heatmap(quick: bool) -> BenchResult:
     def run(method, spo=stride, a=alphas, **kw):
         return dominant_index_heatmap(MU, RHO, a, times, method=method, steps_per_output=spo, **kw)
 
-    ref = run("reduction", spo=8 * stride)
+    ref = run("reduction-fixed", spo=8 * stride)
     rk4 = run("rk4")
     err_rk4 = _log_s_error(rk4, ref)
     res.timings["numba rk4 (batch, prange)"] = median_time(lambda: run("rk4"), repeats)
@@ -74,29 +75,46 @@ def _heatmap(quick: bool) -> BenchResult:
         res.timings[label] = t_sub * n_alpha / n_sub
         ivp[method] = (label, err_ivp)
 
-    # the reduction at the coarsest step whose error matches the RK4 error
+    # the fixed-step reduction at the coarsest step whose error matches the RK4 error
     best = None
     for spo in sorted({1, 2, 5, 10, 25, stride, int(np.ceil(1.25 * stride)), int(np.ceil(1.5 * stride)),
                        2 * stride}):
         if spo > 2 * stride:
             continue
-        e = _log_s_error(run("reduction", spo=spo), ref)
+        e = _log_s_error(run("reduction-fixed", spo=spo), ref)
         if e <= err_rk4:
             best = (spo, e)
             break
     if best is None:
-        best = (stride, _log_s_error(run("reduction"), ref))
+        best = (stride, _log_s_error(run("reduction-fixed"), ref))
     red_steps = best[0] * (n_out - 1)
-    res.timings[f"reduction ({red_steps} steps, matched)"] = median_time(lambda: run("reduction", spo=best[0]), repeats)
-    jd_same = float(np.mean(run("reduction", spo=best[0]).j_dagger == rk4.j_dagger))
+    res.timings[f"reduction fixed RK4 ({red_steps} steps, matched)"] = median_time(
+        lambda: run("reduction-fixed", spo=best[0]), repeats)
+
+    # the adaptive (Dormand–Prince 5(4)) reduction at the loosest rtol whose error matches the RK4 error
+    adapt = None
+    for rtol in (1e-8, 1e-9, 1e-10, 1e-11, 1e-12, 1e-13):
+        h = run("reduction", rtol=rtol, atol=rtol * 1e-2)
+        e = _log_s_error(h, ref)
+        if e <= err_rk4:
+            adapt = (rtol, e, h)
+            break
+    if adapt is None:
+        adapt = (1e-13, e, h)
+        res.notes.append("adaptive reduction never matched the RK4 error; timed at rtol 1e-13")
+    a_rtol, a_err, a_h = adapt
+    a_acc, a_rej = (int(x) for x in a_h.steps.sum(axis=0))
+    a_label = f"reduction adaptive DP5(4) rtol={a_rtol:g} (matched)"
+    res.timings[a_label] = median_time(lambda: run("reduction", rtol=a_rtol, atol=a_rtol * 1e-2), repeats)
+    jd_same = float(np.mean(a_h.j_dagger == rk4.j_dagger))
+    jd_same_fixed = float(np.mean(run("reduction-fixed", spo=best[0]).j_dagger == rk4.j_dagger))
 
     t_rk4 = res.timings["numba rk4 (batch, prange)"]
     res.targets += [
         Target("numpy / numba rk4", res.timings["numpy rk4 (vectorized batch)"] / t_rk4, 10.0),
         Target("solve_ivp RK45 (default) / numba rk4 (matched)", res.timings[ivp["RK45"][0]] / t_rk4, 100.0),
         Target("solve_ivp DOP853 / numba rk4 (matched)", res.timings[ivp["DOP853"][0]] / t_rk4, 100.0),
-        Target("numba rk4 / reduction (matched accuracy)",
-               t_rk4 / res.timings[f"reduction ({red_steps} steps, matched)"], 1.0),
+        Target("numba rk4 / reduction (matched accuracy)", t_rk4 / res.timings[a_label], 1.0),
     ]
     import numba
 
@@ -105,7 +123,11 @@ def _heatmap(quick: bool) -> BenchResult:
         f"{n_out} outputs; numba threads = {numba.get_num_threads()}",
         f"max |ln S - ref| errors: numba rk4 {err_rk4:.1e}, numpy {err_np:.1e}, solve_ivp RK45 "
         f"{ivp['RK45'][1]:.1e}, DOP853 {ivp['DOP853'][1]:.1e}, "
-        f"reduction {best[1]:.1e} ({red_steps} steps); j† agreement reduction vs rk4 {jd_same:.4f}",
+        f"reduction fixed RK4 {best[1]:.1e} ({red_steps} steps), adaptive {a_err:.1e} (rtol {a_rtol:g}); "
+        f"j† agreement with rk4: adaptive {jd_same:.4f}, fixed {jd_same_fixed:.4f}",
+        f"adaptive reduction steps over all {n_alpha} alphas: {a_acc} accepted, {a_rej} rejected "
+        f"(mean {a_acc / n_alpha:.0f} per alpha; every output time is a step point) vs "
+        f"{red_steps} fixed steps per alpha (fewer where collapse/saturation stops early)",
         f"solve_ivp timed on {n_sub} of {n_alpha} alphas and scaled linearly",
     ]
     return res

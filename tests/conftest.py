@@ -1,5 +1,7 @@
 import os
+import sys
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 # Numba's first call compiles: no deadlines. `ci` is the default; `thorough` for long local runs.
@@ -12,11 +14,6 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
-
-
-import sys
-
-import pytest
 
 
 @pytest.fixture(autouse=True)

@@ -135,6 +135,11 @@ class Claim:
             raise ValueError(f"claim id must be a non-empty dotted name, got {self.id!r}")
         if set(self.samples) != set(PROFILES):
             raise ValueError(f"{self.id}: samples must give a count for each profile {PROFILES}")
+        if any(h is True or h is False or type(h).__name__ in ("BooleanTrue", "BooleanFalse")
+               for h in self.hypotheses):
+            # sympy evaluates Gt(mu, 0) to True when mu is positive: the hypothesis would vanish from the
+            # ledger and the report. Build relations with evaluate=False.
+            raise ValueError(f"{self.id}: a hypothesis evaluated to a constant; build it with evaluate=False")
 
     def statement_text(self) -> str:
         import sympy

@@ -44,7 +44,7 @@ def _evaluate_undecided(params, predicted):
 def _claim(claim_id, predict=_square, evaluate=_evaluate_square, title="x squared",
            shift=lambda p, v: v * 1.01):
     return Claim(
-        id=claim_id, paper="sam", source="toy §0", title=title, hypotheses=(sp.Gt(x, 0),),
+        id=claim_id, paper="sam", source="toy §0", title=title, hypotheses=(sp.Gt(x, 0, evaluate=False),),
         statement=sp.Eq(y, x**2), predict=predict, evaluate=evaluate,
         tolerance=Tolerance("float64_roundoff", 4 * 2.0**-52, "one rounding of x*x"),
         domain=Domain({"x": Real(0.1, 10.0, log=True)}), negative_control=shift,

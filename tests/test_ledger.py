@@ -22,7 +22,7 @@ def make_claim(truth=lambda p: p["x"] ** 2, predict=lambda p: p["x"] ** 2, shift
         return Observation(observed, abs(predicted - observed) / abs(observed), decided=decided)
 
     return Claim(
-        id="toy.square", paper="toy", source="§0", title="x squared", hypotheses=(sp.Gt(x, 0),),
+        id="toy.square", paper="toy", source="§0", title="x squared", hypotheses=(sp.Gt(x, 0, evaluate=False),),
         statement=sp.Eq(sp.Symbol("y"), x**2), predict=predict, evaluate=evaluate,
         tolerance=Tolerance("float64_roundoff", 1e-12, "one multiplication"),
         domain=Domain({"x": Real(0.1, 10.0, log=True)}), negative_control=shift, references=references,
@@ -111,3 +111,11 @@ def test_parse_float_list_rejects_text_and_nan():
         parse_float_list("mu", "1,abc")
     with pytest.raises(InputError, match="finite"):
         parse_float_list("mu", "1,nan")
+
+
+def test_claim_rejects_a_hypothesis_that_sympy_evaluated_away():
+    with pytest.raises(ValueError, match="evaluate=False"):
+        Claim(id="toy.bad", paper="toy", source="§0", title="t", hypotheses=(sp.Gt(x, 0),), statement=x,
+              predict=lambda p: 0, evaluate=lambda p, v: Observation(0, 0.0),
+              tolerance=Tolerance("t", 0.0, "r"), domain=Domain({"x": Real(1, 2)}),
+              negative_control=lambda p, v: v)

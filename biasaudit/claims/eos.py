@@ -158,7 +158,7 @@ def _on_manifold_w(params):
 HESSIAN_FORMULA = Claim(
     id="eos.hessian.formula", paper="eos", source="paper 2, theory model (spec: Hessian)",
     title="Hessian of L = c r² is 2c(4ggᵀ + 2r diag(x)), g = x⊙w, on and off the manifold",
-    hypotheses=(sp.Gt(_x1, 0), sp.Gt(_x2, 0), sp.Gt(_c, 0)),
+    hypotheses=(sp.Gt(_x1, 0, evaluate=False), sp.Gt(_x2, 0, evaluate=False), sp.Gt(_c, 0, evaluate=False)),
     statement=sp.Eq(sp.hessian(model.loss_expr(2), model.ws(2)), model.hessian_expr(2)),
     predict=lambda p: np.linalg.eigvalsh(model.hessian(_arr(p), p["y"], _arr(p, "w"), p.get("c", 0.5))),
     evaluate=_hessian_eval, tolerance=FD_TOL, domain=OFF_MANIFOLD, negative_control=_shift(1.01),
@@ -230,7 +230,7 @@ def _min_norm_eval(params, predicted):
 MIN_NORM = Claim(
     id="eos.min_norm.vertex", paper="eos", source="paper 2, theory (spec: Minimizers, minimal norm)",
     title="min ‖β‖₁ = ‖w‖₂² and min ‖w‖₁ on M are at the vertex argmax x: y/x_max and √(y/x_max)",
-    hypotheses=(sp.Gt(_x2, _x1),),
+    hypotheses=(sp.Gt(_x2, _x1, evaluate=False),),
     statement=sp.Eq(sp.Symbol("N_min"), _y / sp.Max(_x1, _x2)),
     predict=_min_norm_predict, evaluate=_min_norm_eval,
     tolerance=Tolerance("slsqp_lp", 1e-8, "HiGHS LP optimum (~1e-15) and SLSQP at ftol 1e-15 on the concave "
@@ -261,7 +261,7 @@ def _l2_eval(params, predicted):
 MIN_L2 = Claim(
     id="eos.min_norm.l2_interior", paper="eos", source="paper 2, theory (spec: Minimizers)",
     title="min ‖β‖₂ on P is the interior point y x/‖x‖²",
-    hypotheses=(sp.Gt(_x1, 0), sp.Gt(_x2, 0)),
+    hypotheses=(sp.Gt(_x1, 0, evaluate=False), sp.Gt(_x2, 0, evaluate=False)),
     statement=sp.Eq(sp.Matrix([_b1, _b2]), _y * sp.Matrix([_x1, _x2]) / (_x1**2 + _x2**2)),
     predict=lambda p: mins.min_l2_beta(_arr(p), p["y"]), evaluate=_l2_eval,
     tolerance=Tolerance("slsqp_qp", 1e-7, "SLSQP on a strictly convex QP at ftol 1e-15: KKT residual ~1e-9; "
@@ -284,7 +284,7 @@ def _min_sharp_eval(params, predicted):
 MIN_SHARP = Claim(
     id="eos.min_sharpness.vertex", paper="eos", source="paper 2, theory (spec: Minimizers, minimal sharpness)",
     title="min S on P is at the vertex argmin x, S_min = 8c y x_min (4 y x_min at c = 1/2)",
-    hypotheses=(sp.Gt(_x2, _x1),),
+    hypotheses=(sp.Gt(_x2, _x1, evaluate=False),),
     statement=sp.Eq(sp.Symbol("S_min"), 8 * _c * _y * sp.Min(_x1, _x2)),
     predict=lambda p: {k: v for k, v in mins.min_sharpness_solution(_arr(p), p["y"], p.get("c", 0.5)).items()
                        if k in ("sharpness", "vertex")},
@@ -311,8 +311,8 @@ def _disjoint_eval(params, predicted):
 DISJOINT = Claim(
     id="eos.minimizers.disjoint", paper="eos", source="paper 2, theory (spec: Minimizers)",
     title="The min-norm and min-sharpness solution sets are disjoint iff x_max > x_min (faces with ties)",
-    hypotheses=(sp.Gt(_x1, 0), sp.Gt(_x2, 0)),
-    statement=sp.Equivalent(sp.Symbol("disjoint"), sp.Gt(sp.Max(_x1, _x2), sp.Min(_x1, _x2))),
+    hypotheses=(sp.Gt(_x1, 0, evaluate=False), sp.Gt(_x2, 0, evaluate=False)),
+    statement=sp.Equivalent(sp.Symbol("disjoint"), sp.Gt(sp.Max(_x1, _x2), sp.Min(_x1, _x2), evaluate=False)),
     predict=lambda p: mins.minimizers_disjoint(_arr(p)), evaluate=_disjoint_eval,
     tolerance=Tolerance("exact_decision", 0.0, "a yes/no answer; the LP decides it with a 1e-9 margin"),
     domain=TIES, negative_control=lambda p, v: not v,
@@ -340,8 +340,8 @@ def _pareto_eval(params, predicted):
 PARETO = Claim(
     id="eos.pareto.front", paper="eos", source="paper 2, theory (spec: Pareto front)",
     title="N*(s) = min{‖β‖₁: S ≤ s} is the lower convex hull of (8cyx_i, y/x_i): piecewise linear",
-    hypotheses=(sp.Gt(mins.xk, mins.xj), sp.Le(8 * _c * _y * mins.xj, mins.s_sym),
-                sp.Le(mins.s_sym, 8 * _c * _y * mins.xk)),
+    hypotheses=(sp.Gt(mins.xk, mins.xj, evaluate=False), sp.Le(8 * _c * _y * mins.xj, mins.s_sym, evaluate=False),
+                sp.Le(mins.s_sym, 8 * _c * _y * mins.xk, evaluate=False)),
     statement=sp.Eq(sp.Symbol("N_star"), mins.PARETO_SEGMENT),
     predict=lambda p: mins.pareto_front(_arr(p), p["y"], _pareto_s(p), p.get("c", 0.5)),
     evaluate=_pareto_eval, tolerance=LP_TOL, domain=GENERAL, negative_control=_shift(1.01),
@@ -368,7 +368,7 @@ def _d2_eval(params, predicted):
 PARETO_D2 = Claim(
     id="eos.pareto.d2_affine", paper="eos", source="paper 2, theory (spec: Pareto front, d = 2)",
     title="d = 2: every point of P is Pareto-optimal and β is affine in S",
-    hypotheses=(sp.Gt(mins.x2, mins.x1),),
+    hypotheses=(sp.Gt(mins.x2, mins.x1, evaluate=False),),
     statement=sp.Eq(sp.Matrix(sp.symbols("beta_1 beta_2")), sp.Matrix(mins.D2_BETA)),
     predict=lambda p: mins.d2_beta_of_sharpness(_arr(p), p["y"], _d2_S(p), p.get("c", 0.5)),
     evaluate=_d2_eval,
@@ -422,7 +422,7 @@ def _stable_eval(params, predicted):
 STABLE = Claim(
     id="eos.stable_minima.thresholds", paper="eos", source="paper 2, theory (spec: linearly stable minima)",
     title="Stable minima {β∈P: S(β) ≤ 2/η} exist iff η ≤ 1/(4cyx_min); the min-norm vertex is stable iff η ≤ 1/(4cyx_max)",
-    hypotheses=(sp.Gt(_eta, 0),),
+    hypotheses=(sp.Gt(_eta, 0, evaluate=False),),
     statement=sp.Eq(sp.Symbol("eta_max"), mins.STABLE_ETA_MAX),
     predict=_stable_predict, evaluate=_stable_eval,
     tolerance=Tolerance("exact_decision", 0.0, f"both sides of each threshold at relative distance {STABLE_DELTA:g} "
@@ -460,7 +460,7 @@ def _tau_shift(params, predicted):
 GF_LIMIT = Claim(
     id="eos.gf.limit", paper="eos", source="paper 2, theory (spec: Gradient flow)",
     title="GF converges to β_GF = β0⊙exp(−4xτ), τ the root of Σx_iβ0_i e^{−4x_iτ} = y",
-    hypotheses=(sp.Gt(_x1, 0), sp.Gt(_y, 0)),
+    hypotheses=(sp.Gt(_x1, 0, evaluate=False), sp.Gt(_y, 0, evaluate=False)),
     statement=sp.Eq(sum(flow.GF_ROOT_TERM.subs({flow._x: xi, flow._b0: b}) for xi, b in ((_x1, _b1), (_x2, _b2))),
                     _y),
     predict=_gf_predict, evaluate=_gf_eval,
@@ -489,7 +489,7 @@ def _kl_eval(params, predicted):
 GF_KL = Claim(
     id="eos.gf.kl_potential", paper="eos", source="paper 2, theory (spec: Gradient flow)",
     title="β_GF minimizes Σ[β_i log(β_i/β0_i) − β_i] over P",
-    hypotheses=(sp.Gt(_b1, 0),),
+    hypotheses=(sp.Gt(_b1, 0, evaluate=False),),
     statement=sp.Eq(sp.diff(flow.KL_TERM, flow._b), sp.log(flow._b / flow._b0)),
     predict=_gf_predict, evaluate=_kl_eval,
     tolerance=Tolerance("slsqp_convex", 1e-6, "SLSQP on a strictly convex smooth potential, ftol 1e-15: the "
@@ -514,7 +514,7 @@ def _sign_eval(params, predicted):
 GF_SIGN = Claim(
     id="eos.gf.residual_sign", paper="eos", source="paper 2, theory (spec: Gradient flow)",
     title="Along GF the residual keeps its sign: dr/dt = −2c‖∇r‖² r",
-    hypotheses=(sp.Gt(_c, 0),),
+    hypotheses=(sp.Gt(_c, 0, evaluate=False),),
     statement=sp.Eq(sp.Symbol("rdot"), -2 * _c * 4 * sp.Symbol("Sx2b") * sp.Symbol("r")),
     predict=lambda p: float(np.sign(_problem(p).r0)), evaluate=_sign_eval,
     tolerance=Tolerance("exact_sign", 0.0, "no sample point may have the other sign"),
@@ -547,7 +547,7 @@ def _sgf_small_eval(params, predicted):
 SGF_SMALL = Claim(
     id="eos.s_gf.small_init", paper="eos", source="paper 2, theory (spec: s_GF and eta_c)",
     title="Small init (r0 < 0): λ_max rises monotonically along GF, so s_GF = S(β_GF) and η_c = 2/S(β_GF)",
-    hypotheses=(sp.Lt(_x1 * _b1 + _x2 * _b2 - _y, 0),),
+    hypotheses=(sp.Lt(_x1 * _b1 + _x2 * _b2 - _y, 0, evaluate=False),),
     statement=sp.Eq(sp.Symbol("s_GF"), model.on_manifold_sharpness_expr(2)),
     predict=_sgf_small_predict, evaluate=_sgf_small_eval,
     tolerance=Tolerance("dop853_path", 1e-8, "path from solve_ivp at rtol 1e-12 sampled at 600 points; the max is "
@@ -584,7 +584,7 @@ def _alpha_eval(params, predicted):
 SGF_ALPHA = Claim(
     id="eos.s_gf.small_alpha_rate", paper="eos", source="paper 2, theory (spec: s_GF and eta_c)",
     title="w0 = α·1, α → 0: S_GF → 8cyx_max at the rate α^{2(1 − x_(d−1)/x_max)}",
-    hypotheses=(sp.Gt(flow.x_max, flow.x_next),),
+    hypotheses=(sp.Gt(flow.x_max, flow.x_next, evaluate=False),),
     statement=sp.Eq(sp.Symbol("p"), flow.ALPHA_RATE_EXPONENT),
     predict=lambda p: flow.small_alpha_exponent(_arr(p)), evaluate=_alpha_eval,
     tolerance=Tolerance("asymptotic_slope", 0.02, "local slope = p + O(alpha^p') corrections (relative corrections "
@@ -645,8 +645,8 @@ TRACK_TOL = Tolerance("eos_tracking_fraction", 1 - TRACK_FRACTION,
 TRACKING = Claim(
     id="eos.gd.tracking_gap", paper="eos", source="paper 2, E1 on the toy model (spec: reference numbers)",
     title="Above 1.05·η_c GD's final sharpness tracks 2/η: 0 ≤ 1 − ηS/2 ≤ 0.035 for ≥ 95% of converged η",
-    hypotheses=(sp.Gt(_eta, sp.Rational(105, 100) * sp.Symbol("eta_c")),),
-    statement=sp.And(sp.Ge(1 - _eta * sp.Symbol("S") / 2, 0), sp.Le(1 - _eta * sp.Symbol("S") / 2, sp.Rational(35, 1000))),
+    hypotheses=(sp.Gt(_eta, sp.Rational(105, 100) * sp.Symbol("eta_c"), evaluate=False),),
+    statement=sp.And(sp.Ge(1 - _eta * sp.Symbol("S") / 2, 0, evaluate=False), sp.Le(1 - _eta * sp.Symbol("S") / 2, sp.Rational(35, 1000), evaluate=False)),
     predict=_tracking_predict, evaluate=_tracking_eval, tolerance=TRACK_TOL, domain=GD_SMALL,
     negative_control=lambda p, v: {**v, "eta_lo": 0.3 * v["eta_c"], "eta_hi": 0.9 * v["eta_c"]},
     samples={"ci": 2, "thorough": 16},
@@ -667,8 +667,8 @@ def _large_predict(params):
 LARGE_INIT = Claim(
     id="eos.s_gf.large_init", paper="eos", source="paper 2, theory (spec: s_GF, large init) — boundary of E2",
     title="Large init (r0 > 0), s_GF = λ_max(H(w0)): does GD above 2/s_GF track 2/η? (spec: no, catapults)",
-    hypotheses=(sp.Gt(_x1 * _b1 + _x2 * _b2 - _y, 0),),
-    statement=sp.Le(1 - _eta * sp.Symbol("S") / 2, sp.Rational(35, 1000)),
+    hypotheses=(sp.Gt(_x1 * _b1 + _x2 * _b2 - _y, 0, evaluate=False),),
+    statement=sp.Le(1 - _eta * sp.Symbol("S") / 2, sp.Rational(35, 1000), evaluate=False),
     predict=_large_predict, evaluate=_tracking_eval, tolerance=TRACK_TOL, domain=GD_LARGE,
     negative_control=lambda p, v: {**v, "eta_lo": 0.3 * v["eta_c"], "eta_hi": 0.9 * v["eta_c"]},
     samples={"ci": 2, "thorough": 8},
@@ -704,7 +704,7 @@ def _flow_linear_eval(params, predicted):
 FLOW_LINEAR = Claim(
     id="eos.gd.flow_aligned_linear", paper="eos", source="paper 2, E1 flow-aligned side (spec: reference numbers)",
     title="Below η_c, S_GF − S_GD(η) ≈ C·η: halving η halves the gap",
-    hypotheses=(sp.Lt(_eta, sp.Symbol("eta_c")),),
+    hypotheses=(sp.Lt(_eta, sp.Symbol("eta_c"), evaluate=False),),
     statement=sp.Eq(sp.Symbol("S_GF") - sp.Symbol("S_GD"), sp.Symbol("C") * _eta),
     predict=_flow_linear_predict, evaluate=_flow_linear_eval,
     tolerance=Tolerance("second_order_in_eta", 0.03, "gap = C eta + O(eta²): the ratio moves by O(eta); toy: "
@@ -746,7 +746,7 @@ def _kink_eval(params, predicted):
 KINK = Claim(
     id="eos.gd.kink_location", paper="eos", source="paper 2, E2 on the toy model (spec: the kink)",
     title="The kink of S_final(η) sits at η_c = 2/s_GF (1–2% above it on the toy)",
-    hypotheses=(sp.Lt(sp.Symbol("r0"), 0),),
+    hypotheses=(sp.Lt(sp.Symbol("r0"), 0, evaluate=False),),
     statement=sp.Eq(sp.Symbol("eta_kink"), 2 / sp.Symbol("s_GF")),
     predict=_kink_predict, evaluate=_kink_eval,
     tolerance=Tolerance("discrete_step_offset", 0.03, "GD's sharpness lags the flow's by C·eta at eta_c, moving "
@@ -768,7 +768,7 @@ def _fixed_point_predict(params):
 KINK_FP = Claim(
     id="eos.gd.kink_fixed_point", paper="eos", source="spec: 'a better predictor is the fixed point of eta = 2/S_GD(eta)'",
     title="The fixed point of η = 2/S_GD(η) (flow-side fit) predicts the kink to within 0.5%",
-    hypotheses=(sp.Lt(sp.Symbol("r0"), 0),),
+    hypotheses=(sp.Lt(sp.Symbol("r0"), 0, evaluate=False),),
     statement=sp.Eq(_eta * sp.Symbol("S_GD"), 2),
     predict=_fixed_point_predict, evaluate=_kink_eval,
     tolerance=Tolerance("kink_resolution", 0.005, "kink grid step 0.07% of eta_c plus the fit's bias; "
@@ -802,8 +802,8 @@ def _proj_eval(params, predicted):
 PROJECTED = Claim(
     id="eos.gd.projected_monotone", paper="eos", source="paper 2, E4 (spec: 'only after averaging or projecting')",
     title="In EoS the ‖β‖₁ of the gradient-flow projection of w_k never decreases (the raw norm oscillates)",
-    hypotheses=(sp.Gt(_eta, sp.Symbol("eta_c")),),
-    statement=sp.Ge(sp.Symbol("N_proj_k+1") - sp.Symbol("N_proj_k"), 0),
+    hypotheses=(sp.Gt(_eta, sp.Symbol("eta_c"), evaluate=False),),
+    statement=sp.Ge(sp.Symbol("N_proj_k+1") - sp.Symbol("N_proj_k"), 0, evaluate=False),
     predict=_proj_predict, evaluate=_proj_eval,
     tolerance=Tolerance("root_roundoff", 1e-12, "each projection is a brentq root at 4 eps: ~1e-15 relative noise; "
                         "1e-12 leaves a margin of 1000"),
@@ -835,8 +835,8 @@ def _outcome_eval(params, predicted):
 OUTCOME = Claim(
     id="eos.gd.outcome_classes", paper="eos", source="paper 2 toy (spec: classifying outcomes)",
     title="Every run is classified (finite output); no run converges above 1/(4cyx_min), where no stable minimum exists",
-    hypotheses=(sp.Gt(_eta, 0),),
-    statement=sp.Implies(sp.Symbol("converged"), sp.Le(_eta, mins.STABLE_ETA_MAX)),
+    hypotheses=(sp.Gt(_eta, 0, evaluate=False),),
+    statement=sp.Implies(sp.Symbol("converged"), sp.Le(_eta, mins.STABLE_ETA_MAX, evaluate=False)),
     predict=_outcome_predict, evaluate=_outcome_eval,
     tolerance=Tolerance("exact_count", 0.0, "no converged run may lie above the limit"),
     domain=GD_SMALL, negative_control=lambda p, v: {"eta_max": mins.min_norm_stable_eta_max(_arr(p), p["y"], p.get("c", 0.5))},
@@ -873,8 +873,8 @@ def _mp_eval(params, predicted):
 MPMATH = Claim(
     id="eos.gd.float64_vs_mpmath", paper="eos", source="spec: float64 against mpmath at 60 digits",
     title="Convergent GD runs in float64 agree with 60-digit mpmath to at least 7 digits (flow side and EoS)",
-    hypotheses=(sp.Gt(_eta, 0),),
-    statement=sp.Le(sp.Symbol("rel_err"), sp.Float(1e-7)),
+    hypotheses=(sp.Gt(_eta, 0, evaluate=False),),
+    statement=sp.Le(sp.Symbol("rel_err"), sp.Float(1e-7), evaluate=False),
     predict=_mp_predict, evaluate=_mp_eval,
     tolerance=Tolerance("seven_digits", 1.0, "error is (relative difference)/1e-7; measured ~2e-13 relative "
                         "(13 digits) on the toy"),
@@ -955,7 +955,7 @@ D3_NOT_PARETO = Claim(
     id="eos.gd.d3_not_pareto", paper="eos", source="spec: endpoints for d = 3 are not Pareto-optimal",
     title="d = 3: GD endpoints are never below the front and are strictly off it (excess >= 1%) for some η",
     hypotheses=(sp.Eq(sp.Symbol("d"), 3),),
-    statement=sp.Gt(sp.Symbol("N") - sp.Symbol("N_star"), 0),
+    statement=sp.Gt(sp.Symbol("N") - sp.Symbol("N_star"), 0, evaluate=False),
     predict=lambda p: {"compare": _not_pareto_compare(0.01)}, evaluate=_d3_eval,
     tolerance=Tolerance("exact_decision", 0.0, "both conditions must hold (1e-9 roundoff allowance below the front)"),
     domain=D3_GD, negative_control=lambda p, v: {"compare": _not_pareto_compare(10.0)},
@@ -1059,7 +1059,7 @@ def _risk_eval(params, predicted):
 RISK_BAYES = Claim(
     id="eos.risk.bayes", paper="eos", source="paper 2, theory (spec: Risk, Bayesian version)",
     title="E R(β) = Σβ_i² − (2y/d)Σβ_i/x_i + 2y²/(d(d+1)) Σ1/x_i² for a uniform-simplex teacher, x' ~ N(0, I)",
-    hypotheses=(sp.Gt(_y, 0),),
+    hypotheses=(sp.Gt(_y, 0, evaluate=False),),
     statement=sp.Eq(sp.Symbol("ER_i"), risk.BAYES_RISK_TERM),
     predict=lambda p: float(risk.bayes_risk(_arr(p), p["y"], _risk_beta(p))), evaluate=_risk_eval,
     tolerance=Tolerance("monte_carlo_5sigma", 5.0, "error in standard errors of the MC mean (400k draws); the "
@@ -1085,7 +1085,7 @@ def _opt_eval(params, predicted):
 RISK_OPT = Claim(
     id="eos.risk.optimum", paper="eos", source="paper 2, theory (spec: Risk)",
     title="E R is minimized on P at β̄_i = y/(d x_i), where S = 4 y mean(x) (c = 1/2)",
-    hypotheses=(sp.Gt(_y, 0),),
+    hypotheses=(sp.Gt(_y, 0, evaluate=False),),
     statement=sp.Eq(sp.Symbol("beta_bar"), risk.BAYES_OPTIMUM),
     predict=lambda p: {"beta": risk.bayes_optimal_beta(_arr(p), p["y"]), "S": 4 * p["y"] * float(np.mean(p["x"]))},
     evaluate=_opt_eval,
@@ -1167,8 +1167,8 @@ RISK_U = Claim(
     id="eos.risk.u_shape", paper="eos", source="paper 2, E5 on the toy (spec: Risk, fixed beta*)",
     title="d = 2, fixed β*: R(η) from GD is U-shaped iff S(β*) ∈ (8cyx_min, S_GF), with its minimum near 2/S(β*)",
     hypotheses=(sp.Eq(sp.Symbol("d"), 2),),
-    statement=sp.Equivalent(sp.Symbol("U_shaped"), sp.And(sp.Lt(8 * _c * _y * _x1, sp.Symbol("S_star")),
-                                                           sp.Lt(sp.Symbol("S_star"), sp.Symbol("S_GF")))),
+    statement=sp.Equivalent(sp.Symbol("U_shaped"), sp.And(sp.Lt(8 * _c * _y * _x1, sp.Symbol("S_star"), evaluate=False),
+                                                           sp.Lt(sp.Symbol("S_star"), sp.Symbol("S_GF"), evaluate=False))),
     predict=_u_predict, evaluate=_u_eval,
     tolerance=Tolerance("eos_gap", 0.05, "GD's final S sits 0.7-3% below 2/eta and the eta grid step is ~0.5%: "
                         "argmin within 5% of 2/S(beta*)"),
@@ -1201,7 +1201,7 @@ def _deep_eval(params, predicted):
 DEEP = Claim(
     id="eos.deep.min_sharpness_interior", paper="eos", source="paper 2, theory (spec: Deep shared weights)",
     title="β = w^L (L ≥ 3): S = 2cL²Σx_i²β_i^{2−2/L} is minimized on P at the interior β_i ∝ x_i^{−L/(L−2)}",
-    hypotheses=(sp.Ge(mins.L_sym, 3),),
+    hypotheses=(sp.Ge(mins.L_sym, 3, evaluate=False),),
     statement=sp.Eq(sp.Symbol("beta_i"), sp.Symbol("k") * _x1 ** (-mins.L_sym / (mins.L_sym - 2))),
     predict=lambda p: mins.deep_min_sharpness_beta(_arr(p), p["y"], p["L"]), evaluate=_deep_eval,
     tolerance=Tolerance("slsqp_convex", 1e-5, "SLSQP on a strictly convex objective, ftol 1e-15 (flat to second "

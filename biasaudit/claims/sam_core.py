@@ -66,7 +66,7 @@ def _depth1_evaluate(p, predicted):
 DEPTH1_SAME = Claim(
     id="sam.depth1.same_direction", paper=PAPER, source="A (depth 1)",
     title="at depth 1 all three fields equal mu: w(tau) = alpha + mu tau for GD, l_inf-SAM and l2-SAM",
-    hypotheses=(sp.Eq(_L_s, 1), sp.Gt(_mu_s, 0)),
+    hypotheses=(sp.Eq(_L_s, 1), sp.Gt(_mu_s, 0, evaluate=False)),
     statement=sp.Eq(sp.Function("w")(_t_s), _a_s + _mu_s * _t_s),
     predict=_depth1_predict, evaluate=_depth1_evaluate,
     tolerance=Tolerance("euler_exact_roundoff", 1e-12,
@@ -279,7 +279,7 @@ def _gd_l2_evaluate(p, predicted):
 GD_L2 = Claim(
     id="sam.gd.l2_closed_form", paper=PAPER, source="GD closed forms (L = 2)",
     title="GD at L = 2: w_j(tau) = alpha_j e^{mu_j tau}, so beta/||beta|| -> e_d",
-    hypotheses=(sp.Eq(_L_s, 2), sp.Gt(_a_s, 0)),
+    hypotheses=(sp.Eq(_L_s, 2), sp.Gt(_a_s, 0, evaluate=False)),
     statement=sp.Eq(sp.Function("w")(_t_s), _a_s * sp.exp(_mu_s * _t_s)),
     predict=_gd_l2_predict, evaluate=_gd_l2_evaluate,
     tolerance=Tolerance("dp54_global", 1e-8, "DP5(4) at rtol = 1e-11 over <= 25 e-folds: global relative "
@@ -322,7 +322,7 @@ def _blowup_evaluate(algorithm, p, predicted, rho):
 GD_BLOWUP = Claim(
     id="sam.gd.blowup_time", paper=PAPER, source="GD closed forms (L >= 3)",
     title="GD at L >= 3 blows up at tau_j = alpha_j^{2-L} / ((L-2) mu_j)",
-    hypotheses=(sp.Ge(_L_s, 3), sp.Gt(_a_s, 0)),
+    hypotheses=(sp.Ge(_L_s, 3, evaluate=False), sp.Gt(_a_s, 0, evaluate=False)),
     statement=sp.Eq(sp.Symbol("tau_j"), _a_s ** (2 - _L_s) / ((_L_s - 2) * _mu_s)),
     predict=_gd_blowup_predict, evaluate=lambda p, pred: _blowup_evaluate("gd", p, pred, 0.0),
     tolerance=Tolerance("blowup_stop", 1e-7, "the integrator stops when |w| > 1e100 or its step underflows "
@@ -378,7 +378,7 @@ _LINF_CLASS_DOMAIN = {"d": Integer(1, 4), "mu": _mu_domain(), "rho": Real(0.05, 
 LINF_L2 = Claim(
     id="sam.linf.l2_closed_form", paper=PAPER, source="B (L = 2)",
     title="l_inf-SAM at L = 2: w_j = rho + (alpha_j - rho) e^{mu_j tau}, sliding at 0 after it hits 0",
-    hypotheses=(sp.Eq(_L_s, 2), sp.Gt(_a_s, 0), sp.Gt(_r_s, 0)),
+    hypotheses=(sp.Eq(_L_s, 2), sp.Gt(_a_s, 0, evaluate=False), sp.Gt(_r_s, 0, evaluate=False)),
     statement=sp.Eq(sp.Function("w")(_t_s), sp.Max(_r_s + (_a_s - _r_s) * sp.exp(_mu_s * _t_s), 0)),
     predict=_linf_l2_predict, evaluate=_linf_l2_evaluate,
     tolerance=Tolerance("dp54_global", 1e-8, "DP5(4) at rtol = 1e-11 over <= 15 e-folds; the snap to 0 at the "
@@ -417,7 +417,7 @@ LINF_ZERO_HIT = Claim(
     id="sam.linf.zero_hit_time", paper=PAPER, source="B (L = 2; even L >= 4 generalised)",
     title="l_inf-SAM, alpha_j < rho: w_j hits 0 at tau_0 = ln(rho/(rho - alpha_j))/mu_j (L = 2), "
           "((rho - alpha)^{2-L} - rho^{2-L})/((L-2) mu) for even L",
-    hypotheses=(sp.Lt(_a_s, _r_s), sp.Eq(sp.Mod(_L_s, 2), 0)),
+    hypotheses=(sp.Lt(_a_s, _r_s, evaluate=False), sp.Eq(sp.Mod(_L_s, 2), 0)),
     statement=sp.Eq(sp.Symbol("tau_0"), sp.log(_r_s / (_r_s - _a_s)) / _mu_s),
     predict=_zero_hit_predict, evaluate=_zero_hit_evaluate,
     tolerance=Tolerance("event_location", 1e-9, "DOP853 at rtol = 1e-13 with event root-finding: ~1e-12"),
@@ -458,8 +458,8 @@ def _chatter_evaluate(p, predicted):
 LINF_CHATTER = Claim(
     id="sam.linf.chatter_bound", paper=PAPER, source="B (L = 2, Filippov point)",
     title="discrete l_inf-SAM iterates chatter at 0 with |w_j| <= 2 h mu_j rho (h = eta sigma(-z~))",
-    hypotheses=(sp.Eq(_L_s, 2), sp.Lt(_a_s, _r_s), sp.Le(sp.Symbol("h") * _mu_s, 1)),
-    statement=sp.Le(sp.Abs(_w_s), 2 * sp.Symbol("h") * _mu_s * _r_s),
+    hypotheses=(sp.Eq(_L_s, 2), sp.Lt(_a_s, _r_s, evaluate=False), sp.Le(sp.Symbol("h") * _mu_s, 1, evaluate=False)),
+    statement=sp.Le(sp.Abs(_w_s), 2 * sp.Symbol("h") * _mu_s * _r_s, evaluate=False),
     predict=lambda p: 2.0, evaluate=_chatter_evaluate,
     tolerance=Tolerance("exact_inequality", 1e-12, "an inequality; 1e-12 absorbs float roundoff only"),
     domain=Domain({"mu": Real(0.5, 3.0), "alpha_over_rho": Real(0.2, 0.9), "rho": Real(0.05, 0.5),
@@ -559,7 +559,7 @@ def _unbalanced_evaluate(p, predicted):
 LINF_UNBALANCED = Claim(
     id="sam.linf.unbalanced_growth", paper=PAPER, source="B (L = 2, unbalanced init)",
     title="l_inf-SAM at L = 2 from positive (u, v): coordinate j grows iff u_j(0) + v_j(0) > 2 rho",
-    hypotheses=(sp.Eq(_L_s, 2), sp.Symbol("u_0", positive=True) > 0, sp.Symbol("v_0", positive=True) > 0),
+    hypotheses=(sp.Eq(_L_s, 2), sp.Gt(sp.Symbol("u_0", positive=True), 0, evaluate=False), sp.Gt(sp.Symbol("v_0", positive=True), 0, evaluate=False)),
     statement=sp.Equivalent(sp.Symbol("grows"), sp.Symbol("u_0") + sp.Symbol("v_0") > 2 * _r_s),
     predict=_unbalanced_predict, evaluate=_unbalanced_evaluate,
     tolerance=Tolerance("exact_classification", 0.0, "a yes/no per coordinate; every one must match"),
@@ -692,7 +692,7 @@ LINF_LIMIT_DEEP = Claim(
     id="sam.linf.limit_rule_deep", paper=PAPER, source="B (L >= 3)",
     title="l_inf-SAM at L >= 3: the limit is e_k, k = argmax over {alpha_j > rho} of mu_j (alpha_j - rho)^{L-2} "
           "(a minor feature can win)",
-    hypotheses=(sp.Ge(_L_s, 3), sp.Gt(_a_s, _r_s)),
+    hypotheses=(sp.Ge(_L_s, 3, evaluate=False), sp.Gt(_a_s, _r_s, evaluate=False)),
     statement=sp.Eq(sp.Symbol("k"), sp.Function("argmax")(_mu_s * (_a_s - _r_s) ** (_L_s - 2))),
     predict=_limit_predict, evaluate=_limit_evaluate_deep,
     tolerance=Tolerance("exact_classification", 0.0, "the blowing-up index must match"),
@@ -740,7 +740,7 @@ def _parity_evaluate(p, predicted):
 LINF_PARITY = Claim(
     id="sam.linf.parity", paper=PAPER, source="B (parity, L >= 3)",
     title="l_inf-SAM, alpha_j < rho, L >= 3: even L -> w_j hits 0 and slides; odd L -> w_j increases to rho",
-    hypotheses=(sp.Ge(_L_s, 3), sp.Lt(_a_s, _r_s)),
+    hypotheses=(sp.Ge(_L_s, 3, evaluate=False), sp.Lt(_a_s, _r_s, evaluate=False)),
     statement=sp.Eq((_r_s - _w_s) ** (2 - _L_s),
                     (_r_s - _a_s) ** (2 - _L_s) - (-1) ** _L_s * (_L_s - 2) * _mu_s * _t_s),
     predict=_parity_predict, evaluate=_parity_evaluate,
@@ -794,7 +794,7 @@ FLOW_EULER = Claim(
     id="sam.flow.euler_step", paper=PAPER, source="Setting (flows, exact fact 2)",
     title="one discrete SAM step on the logistic loss is explicit Euler on the rescaled field with "
           "h_k = eta sigma(-z~_k)",
-    hypotheses=(sp.Gt(_a_s, 0), sp.Gt(sp.Symbol("eta"), 0)),
+    hypotheses=(sp.Gt(_a_s, 0, evaluate=False), sp.Gt(sp.Symbol("eta"), 0, evaluate=False)),
     statement=sp.Eq(sp.Symbol("w_{k+1}"), _w_s + sp.Symbol("eta") / (1 + sp.exp(sp.Symbol("z~"))) * sp.Symbol("F(w)")),
     predict=_euler_predict, evaluate=_euler_evaluate,
     tolerance=Tolerance("float64_roundoff", 512 * EPS, "the same arithmetic in another order: a few ulp"),
@@ -855,7 +855,7 @@ def _linear_loss_control(p, predicted):
 FLOW_LINEAR = Claim(
     id="sam.flow.linear_loss", paper=PAPER, source="Setting (flows, exact fact 1)",
     title="the rescaled reduced field is the SAM flow on the linear loss -<beta, mu> (balanced states)",
-    hypotheses=(sp.Gt(_a_s, 0),),
+    hypotheses=(sp.Gt(_a_s, 0, evaluate=False),),
     statement=sp.Eq(sp.Symbol("F(w)"), -sp.Symbol("grad L_lin(w + eps)")),
     predict=_linear_loss_predict, evaluate=_linear_loss_evaluate,
     tolerance=Tolerance("float64_roundoff", 512 * EPS, "complex-step derivatives are exact to roundoff"),
@@ -942,7 +942,7 @@ def _flow_limit_evaluate(p, predicted):
 DISCRETE_FLOW_LIMIT = Claim(
     id="sam.discrete.flow_limit", paper=PAPER, source="Setting (flows: rho fixed, eta -> 0)",
     title="the discrete algorithm tracks the rescaled flow to O(eta): halving eta halves the gap",
-    hypotheses=(sp.Gt(_a_s, _r_s),),
+    hypotheses=(sp.Gt(_a_s, _r_s, evaluate=False),),
     statement=sp.Eq(sp.Symbol("gap(eta)") / sp.Symbol("gap(eta/2)"), 2),
     predict=lambda p: 2.0, evaluate=_flow_limit_evaluate,
     tolerance=Tolerance("first_order_ratio", 0.05, "the next term of the global Euler error is O(eta^2): at "

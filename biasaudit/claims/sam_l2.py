@@ -168,7 +168,7 @@ def _loglin_control(p, predicted):
 LOG_LINEAR = Claim(
     id="sam.l2.log_linear_reduction", paper=PAPER, source="C (exact log-linear reduction)",
     title="ln(w_j/alpha_j) = mu_j tau − c mu_j^2 A(tau), A' = 1/S: the whole L=2 trajectory is one scalar ODE",
-    hypotheses=(sp.Eq(_L, 2), sp.Gt(_mu_j, 0), sp.Gt(_alpha, 0)),
+    hypotheses=(sp.Eq(_L, 2), sp.Gt(_mu_j, 0, evaluate=False), sp.Gt(_alpha, 0, evaluate=False)),
     statement=sp.Eq(sp.log(_w / _alpha), _mu_j * _tau - _cs * _mu_j**2 * _A),
     predict=_loglin_predict, evaluate=_loglin_evaluate,
     tolerance=Tolerance("rk4_vs_dop853", 1e-8,
@@ -213,7 +213,7 @@ def _jd_evaluate(p, predicted):
 JDAGGER = Claim(
     id="sam.l2.jdagger_formula", paper=PAPER, source="C (dominant index)",
     title="j†(tau) = argmax_j [ln alpha_j + mu_j tau − c mu_j^2 A] (uniform alpha: argmax mu_j − c mu_j^2/H)",
-    hypotheses=(sp.Eq(_L, 2), sp.Gt(_alpha, 0)),
+    hypotheses=(sp.Eq(_L, 2), sp.Gt(_alpha, 0, evaluate=False)),
     statement=sp.Eq(sp.Symbol("j_dagger"), sp.Function("argmax")(sp.log(_alpha) + _mu_j * _tau - _cs * _mu_j**2 * _A)),
     predict=_jd_predict, evaluate=_jd_evaluate,
     tolerance=Tolerance("exact_index", 0.0, "an index either matches or not (near-ties < 1e-7 excluded)"),
@@ -313,8 +313,8 @@ CERTIFICATES = Claim(
     id="sam.l2.certificates", paper=PAPER, source="C (regime 1 certificates)",
     title="S < c mu_1 ⇒ every coordinate shrinks forever (beta → 0); max_j w_j > c ⇒ escape",
     hypotheses=(sp.Eq(_L, 2),),
-    statement=sp.And(sp.Implies(sp.Lt(_S, _cs * _mu_1), sp.Symbol("collapse")),
-                     sp.Implies(sp.Gt(_w, _cs), sp.Symbol("escape"))),
+    statement=sp.And(sp.Implies(sp.Lt(_S, _cs * _mu_1, evaluate=False), sp.Symbol("collapse")),
+                     sp.Implies(sp.Gt(_w, _cs, evaluate=False), sp.Symbol("escape"))),
     predict=lambda p: p["case"], evaluate=_cert_evaluate,
     tolerance=Tolerance("monotone_exact", 1e-10,
                         "S nonincreasing / max w ≥ c hold exactly; DOP853 at rtol 1e-11 adds ~1e-11 jitter"),
@@ -348,7 +348,7 @@ SANDWICH = Claim(
     id="sam.l2.sandwich", paper=PAPER, source="C (regime 1 sandwich)",
     title="c mu_1/‖mu‖ ≤ alpha_c ≤ c mu_d/‖mu‖",
     hypotheses=(sp.Eq(_L, 2),),
-    statement=sp.And(sp.Le(_cs * _mu_1 / _norm, sp.Symbol("alpha_c")), sp.Le(sp.Symbol("alpha_c"), _cs * _mu_d / _norm)),
+    statement=sp.And(sp.Le(_cs * _mu_1 / _norm, sp.Symbol("alpha_c"), evaluate=False), sp.Le(sp.Symbol("alpha_c"), _cs * _mu_d / _norm, evaluate=False)),
     predict=_sandwich_predict, evaluate=_sandwich_evaluate,
     tolerance=Tolerance("exact_classification", 0.0, "collapse/escape at the bounds is a yes/no fact"),
     domain=Domain(_base()),
@@ -385,7 +385,7 @@ def _ac_evaluate(p, predicted):
 ALPHA_COLLAPSE = Claim(
     id="sam.l2.alpha_collapse", paper=PAPER, source="C (reference values of alpha_c/c)",
     title="alpha_c (certificate-driven bisection, float64) matches the spec table and a 30-digit mpmath bracket",
-    hypotheses=(sp.Eq(_L, 2), sp.Gt(_rho, 0)),
+    hypotheses=(sp.Eq(_L, 2), sp.Gt(_rho, 0, evaluate=False)),
     statement=sp.Eq(sp.Symbol("alpha_c") / _cs, sp.Function("bisect")(sp.Symbol("certificates"))),
     predict=lambda p: _alpha_c(p) / _c(p), evaluate=_ac_evaluate,
     tolerance=Tolerance("float64_vs_mpmath", 1e-9, "the issue's agreement target between float64 and mpmath"),
@@ -414,7 +414,7 @@ def _scale_evaluate(p, predicted):
 SCALE_INVARIANCE = Claim(
     id="sam.l2.alpha_collapse_scale_invariance", paper=PAPER, source="C (regime boundaries: only alpha/c matters)",
     title="alpha_c/c depends only on the direction of mu: invariant to mu → s mu and to rho",
-    hypotheses=(sp.Eq(_L, 2), sp.Gt(sp.Symbol("s"), 0)),
+    hypotheses=(sp.Eq(_L, 2), sp.Gt(sp.Symbol("s"), 0, evaluate=False)),
     statement=sp.Eq(sp.Function("alpha_c")(sp.Symbol("s") * _mu_j, _cs) / _cs, sp.Function("alpha_c")(_mu_j, 1)),
     predict=lambda p: _alpha_c(p) / _c(p), evaluate=_scale_evaluate,
     tolerance=Tolerance("bisection_rel", 1e-10, "two bisections to rel 1e-12 with RK4 error ~1e-13 each"),
@@ -452,7 +452,7 @@ def _r1_evaluate(p, predicted):
 REGIME1 = Claim(
     id="sam.l2.regime1_collapse", paper=PAPER, source="C (regime 1)",
     title="alpha < alpha_c: beta → 0 in finite tau and the loss rises to ln 2",
-    hypotheses=(sp.Lt(_alpha, sp.Symbol("alpha_c")),),
+    hypotheses=(sp.Lt(_alpha, sp.Symbol("alpha_c"), evaluate=False),),
     statement=sp.Eq(sp.Limit(sp.Function("loss")(_tau), _tau, sp.Symbol("tau_star")), sp.log(2)),
     predict=lambda p: math.log(2.0), evaluate=_r1_evaluate,
     tolerance=Tolerance("loss_at_S_tiny", 1e-12,
@@ -487,7 +487,7 @@ def _grow_evaluate(p, predicted):
 ALPHA_GROW = Claim(
     id="sam.l2.alpha_grow", paper=PAPER, source="C (alpha_grow)",
     title="above alpha_grow = c mu_d/‖mu‖ every coordinate grows monotonically and j† is nondecreasing in tau",
-    hypotheses=(sp.Ge(_alpha, _cs * _mu_d / _norm),),
+    hypotheses=(sp.Ge(_alpha, _cs * _mu_d / _norm, evaluate=False),),
     statement=sp.Eq(sp.Symbol("alpha_grow"), _cs * _mu_d / _norm),
     predict=_grow_predict, evaluate=_grow_evaluate,
     tolerance=Tolerance("sign_roundoff", 1e-12, "growth rates ≥ 0 exactly; roundoff of 1 − c mu_d/S is ~eps"),
@@ -558,7 +558,7 @@ def _r2_evaluate(p, predicted):
 REGIME2 = Claim(
     id="sam.l2.regime2_sequential", paper=PAPER, source="C (regime 2)",
     title="alpha_c < alpha < alpha_R3: sequential amplification, j† moves up to d through minor coordinates",
-    hypotheses=(sp.Lt(sp.Symbol("alpha_c"), _alpha), sp.Lt(_alpha, sp.Symbol("alpha_R3"))),
+    hypotheses=(sp.Lt(sp.Symbol("alpha_c"), _alpha, evaluate=False), sp.Lt(_alpha, sp.Symbol("alpha_R3"), evaluate=False)),
     statement=sp.Eq(sp.Symbol("j_dagger_inf"), sp.Symbol("d")),
     predict=_r2_predict, evaluate=_r2_evaluate,
     tolerance=Tolerance("exact_sequence", 0.0, "a j† sequence matches or not"),
@@ -595,7 +595,7 @@ def _plateau_evaluate(p, predicted):
 PLATEAU = Claim(
     id="sam.l2.plateau_law", paper=PAPER, source="C (plateau law)",
     title="escape time (1/mu_1) ln(1/delta) + O(1), delta = alpha/alpha_c − 1; beta ≈ c² e_1 = (rho²/2) e_1 on the plateau",
-    hypotheses=(sp.Gt(sp.Symbol("delta"), 0),),
+    hypotheses=(sp.Gt(sp.Symbol("delta"), 0, evaluate=False),),
     statement=sp.Eq(sp.Symbol("tau_exit"), sp.log(1 / sp.Symbol("delta")) / _mu_1 + sp.O(1)),
     predict=lambda p: 1.0 / _arr(p)[0], evaluate=_plateau_evaluate,
     tolerance=Tolerance("slope_fit", 5e-3,
@@ -699,7 +699,7 @@ MONOTONE_ALPHA = Claim(
     id="sam.l2.monotone_in_alpha", paper=PAPER, source="C (monotonicity: cooperative system)",
     title="j†(tau, alpha) is nondecreasing in alpha at every tau",
     hypotheses=(sp.Eq(_L, 2),),
-    statement=sp.Ge(sp.Derivative(sp.Function("j_dagger")(_tau, _alpha), _alpha), 0),
+    statement=sp.Ge(sp.Derivative(sp.Function("j_dagger")(_tau, _alpha), _alpha), 0, evaluate=False),
     predict=lambda p: 1, evaluate=_mono_evaluate,
     tolerance=Tolerance("exact_order", 0.0, "an order either holds or not"),
     domain=Domain(_base()),
@@ -728,7 +728,7 @@ def _nonmono_evaluate(p, predicted):
 NONMONOTONE_TAU = Claim(
     id="sam.l2.nonmonotone_in_tau", paper=PAPER, source="C (monotonicity)",
     title="below alpha_grow j† need not be monotone in tau: mu=(1..10) near alpha_c gives 3,2,1,2,…,10",
-    hypotheses=(sp.Lt(_alpha, sp.Symbol("alpha_grow")),),
+    hypotheses=(sp.Lt(_alpha, sp.Symbol("alpha_grow"), evaluate=False),),
     statement=sp.Eq(sp.Symbol("j_dagger_sequence"), sp.Tuple(3, 2, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10)),
     predict=_nonmono_predict, evaluate=_nonmono_evaluate,
     tolerance=Tolerance("exact_sequence", 0.0, "a j† sequence matches or not"),
@@ -772,7 +772,7 @@ def _asym_evaluate(p, predicted):
 ASYMPTOTICS = Claim(
     id="sam.l2.asymptotics", paper=PAPER, source="C (asymptotics)",
     title="A_inf < ∞, beta/‖beta‖ → e_d, ln(w_j/w_j^GD) → −c mu_j² A_inf",
-    hypotheses=(sp.Gt(_alpha, sp.Symbol("alpha_c")),),
+    hypotheses=(sp.Gt(_alpha, sp.Symbol("alpha_c"), evaluate=False),),
     statement=sp.Eq(sp.Limit(sp.log(_w / sp.Symbol("w_j^GD")), _tau, sp.oo), -_cs * _mu_j**2 * sp.Symbol("A_inf")),
     predict=_asym_predict, evaluate=_asym_evaluate,
     tolerance=Tolerance("converged_A", 1e-7, "A(60/mu_1) − A_inf ~ e^{−60 mu_d/mu_1}; RK4 vs DOP853 ~1e-9"),
@@ -822,7 +822,7 @@ DISCRETE_VS_FLOW = Claim(
     id="sam.l2.discrete_vs_flow", paper=PAPER, source="C (discrete versus flow)",
     title="discrete logistic l2-SAM at eta = 0.01: separatrix within 5e−3 of alpha_c, same j† sequence as the flow",
     hypotheses=(sp.Eq(sp.Symbol("eta"), sp.Rational(1, 100)),),
-    statement=sp.Le(sp.Abs(sp.Symbol("alpha_c(eta)") / sp.Symbol("alpha_c") - 1), 5 * sp.Rational(1, 1000)),
+    statement=sp.Le(sp.Abs(sp.Symbol("alpha_c(eta)") / sp.Symbol("alpha_c") - 1), 5 * sp.Rational(1, 1000), evaluate=False),
     predict=_dvf_predict, evaluate=_dvf_evaluate,
     tolerance=Tolerance("spec_tracking", 5e-3, "the spec's 5e-3 at eta = 0.01, read as a relative separatrix shift "
                                                "(the trajectory reading is reported, see notes/sam-l2.md)"),
@@ -848,7 +848,7 @@ def _shift_evaluate(p, predicted):
 DISCRETE_SHIFT = Claim(
     id="sam.l2.discrete_separatrix_shift", paper=PAPER, source="C (discrete versus flow)",
     title="the discrete separatrix moves O(h): alpha_c(h) ≈ alpha_c − 0.050 c h (explicit Euler, mu=(1,1.5,2,2.5,3))",
-    hypotheses=(sp.Gt(sp.Symbol("h"), 0),),
+    hypotheses=(sp.Gt(sp.Symbol("h"), 0, evaluate=False),),
     statement=sp.Eq(sp.Symbol("alpha_c(h)"), sp.Symbol("alpha_c") - sp.Rational(5, 100) * _cs * sp.Symbol("h")),
     predict=lambda p: -0.050, evaluate=_shift_evaluate,
     tolerance=Tolerance("spec_digits", 5e-4, "half a unit of the last digit the spec gives (0.050)"),

@@ -235,7 +235,7 @@ CLAIMS = (
         id="eos.torch.e1_phase_transition", source="paper 2, §Experiments (E1); spec paper-2-eos.md E1",
         title="full-batch GD on an MNIST FCN: final sharpness stays at s_GF below eta_c = 2/s_GF and follows "
               "2/eta above it, while the l1 norm rises with eta",
-        hypotheses=(sp.Gt(s_gf, 0), sp.Gt(eta, 0)), statement=sp.Eq(S_final(eta), S_PRED_EXPR),
+        hypotheses=(sp.Gt(s_gf, 0, evaluate=False), sp.Gt(eta, 0, evaluate=False)), statement=sp.Eq(S_final(eta), S_PRED_EXPR),
         predict=_predict_eta_c, evaluate=_eval_e1, tolerance=TRACKING, domain=DOMAIN,
         negative_control=_shift(1.3), **COMMON,
         notes="quick tier: FCN 784-32-32-10 tanh, MNIST-5k n=500, MSE (torch mean), eps=1e-2, float32"),
@@ -243,14 +243,14 @@ CLAIMS = (
         id="eos.torch.ce_tracking", source="paper 2, §Experiments (E2, cross-entropy); spec 'Cross-entropy'",
         title="with cross-entropy (eps near the gradient-flow sharpness peak) final sharpness stays at s_GF "
               "below 2/s_GF and follows 2/eta above it",
-        hypotheses=(sp.Gt(s_gf, 0), sp.Gt(eta, 0)), statement=sp.Eq(S_final(eta), S_PRED_EXPR),
+        hypotheses=(sp.Gt(s_gf, 0, evaluate=False), sp.Gt(eta, 0, evaluate=False)), statement=sp.Eq(S_final(eta), S_PRED_EXPR),
         predict=_predict_eta_c, evaluate=_eval_e1, tolerance=TRACKING, domain=CE_DOMAIN,
         negative_control=_shift(1.3), **COMMON,
         notes="eps=0.25: for this FCN the GF sharpness peaks near L=0.3 and falls 3x by L=0.02"),
     Claim(
         id="eos.torch.e2_kink_at_2_over_sgf", source="paper 2, §Experiments (E2); spec E2",
         title="the kink of final sharpness vs eta sits at eta_c = 2/s_GF (one architecture at the quick tier)",
-        hypotheses=(sp.Gt(s_gf, 0),), statement=sp.Eq(sp.Symbol("eta_kink", positive=True), ETA_C_EXPR),
+        hypotheses=(sp.Gt(s_gf, 0, evaluate=False),), statement=sp.Eq(sp.Symbol("eta_kink", positive=True), ETA_C_EXPR),
         predict=_predict_eta_c, evaluate=_eval_e2, tolerance=KINK, domain=DOMAIN,
         negative_control=_shift(1.3), **COMMON,
         notes="the spec's 'across architectures' is the full tier's job (--arch cnn|resnet|vit)"),
@@ -258,21 +258,21 @@ CLAIMS = (
         id="eos.torch.e3_measures", source="paper 2, §Experiments (E3); spec E3",
         title="above eta_c the l1, l2 and nuclear norms rise and the worst-case, average and adaptive sharpness "
               "fall with eta",
-        hypotheses=(sp.Gt(eta, ETA_C_EXPR),),
-        statement=sp.And(sp.Gt(sp.Derivative(L1(eta), eta), 0), sp.Lt(sp.Derivative(S_final(eta), eta), 0)),
+        hypotheses=(sp.Gt(eta, ETA_C_EXPR, evaluate=False),),
+        statement=sp.And(sp.Gt(sp.Derivative(L1(eta), eta), 0, evaluate=False), sp.Lt(sp.Derivative(S_final(eta), eta), 0, evaluate=False)),
         predict=_predict_e3, evaluate=_eval_e3, tolerance=MONOTONE, domain=DOMAIN, negative_control=_flip,
         **COMMON),
     Claim(
         id="eos.torch.e4_dynamics", source="paper 2, §Experiments (E4); spec E4",
         title="in one EoS run (eta = 2 eta_c) the sharpness oscillates around 2/eta while the (2-step averaged) "
               "l1 norm grows",
-        hypotheses=(sp.Gt(eta, ETA_C_EXPR),), statement=sp.Eq(sp.Function("S_t")(k), 2 / eta),
+        hypotheses=(sp.Gt(eta, ETA_C_EXPR, evaluate=False),), statement=sp.Eq(sp.Function("S_t")(k), 2 / eta),
         predict=lambda params: {"level_factor": 1.0}, evaluate=_eval_e4, tolerance=TRACKING, domain=DOMAIN,
         negative_control=lambda params, predicted: {"level_factor": 1.3}, **COMMON),
     Claim(
         id="eos.torch.e5_u_shape", source="paper 2, §Experiments (E5); spec E5",
         title="test error against eta is U-shaped (best eta inside the sweep), judged with binomial CIs",
-        hypotheses=(sp.Gt(eta, 0),),
+        hypotheses=(sp.Gt(eta, 0, evaluate=False),),
         statement=sp.Symbol("exists eta* interior: err(eta*) < err(eta_min), err(eta_max)"),
         predict=lambda params: {"argmin": "interior"}, evaluate=_eval_e5, tolerance=U_SHAPE, domain=DOMAIN,
         negative_control=lambda params, predicted: {"argmin": "smallest eta"}, **COMMON,
@@ -281,7 +281,7 @@ CLAIMS = (
         id="eos.torch.sharpness_vs_dense", source="spec paper-2-eos.md, 'Measuring sharpness on networks'",
         title="HVPs, eigsh (max|lambda|, lambda_max, lambda_min) and our Lanczos agree with the dense autograd "
               "Hessian of a tiny float64 FCN",
-        hypotheses=(sp.Gt(S, 0),), statement=sp.Eq(S, sp.Symbol("max_abs_eig_dense_H")),
+        hypotheses=(sp.Gt(S, 0, evaluate=False),), statement=sp.Eq(S, sp.Symbol("max_abs_eig_dense_H")),
         predict=_predict_dense, evaluate=_eval_dense, tolerance=DENSE,
         domain=Domain({"net": Fixed("fcn 5-6-6-3 tanh, teacher data n=40, float64")}),
         negative_control=lambda params, predicted: {

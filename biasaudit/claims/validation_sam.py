@@ -120,7 +120,7 @@ DIAG_CLAIM = Claim(
     paper="sam",
     source="§Setting (algorithms), discrete steps; torch autograd vs numerics/sam_discrete",
     title="torch diagonal network (autograd + torch SAM optimizer) follows the numba GD/SAM trajectories",
-    hypotheses=(sp.Gt(eta, 0), sp.Ge(rho, 0), sp.Gt(alpha, 0)),
+    hypotheses=(sp.Gt(eta, 0, evaluate=False), sp.Ge(rho, 0, evaluate=False), sp.Gt(alpha, 0, evaluate=False)),
     statement=sp.Eq(sp.Function("W_torch")(k), sp.Function("W_numba")(k)),
     predict=_diag_predict,
     evaluate=_diag_evaluate,
@@ -202,7 +202,7 @@ def _flip(params, predicted):
 
 
 def _experiment_claim(cid, title, source, kind, metric, statement, notes, matched=True):
-    hypotheses = (sp.Gt(rho, 0), sp.Gt(alpha, 0)) + ((sp.Eq(a_sam, a_gd),) if matched else ())
+    hypotheses = (sp.Gt(rho, 0, evaluate=False), sp.Gt(alpha, 0, evaluate=False)) + ((sp.Eq(a_sam, a_gd),) if matched else ())
     return Claim(
         id=cid, paper="sam", source=source, title=title,
         hypotheses=hypotheses,
@@ -224,32 +224,32 @@ EXPERIMENT_CLAIMS = (
         "sam.torch.minor_mass_gradcam",
         "SAM puts more Grad-CAM mass on low-intensity pixels than GD (same training accuracy)",
         "§Empirical (Grad-CAM on CNNs, MNIST)", "minor_mass", "cam_low",
-        sp.Gt(m_sam - m_gd, 0),
+        sp.Gt(m_sam - m_gd, 0, evaluate=False),
         "small CNN, MNIST-5k at 14x14, 5 paired seeds; GD interpolated to SAM's final training accuracy"),
     _experiment_claim(
         "sam.torch.minor_mass_inputgrad",
         "SAM puts more |input gradient| mass on low-intensity pixels than GD (same training accuracy)",
         "§Empirical (saliency proxy)", "minor_mass", "grad_low",
-        sp.Gt(m_sam - m_gd, 0),
+        sp.Gt(m_sam - m_gd, 0, evaluate=False),
         "same runs as sam.torch.minor_mass_gradcam; |dy/dx| instead of Grad-CAM"),
     _experiment_claim(
         "sam.torch.synthetic_minor_first",
         "on the bright/faint patch task SAM learns the faint (minor) patch before the bright (major) one",
         "§Empirical (controlled image test)", "synthetic", "lead_sam",
-        sp.Gt(sp.Symbol("t_major") - sp.Symbol("t_minor"), 0),
+        sp.Gt(sp.Symbol("t_major") - sp.Symbol("t_minor"), 0, evaluate=False),
         "t = first step at which the accuracy from that patch alone (the other ablated) reaches 0.9",
         matched=False),
     _experiment_claim(
         "sam.torch.synthetic_minor_reliance",
         "on the bright/faint patch task SAM relies on the faint patch more than GD at the same accuracy",
         "§Empirical (controlled image test)", "synthetic", "minor_reliance",
-        sp.Gt(m_sam - m_gd, 0),
+        sp.Gt(m_sam - m_gd, 0, evaluate=False),
         "reliance = acc(major ablated) - acc(minor ablated), compared at training-accuracy levels"),
     _experiment_claim(
         "sam.torch.synthetic_minor_gradcam",
         "on the bright/faint patch task SAM's Grad-CAM share on the faint patch exceeds GD's while learning",
         "§Empirical (controlled image test)", "synthetic", "cam_minor_share",
-        sp.Gt(m_sam - m_gd, 0),
+        sp.Gt(m_sam - m_gd, 0, evaluate=False),
         "Grad-CAM minor/(minor+major) mass, compared at training-accuracy levels"),
 )
 

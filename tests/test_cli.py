@@ -48,3 +48,13 @@ def test_registry_and_theory_checks_do_not_import_torch():
             "all_claims(); print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False"], out.stderr
+
+
+def test_check_json_lists_claims_with_id_paper_and_verdict(capsys):
+    import json
+
+    assert main(["check", "--claims", "sam.flow.euler_step", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    (claim,) = out["claims"]
+    assert claim["id"] == "sam.flow.euler_step" and claim["paper"] == "sam"
+    assert claim["verdict"] == "confirmed" and out["summary"]["confirmed"] == 1

@@ -37,6 +37,7 @@ def run(args) -> int:
         except Exception as exc:  # noqa: BLE001 - a broken check is recorded, never counted as a pass
             results.append({"claim_id": claim.id, "paper": claim.paper, "verdict": str(Verdict.ERROR),
                             "detail": f"{type(exc).__name__}: {exc}"})
+    results = [{"id": r["claim_id"], **r} for r in results]  # `id` is the documented key; claim_id kept too
     summary = {v.value: sum(r["verdict"] == v.value for r in results) for v in Verdict}
     summary["total"] = len(results)
     if args.json:

@@ -327,3 +327,12 @@ def test_audit_tier_full_runs_the_thorough_profile(tmp_path):
     assert record["profile"] == "thorough" and record["n_cases"] == 6  # the toy's thorough sample count
     with pytest.raises(InputError, match="^tier: must be one of quick, full"):
         audit(tmp_path, tier="huge")
+
+
+def test_audit_bench_noop_claim_is_a_valid_claim():
+    from biasaudit.benchmarks import all_cases
+    from biasaudit.benchmarks.ledger import _noop_claim
+    from biasaudit.ledger import Verdict, run_claim
+
+    assert run_claim(_noop_claim(0)).verdict is Verdict.CONFIRMED
+    assert {"audit.overhead", "sam.l2_heatmap", "eos.gd_sweep"} <= {c.name for c in all_cases()}

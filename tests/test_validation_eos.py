@@ -270,6 +270,22 @@ def test_flatloss_rejects_a_parameterless_model():
         FlatLoss(torch.nn.Tanh(), lambda o, y: o.sum(), torch.zeros(2), torch.zeros(2))
 
 
+def test_sharpness_fixed_point_operator_matches_hvp():
+    from validation.sharpness import HessianAt
+
+    problem = tiny(dtype="float64")
+    f, theta = problem.train_loss, trained_point(problem, steps=5)
+    H = HessianAt(f, theta)
+    rng = np.random.default_rng(3)
+    for _ in range(3):  # repeated products through the one retained graph
+        v = torch.as_tensor(rng.standard_normal(f.p), dtype=theta.dtype)
+        for method in ("forward-over-reverse", "double-backward"):
+            assert torch.allclose(H(v), hvp(f, theta, v, method), rtol=0, atol=1e-10)
+    n = f.n_hvp
+    H(v)
+    assert f.n_hvp == n + 1
+
+
 def test_sharpness_hvp_falls_back_to_double_backward_without_forward_mode(monkeypatch):
     import validation.sharpness as sh
 

@@ -21,7 +21,9 @@ S_ad(ξ)                     adaptive sharpness λ_max(T H T), T = diag(|θ| + �
 
 HVP. Forward-over-reverse: ``torch.func.jvp(torch.func.grad(L), (θ,), (v,))`` returns (∇L, Hv) in about
 the cost of 2–3 gradients. Double backward (``torch.autograd.grad`` twice) is the fallback
-(``method="double-backward"``), for modules whose ops have no forward-mode rule.
+(``method="double-backward"``), for modules whose ops have no forward-mode rule. Solvers that take many
+HVPs at one θ (eigsh, Lanczos, power iteration, Hutchinson) use :class:`HessianAt`: the gradient graph is
+built once and each HVP is one backward pass through it.
 
 Top eigenvalue. ``scipy.sparse.linalg.eigsh`` on a ``LinearOperator`` (k=1, tol 1e−3 by default, warm start
 ``v0`` = the previous eigenvector). If ARPACK does not converge, the result has ``converged=False`` and
@@ -51,6 +53,7 @@ __all__ = [
     "FlatLoss",
     "EigenEstimate",
     "hvp",
+    "HessianAt",
     "top_eigenvalue",
     "sharpness_spectrum",
     "lanczos_eigenvalues",
@@ -158,6 +161,49 @@ def hvp(f: FlatLoss, theta, v, method: str | None = None):
     return hv.detach()
 
 
+class HessianAt:
+    """v ↦ H(θ)v at a *fixed* θ, for solvers that take many HVPs at one point (eigsh, Lanczos, power).
+
+    The gradient graph is built once (``create_graph=True``, on the first call) and kept; each HVP is then
+    one backward pass through it (``autograd.grad(g, θ, v, retain_graph=True)``): the same arithmetic as
+    ``hvp(..., "double-backward")`` without re-running the forward and first backward per HVP. Used when
+    ``method`` is None or "double-backward"; an explicit "forward-over-reverse" keeps per-call torch.func
+    HVPs, and so does a module whose graph cannot be differentiated twice. Counts HVPs in ``f.n_hvp``.
+    """
+
+    def __init__(self, f: FlatLoss, theta, method: str | None = None):
+        self.f, self.theta = f, theta
+        self.method = choice("method", method, HVP_METHODS) if method is not None else None
+        self._t = self._g = None
+        self._per_call = self.method == "forward-over-reverse"
+
+    def _build(self) -> None:
+        import torch
+
+        with torch.enable_grad():
+            t = self.theta.detach().requires_grad_(True)
+            (g,) = torch.autograd.grad(self.f(t), t, create_graph=True)
+        if not g.requires_grad:  # a loss linear in θ: no second-order graph to reuse
+            self._per_call = True
+            return
+        self._t, self._g = t, g
+
+    def __call__(self, v):
+        import torch
+
+        if self._g is None and not self._per_call:
+            try:
+                self._build()
+            except (NotImplementedError, RuntimeError):
+                self._per_call = True
+        if self._per_call:
+            return hvp(self.f, self.theta, v, self.method)
+        self.f.n_hvp += 1
+        with torch.enable_grad():
+            (hv,) = torch.autograd.grad(self._g, self._t, grad_outputs=v.detach(), retain_graph=True)
+        return hv.detach()
+
+
 def _torch_func():
     """torch.func's grad and jvp. The first jvp imports torch's jvp decompositions, which call the deprecated
     ``torch.jit.script`` (a DeprecationWarning from inside torch, an error under our pytest settings):
@@ -194,11 +240,13 @@ def _operator(f: FlatLoss, theta, method: str, scale=None):
     import torch
     from scipy.sparse.linalg import LinearOperator
 
+    H = HessianAt(f, theta, method)
+
     def matvec(x):
         v = torch.as_tensor(np.asarray(x, dtype=np.float64).reshape(-1), dtype=theta.dtype, device=theta.device)
         if scale is not None:
             v = v * scale
-        hv = hvp(f, theta, v, method)
+        hv = H(v)
         if scale is not None:
             hv = hv * scale
         return hv.double().cpu().numpy()
@@ -280,9 +328,10 @@ def lanczos_eigenvalues(f: FlatLoss, theta, steps: int, *, seed: int = 0, method
     Q = torch.zeros(steps, f.p, dtype=dtype, device=theta.device)
     alpha, beta = np.zeros(steps), np.zeros(max(steps - 1, 0))
     m = steps
+    H = HessianAt(f, theta, method)
     for j in range(steps):
         Q[j] = q
-        w = hvp(f, theta, q, method)
+        w = H(q)
         alpha[j] = float(q @ w)
         w = w - Q[: j + 1].T @ (Q[: j + 1] @ w)  # full reorthogonalisation (twice is enough)
         w = w - Q[: j + 1].T @ (Q[: j + 1] @ w)
@@ -312,8 +361,9 @@ def power_iteration(f: FlatLoss, theta, n_hvp: int, *, seed: int = 0, v0=None,
                               device=theta.device))
     v = v / v.norm()
     history = np.empty(n_hvp)
+    H = HessianAt(f, theta, method)
     for k in range(n_hvp):
-        hv = hvp(f, theta, v, method)
+        hv = H(v)
         history[k] = float(v @ hv)
         norm = float(hv.norm())
         if not math.isfinite(norm) or norm == 0.0:
@@ -344,9 +394,10 @@ def hutchinson_trace(f: FlatLoss, theta, n_samples: int = 32, *, seed: int = 0) 
     n_samples = positive_int("n_samples", n_samples, minimum=2)
     rng = np.random.default_rng(seed)
     vals = np.empty(n_samples)
+    H = HessianAt(f, theta)
     for k in range(n_samples):
         v = torch.as_tensor(rng.choice([-1.0, 1.0], size=f.p), dtype=theta.dtype, device=theta.device)
-        vals[k] = float(v @ hvp(f, theta, v))
+        vals[k] = float(v @ H(v))
     return float(vals.mean()), float(vals.std(ddof=1) / math.sqrt(n_samples))
 
 

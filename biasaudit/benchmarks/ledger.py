@@ -42,7 +42,7 @@ def _noop_evaluate(params, predicted):
 
 def _noop_claim(i: int) -> Claim:
     return Claim(id=f"bench.noop.{i}", paper="sam", source="bench", title="a no-op claim",
-                 hypotheses=(sp.Gt(_x, 0),), statement=sp.Eq(_x, _x), predict=lambda p: p["x"],
+                 hypotheses=(sp.Gt(_x, 0, evaluate=False),), statement=sp.Eq(_x, _x), predict=lambda p: p["x"],
                  evaluate=_noop_evaluate, tolerance=Tolerance("exact", 0.0, "identity"),
                  domain=Domain({"x": Real(0.1, 1.0)}), negative_control=lambda p, v: v * 1.01,
                  samples={"ci": 2, "thorough": 2}, controls=1)

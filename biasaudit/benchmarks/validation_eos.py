@@ -88,25 +88,39 @@ def _run_eig(quick: bool) -> BenchResult:
     return result
 
 
+EIGSH_HVPS = 12  # HVPs of one eigsh call at tol 1e-3 on this CNN (11-16 measured): the build is amortised over these
+
+
 def _run_hvp_cost(quick: bool) -> BenchResult:
-    from validation.sharpness import hvp
+    from validation.sharpness import HessianAt, hvp
 
     problem, torch = _cnn_problem(96 if quick else 256)
     f, theta = problem.train_loss, problem.theta_init
     v = torch.randn_like(theta)
     repeats = 3 if quick else 7
     result = BenchResult()
+
+    def eigsh_like():  # the operator as eigsh uses it: built at theta, then EIGSH_HVPS products
+        H = HessianAt(f, theta)
+        for _ in range(EIGSH_HVPS):
+            H(v)
+
     result.timings = {
         "gradient (autograd)": median_time(lambda: f.value_and_grad(theta), repeats),
+        "HVP fixed-point operator (per HVP, as in eigsh)": median_time(eigsh_like, repeats) / EIGSH_HVPS,
         "HVP forward-over-reverse (torch.func)": median_time(lambda: hvp(f, theta, v), repeats),
         "HVP double backward": median_time(lambda: hvp(f, theta, v, "double-backward"), repeats),
     }
     g = result.timings["gradient (autograd)"]
     result.targets = [
-        Target("HVP (forward-over-reverse) / gradient", result.timings["HVP forward-over-reverse (torch.func)"] / g,
-               3.0, "<=", "x"),
+        Target("HVP (fixed-point operator, as used by eigsh) / gradient",
+               result.timings["HVP fixed-point operator (per HVP, as in eigsh)"] / g, 3.0, "<=", "x"),
     ]
-    result.notes.append(f"double backward (the fallback): {result.timings['HVP double backward'] / g:.2f} x a gradient")
+    result.notes.append(f"per-HVP cost of HessianAt as eigsh/Lanczos/power use it: its one-off gradient-graph build "
+                        f"(create_graph) is amortised over {EIGSH_HVPS} HVPs, the HVPs of one eigsh call at tol 1e-3")
+    result.notes.append(f"single HVP from scratch: forward-over-reverse "
+                        f"{result.timings['HVP forward-over-reverse (torch.func)'] / g:.2f} x a gradient, "
+                        f"double backward (the fallback) {result.timings['HVP double backward'] / g:.2f} x")
     result.notes.insert(0, f"p={f.p}, n={problem.X_train.shape[0]} images; torch.func adds a fixed ~5 ms per call, "
                     "which dominates on tiny nets (the FCN of the quick tier) but not on this CNN")
     return result
@@ -116,5 +130,7 @@ CASES = (
     BenchCase("eos.sharpness.top_eigenvalue_cnn",
               "small CNN: eigsh max|lambda| to 1e-3 within 40 HVPs; HVPs of power iteration / eigsh at equal accuracy",
               _run_eig),
-    BenchCase("eos.sharpness.hvp_vs_gradient", "small CNN: one HVP costs at most 3 gradients", _run_hvp_cost),
+    BenchCase("eos.sharpness.hvp_vs_gradient",
+              "small CNN: one HVP of the eigsh operator (graph build amortised) costs at most 3 gradients",
+              _run_hvp_cost),
 )

@@ -86,6 +86,15 @@ def default_step(mu: np.ndarray) -> float:
 # kernels
 # ----------------------------------------------------------------------------------------------------------
 @njit(cache=True)
+def _log_mu_alpha(mu, log_alpha):
+    """ln(μ_j α_j), the τ = 0, A = 0 value of ln(μ_j w_j)."""
+    out = np.empty(mu.shape[0])
+    for j in range(mu.shape[0]):
+        out[j] = math.log(mu[j]) + log_alpha[j]
+    return out
+
+
+@njit(cache=True)
 def _log_S(tau, A, log_mu_alpha, mu, c):
     """ln S at (τ, A): 0.5·logsumexp_j 2(ln μ_jα_j + μ_jτ − cμ_j²A)."""
     d = mu.shape[0]
@@ -135,9 +144,7 @@ def _max_log_w(tau, A, log_alpha, mu, c):
 def _classify(log_alpha, mu, c, dt, tau_max, out):
     """Integrate A until a certificate fires. out = [code, τ, A] (code −1 collapse, +1 escape, 0 none)."""
     d = mu.shape[0]
-    log_mu_alpha = np.empty(d)
-    for j in range(d):
-        log_mu_alpha[j] = math.log(mu[j]) + log_alpha[j]
+    log_mu_alpha = _log_mu_alpha(mu, log_alpha)
     log_c_mu1 = math.log(c * mu[0])
     log_c = math.log(c)
     tau = 0.0
@@ -168,9 +175,7 @@ def _trajectory(log_alpha, mu, c, dt, tau_out, A_out, status_out):
     +1 once the escape certificate has fired, 0 before either.
     """
     d = mu.shape[0]
-    log_mu_alpha = np.empty(d)
-    for j in range(d):
-        log_mu_alpha[j] = math.log(mu[j]) + log_alpha[j]
+    log_mu_alpha = _log_mu_alpha(mu, log_alpha)
     log_c_mu1 = math.log(c * mu[0])
     log_c = math.log(c)
     tau = 0.0
@@ -217,9 +222,7 @@ def _dopri_A(log_alpha, mu, c, tau_out, rtol, atol, A_out, status_out, counts):
     counts = [accepted, rejected] steps. Returns the final status.
     """
     d = mu.shape[0]
-    lma = np.empty(d)
-    for j in range(d):
-        lma[j] = math.log(mu[j]) + log_alpha[j]
+    lma = _log_mu_alpha(mu, log_alpha)
     log_c_mu1 = math.log(c * mu[0])
     log_c = math.log(c)
     mu_d = mu[d - 1]

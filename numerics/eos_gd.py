@@ -269,7 +269,7 @@ def gd_sweep(x, y, w0, eta, *, loss_factor=0.5, max_steps=100_000, tol=None, bou
 def gd_sweep_numpy(x, y, w0, eta, *, loss_factor=0.5, max_steps=100_000, tol=None, bound=None) -> GdSweep:
     """The same GD in plain numpy, vectorized over η (active runs compacted each step): reference and baseline."""
     p, etas, max_steps, tol, bound = _validate(x, y, w0, eta, loss_factor, max_steps, tol, bound)
-    n, d = etas.size, p.d
+    n = etas.size
     w = np.tile(p.w0, (n, 1))
     wp = w.copy()
     tails = np.zeros((n, TAIL))

@@ -143,7 +143,6 @@ def _max_log_w(tau, A, log_alpha, mu, c):
 @njit(cache=True)
 def _classify(log_alpha, mu, c, dt, tau_max, out):
     """Integrate A until a certificate fires. out = [code, τ, A] (code −1 collapse, +1 escape, 0 none)."""
-    d = mu.shape[0]
     log_mu_alpha = _log_mu_alpha(mu, log_alpha)
     log_c_mu1 = math.log(c * mu[0])
     log_c = math.log(c)
@@ -174,7 +173,6 @@ def _trajectory(log_alpha, mu, c, dt, tau_out, A_out, status_out):
     status_out[i] = −1 once the collapse certificate has fired (A is then left at +inf: β → 0 in finite τ),
     +1 once the escape certificate has fired, 0 before either.
     """
-    d = mu.shape[0]
     log_mu_alpha = _log_mu_alpha(mu, log_alpha)
     log_c_mu1 = math.log(c * mu[0])
     log_c = math.log(c)

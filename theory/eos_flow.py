@@ -49,7 +49,7 @@ from theory.eos_minimizers import (
     pareto_breakpoints,
     stable_eta_max,
 )
-from theory.eos_model import EosProblem, c_sym, eos_problem, hessian_eigenvalues, on_manifold_sharpness, y_sym
+from theory.eos_model import EosProblem, eos_problem, hessian_eigenvalues, on_manifold_sharpness
 
 __all__ = [
     "GF_ROOT_TERM", "KL_TERM", "ALPHA_RATE_EXPONENT", "gf_tau", "gradient_flow_limit", "kl_potential",

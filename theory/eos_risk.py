@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from theory.eos_model import c_sym, y_sym
+from theory.eos_model import y_sym
 
 __all__ = ["BAYES_RISK_TERM", "bayes_risk", "bayes_optimal_beta", "bayes_optimal_risk", "d2_vertex_risk_ratio",
            "u_shape_condition", "fixed_teacher_risk_curve"]

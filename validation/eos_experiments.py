@@ -27,7 +27,6 @@ import hashlib
 import json
 import math
 import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -194,19 +193,10 @@ def cache_dir() -> Path:
 
 
 def _write_json(path: Path, data) -> None:
-    """Atomic: write a temporary file in the same directory, then rename over ``path``."""
+    from biasaudit.atomicio import atomic_write_text
     from biasaudit.ledger import jsonable
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(jsonable(data), fh)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    atomic_write_text(path, json.dumps(jsonable(data)))
 
 
 def _read_json(path: Path):

@@ -57,7 +57,6 @@ import hashlib
 import json
 import math
 import os
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -65,6 +64,7 @@ from typing import Any
 
 import numpy as np
 
+from biasaudit.atomicio import atomic_write_text
 from biasaudit.inputs import InputError, choice, nonnegative_scalar, positive_int, positive_scalar
 
 __all__ = [
@@ -336,27 +336,6 @@ def cache_dir() -> Path:
     return Path(root) / "validation-sam"
 
 
-def _write_atomic(path: Path, data: Mapping) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(data, fh)
-        os.replace(tmp, path)
-    except BaseException:
-        with _suppress():
-            os.unlink(tmp)
-        raise
-
-
-class _suppress:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return True
-
-
 def cached_run(cfg: TrainConfig, *, use_cache: bool = True) -> dict:
     """:func:`train_run`, reusing (and writing) the run's JSON in :func:`cache_dir`."""
     if not use_cache:
@@ -379,7 +358,7 @@ def _cached_run_locked(cfg: TrainConfig, path: Path) -> dict:
             pass  # a damaged cache file is simply redone
     data = train_run(cfg)
     try:
-        _write_atomic(path, data)
+        atomic_write_text(path, json.dumps(data))
     except OSError:
         pass  # an unwritable cache only costs resumability
     return data

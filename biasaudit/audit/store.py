@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from biasaudit.atomicio import atomic_write_text
 
 __all__ = ["EvidenceStore", "BadLine", "atomic_write_text", "record_checksum", "canonical_json"]
 
@@ -39,35 +40,6 @@ def canonical_json(record: dict) -> str:
 def record_checksum(record: dict) -> str:
     body = {k: v for k, v in record.items() if k != CHECKSUM_FIELD}
     return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
-
-
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # some file systems do not fsync directories
-        pass
-    finally:
-        os.close(fd)
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Replace ``path`` by ``text`` atomically: temp file in the same directory, fsync, os.replace."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-    _fsync_dir(path.parent)
 
 
 @dataclass(frozen=True)

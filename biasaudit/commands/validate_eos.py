@@ -36,6 +36,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from biasaudit.atomicio import atomic_write_text
     from biasaudit.inputs import InputError, choice, parse_float_list, positive_int, positive_scalar
     from biasaudit.ledger import jsonable
 
@@ -86,7 +87,7 @@ def run(args) -> int:
         from pathlib import Path
 
         summary["figures"] = _figures(ex, sweep, args.loss, Path(args.out) / "figures")
-        ex._write_json(Path(args.out) / "summary.json", summary)
+        atomic_write_text(Path(args.out) / "summary.json", json.dumps(jsonable(summary)))
     if args.json:
         json.dump(jsonable(summary), sys.stdout, indent=1)
         print()

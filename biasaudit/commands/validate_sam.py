@@ -30,6 +30,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from biasaudit.atomicio import atomic_write_text
     from biasaudit.inputs import InputError, choice, nonnegative_scalar, parse_float_list, positive_int
     from biasaudit.ledger import jsonable
     from validation import sam_experiments as ex
@@ -84,7 +85,7 @@ def run(args) -> int:
 
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-        ex._write_atomic(out / "results.json", jsonable(summary))
+        atomic_write_text(out / "results.json", json.dumps(jsonable(summary)))
         if args.dataset == "synthetic-patches":
             figs = [ex.plot_overlays(result, out / "gradcam_overlays.png"),
                     ex.plot_curves(result, "minor_reliance", out / "minor_reliance.png", "minor reliance")]

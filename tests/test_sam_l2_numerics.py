@@ -125,9 +125,15 @@ def test_zero_gradient_defines_epsilon_zero():
 
     assert np.all(rescaled_field_l2(np.zeros(3), np.array([1.0, 2, 3]), 0.5) == 0)
     assert np.all(rescaled_field_deep(np.zeros(3), np.array([1.0, 2, 3]), 0.5, 3) == 0)
-    out, r = np.empty((2, 3)), np.empty(3)
-    hm._field_soa(np.zeros((2, 3)), np.array([1.0, 2.0]), np.ones(3), out, r)
-    assert np.all(out == 0)
+    from numerics import heatmap_rk4 as rk
+
+    mu = np.array([1.0, 2.0])
+    for variant in ("generic", "unrolled-d2"):  # a zero column kept live: the step kernels leave it at 0
+        X, m, scratch = rk._block_start(np.zeros((3, 2)), mu, 1.0, np.zeros(3, dtype=np.int64), rk.BLOCK)
+        V, kappa, s, vmx, live, watch = rk._rows(X, 2, rk.BLOCK)
+        live[:3] = 1.0
+        rk._load(variant).steps(X, mu, 0.01, 5, scratch)
+        assert np.all(V[:, :3] == 0) and np.all(np.isfinite(X))
 
 
 def test_mpmath_classifier_agrees_with_float64_threshold():

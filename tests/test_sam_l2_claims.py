@@ -17,7 +17,7 @@ HEAVY = {"sam.l2.alpha_collapse", "sam.l2.nonmonotone_in_tau", "sam.l2.discrete_
 
 def test_sam_l2_claims_are_registered():
     ids = {c.id for c in select_claims("sam.l2.*")}
-    assert ids == set(BY_ID) and len(ids) == 21
+    assert ids == set(BY_ID) and len(ids) == 22
 
 
 @pytest.mark.parametrize("claim_id", sorted(set(BY_ID) - HEAVY))
@@ -202,3 +202,17 @@ def test_deep_small_alpha_field_matches_the_field_numerically(depth):
     for alpha in (1e-4, 1e-6):
         field = rescaled_field_deep(np.full(3, alpha), mu, c, depth)
         assert np.max(np.abs(field - limit) / np.abs(limit)) < 20 * alpha / c
+
+
+@settings(max_examples=3)
+@given(C.DEEP_ALPHA_COLLAPSE.domain.strategy())
+def test_deep_even_alpha_collapse_property(params):
+    _holds(C.DEEP_ALPHA_COLLAPSE, params)
+
+
+def test_deep_even_alpha_collapse_negative_control_fails():
+    params = {"d": 2, "mu": (1.0, 2.0), "rho": 0.3, "normalization": "joint", "depth": 4}
+    pred = C.DEEP_ALPHA_COLLAPSE.predict(params)
+    assert C.DEEP_ALPHA_COLLAPSE.evaluate(params, pred).error <= C.DEEP_ALPHA_COLLAPSE.tolerance.value
+    bad = C.DEEP_ALPHA_COLLAPSE.negative_control(params, pred)
+    assert not C.DEEP_ALPHA_COLLAPSE.evaluate(params, bad).error <= C.DEEP_ALPHA_COLLAPSE.tolerance.value

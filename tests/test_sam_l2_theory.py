@@ -134,7 +134,9 @@ def test_regime_boundaries_are_ordered_and_depth_dependent():
     lo, hi = r.sandwich
     assert lo <= r.alpha_collapse <= hi == r.alpha_grow < r.alpha_gd_like
     r4 = T.l2_sam_regime_boundaries([1.0, 1.5, 2.0], 0.4, depth=4)
-    assert r4.collapses and r4.alpha_collapse is None and r4.alpha_gd_like is None
+    assert r4.collapses and r4.alpha_gd_like is None
+    lo4, hi4 = r4.sandwich
+    assert lo4 < r4.alpha_collapse < hi4 == r4.alpha_grow
     r3 = T.l2_sam_regime_boundaries([1.0, 1.5, 2.0], 0.4, depth=3)
     assert not r3.collapses
     with pytest.raises(ValueError, match="^depth:"):

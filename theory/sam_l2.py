@@ -27,10 +27,11 @@ Derived statements encoded here (each a sympy expression, lambdified once at imp
 α_c has no closed form: :func:`alpha_collapse` bisects between the sandwich bounds, classifying each
 trajectory by the two certificates (:mod:`numerics.l2_reduction`), to ``rel_tol`` (default 1e−12).
 
-Where L > 2 differs (see :func:`l2_sam_regime_boundaries`): the reduction and certificates above are L = 2
-facts. At even L ≥ 4 the small-α field is negative (collapse exists) but no certificate-driven bisection is
-implemented, so ``alpha_collapse`` is ``None`` with the bound ``alpha_shrink_all`` (all w̃_j < 0 at τ = 0)
-given instead; at odd L there is no collapse boundary at all (``collapses=False``).
+Where L > 2 differs (see :func:`l2_sam_regime_boundaries`): the log-linear reduction is an L = 2 fact. At
+even L ≥ 4 the small-α field is negative (collapse exists) and the certificates generalise (every
+w̃_j ≤ 0 ⇒ collapse; max_j w_j > c_L or every w̃_j ≥ 0 ⇒ escape; at L = 2 the first is S ≤ cμ₁, see
+:mod:`numerics.l2_deep`), so ``alpha_collapse`` is again a certificate-driven bisection inside the same
+sandwich c_Lμ₁/‖μ‖ ≤ α_c ≤ c_Lμ_d/‖μ‖; at odd L there is no collapse boundary (``collapses=False``).
 
 Symbols
 =======
@@ -75,6 +76,8 @@ __all__ = [
 ]
 
 NORMALIZATIONS = ("joint", "layer")
+DEEP_MIN_DIGITS = 10  # even L ≥ 4: an undecided midpoint stops the bisection only once the bracket's
+#                       half-width is ≤ 10^−10 of α_c (10 significant digits); earlier it is an error
 
 # ---- symbols -------------------------------------------------------------------------------------------
 tau, A, H = sp.symbols("tau A H", positive=True)
@@ -114,6 +117,8 @@ FORMULAS = {
     "plateau_exit_time": sp.log(1 / delta) / mu_1,                   # + O(1)
     "asymptotic_log_ratio_to_gd": -c * mu_j**2 * sp.Symbol("A_inf", positive=True),
     "deep_perturbed_weight": alpha - c * mu_j / norm_mu,             # w̃_j at uniform α, any L
+    "certificate_collapse_deep": sp.Le(T, c * mu_j * w_j ** (L - 2)),  # for every j ⟺ every w̃_j ≤ 0
+    "certificate_grow_deep": sp.Ge(T, c * mu_j * w_j ** (L - 2)),      # for every j ⟺ every w̃_j ≥ 0
     "deep_small_alpha_field": (-1) ** (L - 1) * c ** (L - 1) * mu_j**L / norm_mu ** (L - 1),
 }
 
@@ -200,8 +205,8 @@ def deep_small_alpha_field(mu, c_value: float, depth: int) -> np.ndarray:
 class L2Regimes:
     """Regime boundaries of l2-SAM at uniform α (all in units of α).
 
-    ``alpha_collapse``: below it β → 0 (regime 1); ``None`` where not computed (even L > 2) or where
-    there is no collapse at all (odd L, ``collapses=False``).
+    ``alpha_collapse``: below it β → 0 (regime 1), at L = 2 and every even L; ``None`` where there is no
+    collapse at all (odd L, ``collapses=False``; depth 1).
     ``alpha_grow``: above it every coordinate grows from τ = 0 (L = 2: monotonically for all τ).
     ``alpha_gd_like``: regime 3 boundary (L = 2 only; ``None`` otherwise).
     """
@@ -246,41 +251,59 @@ def _validate(mu, rho_value, depth, normalization):
 
 def alpha_collapse(mu, rho_value: float, *, depth: int = 2, normalization: str = "joint",
                    rel_tol: float = 1e-12, dt: float | None = None, return_bracket: bool = False):
-    """α_c for uniform α at L = 2, by bisection between the sandwich bounds driven by the certificates.
+    """α_c for uniform α at depth 2 or any even depth, by bisection between the sandwich bounds driven by
+    the two certificates.
 
-    Each bisection step integrates the reduced A-ODE (:func:`numerics.l2_reduction.classify_l2_trajectory`)
-    until S ≤ cμ₁ (collapse) or max_j w_j > c (escape). Works in units of c (only α/c matters) and stops
+    L = 2: each bisection step integrates the reduced A-ODE (:func:`numerics.l2_reduction._classify`) until
+    S ≤ cμ₁ (collapse) or max_j w_j > c (escape). Even L ≥ 4: the flow u' = μ ũ^{L−1} in units of c_L,
+    adaptive, until every w̃_j ≤ 0 (collapse) or max_j w_j > c_L (escape) (:mod:`numerics.l2_deep`); there
+    the separatrix ends on a degenerate equilibrium, trajectories within ~1e−11 of α_c stay undecided
+    within the horizon, and the bisection stops with that bracket (RuntimeError if it is wider than
+    :data:`DEEP_MIN_DIGITS` significant digits allow). Works in units of c (only α/c matters) and stops
     when the bracket is narrower than ``rel_tol`` relative. d = 1: α_c = c exactly (the unstable point).
-    Raises :class:`InputError` for depth ≠ 2 (no certificates there).
+    Odd L never collapses: :class:`InputError`.
     """
     from numerics.l2_reduction import COLLAPSE, ESCAPE, _classify, default_horizon, default_step
 
     mu, rho_value, depth = _validate(mu, rho_value, depth, normalization)
-    if depth != 2:
-        raise InputError("depth", "alpha_collapse is computed only at depth 2 (certificates are L = 2 facts)",
-                         depth)
+    if depth % 2:
+        raise InputError("depth", "must be even: at odd L the small-alpha field is positive and beta never "
+                         "collapses, so there is no alpha_collapse", depth)
     rel_tol = positive_scalar("rel_tol", rel_tol)
     cv = c_L(rho_value, depth, normalization)
     if mu.size == 1:
         return (cv, (cv, cv)) if return_bracket else cv
     norm = float(np.linalg.norm(mu))
     lo, hi = mu[0] / norm, mu[-1] / norm  # units of c
-    dt = default_step(mu) if dt is None else positive_scalar("dt", dt)
-    horizon = default_horizon(mu)
-    out = np.zeros(3)
-    log_alpha = np.empty(mu.size)
+    if depth == 2:
+        dt = default_step(mu) if dt is None else positive_scalar("dt", dt)
+        horizon = default_horizon(mu)
+        out = np.zeros(3)
+        log_alpha = np.empty(mu.size)
+
+        def classify(a):
+            log_alpha[:] = np.log(a)
+            _classify(log_alpha, mu, 1.0, dt, horizon, out)
+            return out[0]
+    else:
+        from numerics.l2_deep import classify_deep_trajectory
+
+        def classify(a):
+            return classify_deep_trajectory(mu, a, depth).code
     while hi - lo > rel_tol * hi:
         mid = 0.5 * (lo + hi)
         if mid <= lo or mid >= hi:  # float spacing reached
             break
-        log_alpha[:] = np.log(mid)
-        _classify(log_alpha, mu, 1.0, dt, horizon, out)
-        if out[0] == ESCAPE:
+        code = classify(mid)
+        if code == ESCAPE:
             hi = mid
-        elif out[0] == COLLAPSE:
+        elif code == COLLAPSE:
             lo = mid
+        elif depth > 2 and 0.5 * (hi - lo) <= 10.0 ** -DEEP_MIN_DIGITS * hi:
+            break  # on the separatrix to within the horizon's resolution: keep the decided bracket
         else:
-            raise RuntimeError(f"alpha_collapse: undecided at alpha/c={mid!r} within tau <= {horizon}")
+            raise RuntimeError(f"alpha_collapse: undecided at alpha/c={mid!r} (depth {depth}) with the bracket "
+                               f"[{lo!r}, {hi!r}] still wider than the target")
     value = cv * 0.5 * (lo + hi)
     return (value, (cv * lo, cv * hi)) if return_bracket else value
 
@@ -314,21 +337,28 @@ def l2_sam_regime_boundaries(mu, rho_value: float, *, depth: int = 2, normalizat
                          "regime 1 below it, regime 2 between, regime 3 (GD-like) at or above alpha_gd_like")
     formulas["w_tilde"] = FORMULAS["deep_perturbed_weight"]
     formulas["small_alpha_field"] = FORMULAS["deep_small_alpha_field"]
-    odd = depth % 2 == 1
     if depth == 1:
         note = "depth 1: the field is mu for every algorithm; no regimes (w = alpha + mu tau)"
-        collapses = False
-    elif odd:
+        return L2Regimes(tuple(mu.tolist()), rho_value, depth, normalization, cv, None, None, grow, None, None,
+                         False, shrink_all, formulas, {}, note)
+    if depth % 2:
         note = ("odd L: the small-alpha field is +c_L^(L-1) mu^L/|mu|^(L-1) > 0, so beta never collapses; "
                 "no collapse boundary. Very small alpha starts major-first, then opens a minor window.")
-        collapses = False
-    else:
-        note = ("even L >= 4: the small-alpha field is negative, so small alpha collapses like L = 2, but "
-                "alpha_collapse is not computed (the L = 2 certificates do not carry over); "
-                "alpha_shrink_all = c_L mu_1/|mu| is the level below which every w~_j < 0 at tau = 0")
-        collapses = True
-    return L2Regimes(tuple(mu.tolist()), rho_value, depth, normalization, cv, None, None, grow, None, None,
-                     collapses, shrink_all, formulas, {}, note)
+        return L2Regimes(tuple(mu.tolist()), rho_value, depth, normalization, cv, None, None, grow, None, None,
+                         False, shrink_all, formulas, {}, note)
+    ac, bracket = alpha_collapse(mu, rho_value, depth=depth, normalization=normalization, rel_tol=rel_tol,
+                                 return_bracket=True)
+    formulas["alpha_collapse (no closed form; bisection inside the sandwich)"] = sp.Interval(
+        FORMULAS["sandwich_lower"], FORMULAS["sandwich_upper"])
+    certificates = {"collapse (every j)": FORMULAS["certificate_collapse_deep"],
+                    "escape": FORMULAS["certificate_escape"],
+                    "escape (every j)": FORMULAS["certificate_grow_deep"]}
+    note = ("even L >= 4: small alpha collapses like L = 2; alpha_collapse by certificate-driven bisection "
+            "(collapse: every w~_j <= 0; escape: max w_j > c_L or every w~_j >= 0). The separatrix ends on the "
+            "degenerate interior equilibrium u*_j = mu_j^(-1/(L-2))/|mu^(-1/(L-2))| (units of c_L), so "
+            "near-threshold runs are decided after algebraically long times (adaptive steps).")
+    return L2Regimes(tuple(mu.tolist()), rho_value, depth, normalization, cv, ac, bracket, grow, None,
+                     (shrink_all, grow), True, shrink_all, formulas, certificates, note)
 
 
 def rescaled_field_deep(w: np.ndarray, mu: np.ndarray, c_value: float, depth: int) -> np.ndarray:

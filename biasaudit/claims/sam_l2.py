@@ -933,6 +933,46 @@ DEEP_ODD = Claim(
 )
 
 
+def _deep_ac_predict(p):
+    from theory.sam_l2 import alpha_collapse
+
+    return alpha_collapse(_arr(p), p["rho"], depth=int(p["depth"]), normalization=p["normalization"]) / _c(p)
+
+
+def _deep_ac_evaluate(p, predicted):
+    """Independent integrator (scipy DOP853, rtol 1e-13, terminal events on the certificates) on both sides."""
+    from numerics.l2_deep import COLLAPSE, ESCAPE, classify_deep_trajectory_reference
+
+    mu, L, a = _arr(p), int(p["depth"]), float(predicted)
+    rel = DEEP_AC_BRACKET
+    below = classify_deep_trajectory_reference(mu, a * (1 - rel), L, rtol=1e-13, horizon=1e200)
+    above = classify_deep_trajectory_reference(mu, a * (1 + rel), L, rtol=1e-13, horizon=1e200)
+    what = (f"L={L}: DOP853 alpha_c(1−{rel:g}) → {below.name} (sigma {below.sigma:.3g}), "
+            f"alpha_c(1+{rel:g}) → {above.name} (sigma {above.sigma:.3g})")
+    if below.code == COLLAPSE and above.code == ESCAPE:
+        return Observation(f"certified within {rel:g}", rel, what)
+    if UNDECIDED_DEEP in (below.code, above.code):
+        return Observation(None, math.nan, what, decided=False)
+    return Observation("outside the bracket", math.inf, what)
+
+
+DEEP_AC_BRACKET = 2e-10  # α_c(1 ± this) must fall on the two sides: the bisection promises half-width ≤ 1e-10
+UNDECIDED_DEEP = 0
+
+DEEP_ALPHA_COLLAPSE = Claim(
+    id="sam.l2.deep_even_alpha_collapse", paper=PAPER, source="l2-SAM at L > 2 (even L: collapse like L = 2)",
+    title="even L ≥ 4: alpha_c exists and the certificate bisection (every w~_j ≤ 0 / escape) finds it to 10 digits",
+    hypotheses=(sp.Eq(sp.Mod(_L, 2), 0), sp.Ge(_L, 4)),
+    statement=sp.Eq(sp.Symbol("alpha_c") / _cs, sp.Function("bisect")(sp.Symbol("certificates_L"))),
+    predict=_deep_ac_predict, evaluate=_deep_ac_evaluate,
+    tolerance=Tolerance("bracket_rel", 1e-9, "10 significant digits (the issue's alpha_collapse target): "
+                        "alpha_c(1 ± 2e-10) must fall on the two sides"),
+    domain=Domain(_base(d=Integer(2, 3), depth=Choice((4, 6)))),
+    negative_control=lambda p, pred: pred * (1 + 1e-6),
+    samples={"ci": 2, "thorough": 16},
+)
+
+
 def _L3_sequence(p, method):
     from scipy.integrate import solve_ivp
 
@@ -983,5 +1023,5 @@ DEEP_L3 = Claim(
 CLAIMS = (
     LOG_LINEAR, JDAGGER, FIXED_POINTS, CERTIFICATES, SANDWICH, ALPHA_COLLAPSE, SCALE_INVARIANCE, REGIME1,
     ALPHA_GROW, REGIME3, REGIME2, PLATEAU, SWITCH_TIMES, MONOTONE_ALPHA, NONMONOTONE_TAU, ASYMPTOTICS,
-    DISCRETE_VS_FLOW, DISCRETE_SHIFT, DEEP_EVEN, DEEP_ODD, DEEP_L3,
+    DISCRETE_VS_FLOW, DISCRETE_SHIFT, DEEP_EVEN, DEEP_ODD, DEEP_ALPHA_COLLAPSE, DEEP_L3,
 )

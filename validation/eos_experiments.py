@@ -36,7 +36,7 @@ import numpy as np
 from biasaudit.inputs import InputError, choice, positive_int, positive_scalar
 
 __all__ = [
-    "SweepConfig", "TIERS", "tier_config", "run_sweep", "teacher_dataset", "load_data", "cache_dir",
+    "SweepConfig", "TIERS", "tier_config", "run_sweep", "e3_configs", "e3_measures_over_seeds", "teacher_dataset", "load_data", "cache_dir",
     "e1_phase_transition", "e2_kink", "e3_measures", "e4_dynamics", "e5_u_shape", "wilson_interval",
     "make_figures", "SIDE_MARGIN", "EDGE_DELTA",
 ]
@@ -419,6 +419,43 @@ def e3_measures(sweep: dict, eta_c: float, directions: dict | None = None) -> di
     return {"error": viol[worst], "decided": True, "spearman": rhos, "values": values, "etas": etas,
             "notes": notes, "detail": "Spearman(eta, measure) on the EoS side: "
             + ", ".join(f"{k}={v:+.2f}" for k, v in rhos.items()) + f"; worst {worst}"}
+
+
+E3_SEEDS = (0, 1, 2)
+# EoS-side multiples of each seed's own η_c for E3 (the flow side does not enter E3)
+E3_EOS_MULTIPLES = {"quick": (1.07, 1.25, 1.5, 2.0, 2.5, 3.0, 3.5), "full": (1.05, 1.1, 1.25, 1.5, 2.0, 3.0, 5.0)}
+
+
+def e3_configs(tier: str, loss: str = "mse") -> list[SweepConfig]:
+    """E3's sweeps: the tier's setting at each seed of :data:`E3_SEEDS` (initialisation), EoS side only.
+
+    EoS endpoints are chaotic in η (a 1e-6 change of η_c moves them by ~1 %), so E3 is judged on several
+    seeds and more EoS points than the shared sweep has; see :func:`e3_measures_over_seeds`."""
+    base = tier_config(tier, loss)
+    return [dataclasses.replace(base, seed=seed, coarse=E3_EOS_MULTIPLES[tier], fine=(), track_every=0)
+            for seed in E3_SEEDS]
+
+
+def e3_measures_over_seeds(sweeps: list, eta_cs: list, directions: dict | None = None) -> dict:
+    """E3 over seeds: per measure, ρ̄ = the mean over seeds of Spearman(η, measure) on each seed's EoS side;
+    violation = (1 − direction·ρ̄)/2; error = the largest violation. Undecided if any seed is."""
+    per = [e3_measures(sw, ec, directions) for sw, ec in zip(sweeps, eta_cs)]
+    seeds = [sw.get("config", {}).get("seed", i) for i, sw in enumerate(sweeps)]
+    if not all(p["decided"] for p in per):
+        bad = [f"seed {s}: {p['detail']}" for s, p in zip(seeds, per) if not p["decided"]]
+        return {"error": math.nan, "decided": False, "detail": "; ".join(bad),
+                "notes": [n for p in per for n in p.get("notes", [])]}
+    directions = directions or {k: d for k, (_, d) in MEASURES.items()}
+    mean_rho = {k: float(np.mean([p["spearman"][k] for p in per])) for k in MEASURES}
+    viol = {k: (1 - directions[k] * r) / 2 for k, r in mean_rho.items()}
+    worst = max(viol, key=viol.get)
+    n_runs = [len(p["etas"]) for p in per]
+    return {"error": viol[worst], "decided": True, "spearman_mean": mean_rho,
+            "spearman_per_seed": {k: [p["spearman"][k] for p in per] for k in MEASURES}, "seeds": seeds,
+            "eos_runs_per_seed": n_runs, "notes": [n for p in per for n in p.get("notes", [])],
+            "detail": f"mean over seeds {seeds} of Spearman(eta, measure), {n_runs} EoS-side runs: "
+            + ", ".join(f"{k}={r:+.2f} (" + ",".join(f"{x:+.1f}" for x in (p["spearman"][k] for p in per)) + ")"
+                        for k, r in mean_rho.items()) + f"; worst {worst}"}
 
 
 def e4_dynamics(sweep: dict, level_factor: float = 1.0) -> dict:

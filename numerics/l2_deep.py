@@ -41,7 +41,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from biasaudit.inputs import InputError, positive_increasing, positive_int, positive_scalar
+from biasaudit.inputs import (InputError, matching_length, positive_increasing, positive_int, positive_scalar,
+                              positive_vector)
 from numerics.flows import DP_A, DP_B4, DP_B5, _dp_step, _rms_error
 
 __all__ = ["COLLAPSE", "ESCAPE", "UNDECIDED", "DeepClassification", "classify_deep_trajectory",
@@ -158,7 +159,12 @@ def _classify_deep(u0, mu, L, rtol, atol, horizon, max_steps, out):
 
 def _validate(mu, alpha, depth):
     mu = positive_increasing("mu", mu)
-    alpha = positive_scalar("alpha", alpha)
+    alpha = np.atleast_1d(np.asarray(alpha, dtype=float))
+    if alpha.size == 1:
+        alpha = np.full(mu.size, positive_scalar("alpha", float(alpha[0])))
+    else:
+        alpha = positive_vector("alpha", alpha)
+        matching_length("alpha", alpha, mu.size, "mu")
     depth = positive_int("depth", depth)
     if depth < 4 or depth % 2:
         raise InputError("depth", "must be even and >= 4 (L = 2: numerics.l2_reduction; odd L never collapses)",
@@ -169,7 +175,8 @@ def _validate(mu, alpha, depth):
 def classify_deep_trajectory(mu, alpha_over_c, depth: int, *, rtol: float = DEFAULT_RTOL,
                              horizon: float = DEFAULT_HORIZON, max_steps: int = DEFAULT_MAX_STEPS
                              ) -> DeepClassification:
-    """Classify the uniform-α trajectory (α in units of c_L) at even depth ≥ 4 as collapse/escape/undecided.
+    """Classify the trajectory from w(0) = α (in units of c_L; a scalar for uniform α, or one value per
+    coordinate) at even depth ≥ 4 as collapse/escape/undecided.
 
     ``horizon`` in units of 1/μ_d of rescaled time σ; undecided means neither certificate fired by then."""
     mu, alpha_over_c, depth = _validate(mu, alpha_over_c, depth)
@@ -177,7 +184,7 @@ def classify_deep_trajectory(mu, alpha_over_c, depth: int, *, rtol: float = DEFA
     horizon = positive_scalar("horizon", horizon)
     max_steps = positive_int("max_steps", max_steps)
     out = np.zeros(4)
-    _classify_deep(np.full(mu.size, alpha_over_c), mu, depth, rtol, rtol * 1e-2, horizon / mu[-1], max_steps, out)
+    _classify_deep(alpha_over_c, mu, depth, rtol, rtol * 1e-2, horizon / mu[-1], max_steps, out)
     return DeepClassification(int(out[0]), float(out[1]), int(out[2]), float(out[3]))
 
 
@@ -205,7 +212,7 @@ def classify_deep_trajectory_reference(mu, alpha_over_c, depth: int, *, rtol: fl
         return float(np.max(mu * u ** (L - 2) - math.sqrt(p @ p)))
 
     escape.terminal = collapse.terminal = grow.terminal = True
-    u0 = np.full(mu.size, alpha_over_c)
+    u0 = alpha_over_c
     start = deep_certificate(u0, mu, L)
     if start != 0:
         return DeepClassification(start, 0.0, 0)

@@ -110,3 +110,15 @@ def test_cli_regimes_sam_library_raises_the_same_message():
         l2_sam_regime_boundaries([1.0, 2.0], 0.0)
     with pytest.raises(ValueError, match="^depth: must be an integer >= 1"):
         l2_sam_regime_boundaries([1.0, 2.0], 1.0, depth=0)
+
+
+def test_cli_regimes_sam_even_depth_has_alpha_collapse_and_classifies_alpha(capsys):
+    code, out, err = run(capsys, "--depth", "4", "--mu", "1,2,3", "--rho", "0.5", "--json", "--alpha", "0.1")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["collapses"] and data["sandwich"][0] < data["alpha_collapse"] < data["sandwich"][1]
+    assert data["alpha_regime"].startswith("collapse")
+    code, out, _ = run(capsys, "--depth", "4", "--mu", "1,2,3", "--rho", "0.5", "--alpha", "0.05,0.05,0.1")
+    assert code == 0 and "per-coordinate alpha: collapse" in out
+    code, out, _ = run(capsys, "--depth", "4", "--mu", "1,2,3", "--rho", "0.5", "--alpha", "0.1,0.3,0.1")
+    assert code == 0 and "per-coordinate alpha: escape" in out

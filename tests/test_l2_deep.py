@@ -93,3 +93,13 @@ def test_deep_regimes_report_the_certificates_and_odd_depth_is_refused():
         alpha_collapse([1.0, 2.0], 0.5, depth=5)
     with pytest.raises(ValueError, match="^depth: must be even and >= 4"):
         D.classify_deep_trajectory([1.0, 2.0], 0.5, 2)
+
+
+def test_per_coordinate_alpha_is_classified_by_both_integrators():
+    mu = np.array([1.0, 2.0, 3.0])
+    for alpha in ([0.2, 0.2, 0.4], [0.6, 0.2, 0.2], [0.3, 0.35, 0.3]):
+        a = D.classify_deep_trajectory(mu, alpha, 4)
+        b = D.classify_deep_trajectory_reference(mu, np.array(alpha), 4)
+        assert a.code == b.code != D.UNDECIDED
+    with pytest.raises(ValueError, match="^alpha:"):
+        D.classify_deep_trajectory(mu, [0.1, 0.2], 4)

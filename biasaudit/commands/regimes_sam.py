@@ -124,8 +124,20 @@ def _classify_alpha(regimes, mu, alpha) -> str:
     """The regime of one init: uniform α by comparison with the boundaries, per-coordinate α by certificates."""
     import numpy as np
 
-    if regimes.depth != 2:
-        return "not classified at depth != 2"
+    if regimes.depth == 1:
+        return "depth 1: no regimes"
+    if regimes.depth % 2:
+        return "odd L: never collapses (every coordinate is nondecreasing)"
+    if regimes.depth > 2:
+        from numerics.l2_deep import classify_deep_trajectory
+
+        uniform = alpha.size == 1 or np.all(alpha == alpha[0])
+        if uniform:
+            a = float(alpha[0])
+            return ("collapse (beta -> 0, loss -> ln 2)" if a < regimes.alpha_collapse else
+                    "escape (beta grows; no regime-3 boundary is stated at L > 2)")
+        cls = classify_deep_trajectory(mu, np.broadcast_to(alpha, mu.shape) / regimes.c, regimes.depth)
+        return f"per-coordinate alpha: {cls.name} (certificate at sigma = {cls.sigma:.6g}, units of c_L)"
     if alpha.size == 1 or np.all(alpha == alpha[0]):
         a = float(alpha[0])
         if a < regimes.alpha_collapse:

@@ -40,6 +40,7 @@ import importlib.util
 import math
 import os
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -353,6 +354,7 @@ def _load(variant: str):
 
 
 _BATCH = {}
+_LOAD_LOCK = threading.Lock()  # threads of one process (a Dask LocalCluster) load each variant once
 
 
 def rk4_batch(alphas, mu, c, dt, stride, jd, loss, logS, status, *, variant: str | None = None) -> str:
@@ -365,7 +367,8 @@ def rk4_batch(alphas, mu, c, dt, stride, jd, loss, logS, status, *, variant: str
     variant = kernel_variant(d) if variant is None else variant
     if variant != "generic" and variant != f"unrolled-d{d}":
         raise ValueError(f"variant: must be 'generic' or 'unrolled-d{d}' for d = {d}, got {variant!r}")
-    if variant not in _BATCH:
-        _BATCH[variant] = _load(variant).rk4_batch
+    with _LOAD_LOCK:
+        if variant not in _BATCH:
+            _BATCH[variant] = _load(variant).rk4_batch
     _BATCH[variant](alphas, mu, c, dt, stride, jd, loss, logS, status)
     return variant

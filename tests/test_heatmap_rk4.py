@@ -171,3 +171,16 @@ def test_unwritable_cache_dir_compiles_in_memory(tmp_path, monkeypatch):
     module.rk4_batch(np.array([[2.0]]), np.array([1.0]), 1.0, 0.01, 10, jd, loss, logS, status)
     # d = 1: S = w and w' = w − c, so w(τ) = c + (α − c) e^τ
     assert status[0] == 1 and np.allclose(logS[0], np.log(1.0 + np.exp([0.0, 0.1, 0.2])), rtol=0, atol=1e-9)
+
+
+def test_generated_module_name_changes_when_a_dependency_changes(tmp_path, monkeypatch):
+    """numba's cache only watches the caller's file: a changed dependency must give a new module (and file)."""
+    monkeypatch.setenv("BIASAUDIT_CACHE_DIR", str(tmp_path))
+    names = []
+    for deps in ("deps v1", "deps v2"):
+        monkeypatch.setattr(rk, "_dependency_sources", lambda deps=deps: deps)
+        _forget_loaded("unrolled-d3", monkeypatch)
+        names.append(rk._load("unrolled-d3").__name__)
+    assert names[0] != names[1] and len(list((tmp_path / "kernels").glob("*.py"))) == 2
+    monkeypatch.undo()
+    assert "def _handle_events" in rk._dependency_sources() and "MAGIC" in rk._dependency_sources()

@@ -1,0 +1,64 @@
+"""Drop numba's on-disk caches of ``numerics/`` when any of its sources changed.
+
+numba keys a cached function on its *own* file's timestamp only. When a kernel calls a function from
+another module (``heatmap._A_batch_adaptive`` → ``l2_reduction._dopri_A``) and only the callee's file
+changes, the caller's cache still holds the old callee compiled in: stale results, silently (seen in this
+project while editing). On import, :func:`guard` hashes every ``numerics/*.py``; if the hash differs from the
+stamp left in ``numerics/__pycache__``, it deletes that directory's ``*.nbi``/``*.nbc`` files (everything
+recompiles once) and writes the new stamp. Concurrent processes at worst delete each other's fresh cache
+files, which only costs a recompile. With ``NUMBA_CACHE_DIR`` set numba keeps its files in
+``<root>/numerics_<sha1 of this directory's path>``; that directory is checked too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+__all__ = ["guard", "sources_digest", "STAMP_NAME"]
+
+STAMP_NAME = "biasaudit-numerics-sources.sha256"
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def sources_digest(package: Path = _PACKAGE) -> str:
+    h = hashlib.sha256()
+    for path in sorted(package.glob("*.py")):
+        h.update(path.name.encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def _cache_dirs(package: Path) -> list[Path]:
+    dirs = [package / "__pycache__"]
+    custom = os.environ.get("NUMBA_CACHE_DIR")
+    if custom:  # numba's UserProvidedCacheLocator: <root>/<dir name>_<sha1 of the absolute dir path>
+        dirs.append(Path(custom) / f"{package.name}_{hashlib.sha1(str(package).encode()).hexdigest()}")
+    return dirs
+
+
+def guard(package: Path = _PACKAGE) -> list[Path]:
+    """Remove stale numba cache files of ``package``; returns the files removed."""
+    try:
+        digest = sources_digest(package)
+    except OSError:
+        return []
+    removed = []
+    for cache in _cache_dirs(package):
+        stamp = cache / STAMP_NAME
+        try:
+            if stamp.is_file() and stamp.read_text().strip() == digest:
+                continue
+            if cache.is_dir():
+                for path in list(cache.glob("*.nbi")) + list(cache.glob("*.nbc")):
+                    try:
+                        path.unlink()
+                        removed.append(path)
+                    except FileNotFoundError:
+                        pass
+            cache.mkdir(parents=True, exist_ok=True)
+            stamp.write_text(digest + "\n")
+        except OSError:  # read-only install: nothing to guard, numba cannot write there either
+            continue
+    return removed

@@ -58,7 +58,7 @@ from biasaudit.inputs import (
     positive_int,
     positive_scalar,
 )
-from numerics.heatmap_common import _LOG_RENORM, _RENORM, _TINY, _certify, _record, _renormalise  # noqa: F401
+from numerics.heatmap_common import _LOG_RENORM, _RENORM, _TINY, _certify, _record, _renormalise
 from numerics.heatmap_rk4 import rk4_batch
 from numerics.l2_reduction import _dopri_A
 

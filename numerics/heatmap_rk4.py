@@ -39,7 +39,6 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import math
-import os
 import sys
 import threading
 from pathlib import Path
@@ -325,8 +324,9 @@ def _module_source(variant: str) -> str:
 
 
 def _kernel_dir() -> Path:
-    root = os.environ.get("BIASAUDIT_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "biasaudit")
-    return Path(root) / "kernels"
+    from biasaudit.cachedir import cache_root
+
+    return cache_root() / "kernels"
 
 
 # Modules whose numba functions the generated kernels call. numba's on-disk cache is keyed on the caller's

@@ -188,8 +188,9 @@ def build_problem(config: SweepConfig):
 
 def cache_dir() -> Path:
     """``$BIASAUDIT_CACHE_DIR/validation-eos`` (default ``~/.cache/biasaudit/validation-eos``)."""
-    root = os.environ.get("BIASAUDIT_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "biasaudit")
-    return Path(root) / "validation-eos"
+    from biasaudit.cachedir import cache_root
+
+    return cache_root() / "validation-eos"
 
 
 def _write_json(path: Path, data) -> None:

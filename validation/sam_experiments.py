@@ -56,7 +56,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -332,8 +331,9 @@ def _train_run(cfg: TrainConfig, n_keep_maps: int) -> dict:
 
 
 def cache_dir() -> Path:
-    root = os.environ.get("BIASAUDIT_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "biasaudit")
-    return Path(root) / "validation-sam"
+    from biasaudit.cachedir import cache_root
+
+    return cache_root() / "validation-sam"
 
 
 def cached_run(cfg: TrainConfig, *, use_cache: bool = True) -> dict:

@@ -28,8 +28,8 @@ few-ulp 1/√; the RK4 truncation error at that step is ~2e−9).
 Why generated source: numba cannot specialise a loop nest on the value of d, and passing a step kernel into
 a cached driver as an argument defeats numba's on-disk cache (the dispatcher's identity enters the key).
 The driver plus its step kernel are written as a real module under ``$BIASAUDIT_CACHE_DIR/kernels`` (default
-``~/.cache/biasaudit/kernels``), named by the hash of its source and of the modules it calls into (numba's
-cache would not notice a change there), and imported, so ``cache=True`` applies
+``~/.cache/biasaudit/kernels``), named by the hash of its source and of every ``numerics`` source (numba's
+cache would not notice a change in a module it calls into), and imported, so ``cache=True`` applies
 and each d compiles once per machine. If that directory cannot be written, the same source is compiled in
 memory (no disk cache).
 """
@@ -46,6 +46,7 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
+from numerics.cache_guard import sources_digest
 from numerics.heatmap_common import _LOG_RENORM, _RENORM, _TINY, _certify, _record
 from numerics.rsqrt import rsqrt
 from numerics.simd import prefer_wide_vectors
@@ -329,22 +330,14 @@ def _kernel_dir() -> Path:
     return cache_root() / "kernels"
 
 
-# Modules whose numba functions the generated kernels call. numba's on-disk cache is keyed on the caller's
-# own file only, so a change in one of these must give the generated module a new name (hash).
-_DEPENDENCIES = ("numerics.heatmap_rk4", "numerics.heatmap_common", "numerics.rsqrt", "numerics.simd")
-
-
-def _dependency_sources() -> str:
-    return "".join(Path(importlib.util.find_spec(name).origin).read_text(encoding="utf-8")
-                   for name in _DEPENDENCIES)
-
-
 def _load(variant: str):
     """Import the generated module for ``variant`` from the kernel directory (write it first if needed)."""
     from biasaudit.atomicio import atomic_write_text
 
     source = _module_source(variant)
-    digest = hashlib.sha256((source + _dependency_sources()).encode()).hexdigest()[:16]
+    # numba's on-disk cache watches the caller's own file only: the name also carries the digest of every
+    # numerics source, so a change in a module the kernel calls into gives a new module
+    digest = hashlib.sha256((source + sources_digest()).encode()).hexdigest()[:16]
     name = f"biasaudit_kernel_heatmap_rk4_{variant.replace('-', '_')}_{digest}"
     if name in sys.modules:
         return sys.modules[name]

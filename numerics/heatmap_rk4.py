@@ -47,7 +47,7 @@ import numpy as np
 from numba import njit
 
 from numerics.cache_guard import sources_digest
-from numerics.heatmap_common import _LOG_RENORM, _RENORM, _TINY, _certify, _record
+from numerics.heatmap_common import _RENORM, _record, _renormalise
 from numerics.rsqrt import rsqrt
 from numerics.simd import prefer_wide_vectors
 
@@ -71,31 +71,35 @@ def _rows(X, d, B):
 
 
 @njit(cache=True)
+def _column_norms(V, b, mu, s, vmx):
+    """S² and max_j v_j of column b into s[b], vmx[b]."""
+    s[b] = 0.0
+    vmx[b] = 0.0
+    for j in range(V.shape[0]):
+        s[b] += (mu[j] * V[j, b]) ** 2
+        vmx[b] = max(vmx[b], V[j, b])
+
+
+@njit(cache=True)
 def _block_start(alphas, mu, c, status, B):
     """The state of a block of ``alphas`` (n_b ≤ B rows of α), its log scales m and the generic scratch.
 
-    Columns n_b … B−1 are padding: v = 1 and dead (live = 0), so they never move and raise no event."""
+    Every α starts live and undecided (status 0); the driver's first :func:`_handle_events` applies the
+    certificates at τ = 0. Columns n_b … B−1 are padding: v = 1 and dead (live = 0), so they never move and
+    raise no event."""
     n_b, d = alphas.shape
     X = np.empty((d + N_STATE_ROWS) * B)
     V, kappa, s, vmx, live, watch = _rows(X, d, B)
     for b in range(B):
         kappa[b] = c
-        if b < n_b:
-            for j in range(d):
-                V[j, b] = alphas[b, j]
-            status[b] = _certify(alphas[b], 0.0, mu, c)
-            live[b] = 0.0 if status[b] == -1 else 1.0
-            watch[b] = 1.0 if status[b] == 0 else 0.0  # 1 while the escape certificate has not fired
-        else:
-            for j in range(d):
-                V[j, b] = 1.0
-            live[b] = 0.0
-            watch[b] = 0.0
-        s[b] = 0.0
-        vmx[b] = 0.0
+        real = b < n_b
         for j in range(d):
-            s[b] += (mu[j] * V[j, b]) ** 2
-            vmx[b] = max(vmx[b], V[j, b])
+            V[j, b] = alphas[b, j] if real else 1.0
+        if real:
+            status[b] = 0
+        live[b] = 1.0 if real else 0.0
+        watch[b] = live[b]  # 1 while the escape certificate has not fired
+        _column_norms(V, b, mu, s, vmx)
     return X, np.zeros(B), np.empty((4 * d + 2) * B)
 
 
@@ -116,16 +120,9 @@ def _handle_events(X, d, B, mu, c, m, status):
             status[b] = 1
             watch[b] = 0.0
         if vmx[b] > _RENORM:  # w = e^m v: divide v by 2^400 (exact) and raise m
-            s[b] = 0.0
-            vmx[b] = 0.0
-            for j in range(d):
-                V[j, b] = V[j, b] / _RENORM
-                if V[j, b] < _TINY:
-                    V[j, b] = 0.0
-                s[b] += (mu[j] * V[j, b]) ** 2
-                vmx[b] = max(vmx[b], V[j, b])
-            m[b] += _LOG_RENORM
+            m[b] = _renormalise(V[:, b], m[b])
             kappa[b] = c * math.exp(-m[b])
+            _column_norms(V, b, mu, s, vmx)
         if live[b] != 0.0:
             n_live += 1
     return n_live

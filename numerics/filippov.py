@@ -79,10 +79,19 @@ class _Problem:
         self.X, self.y, self.rho = X, y, rho
         self.n, self.d = X.shape
 
+    def _log_weights(self, beta):
+        """Margins m and log σ(−m)."""
+        m = self.y * (self.X @ beta)
+        return m, -np.logaddexp(0.0, m)
+
+    def gradient(self, beta):
+        """g up to a positive factor: its direction, for signs and ĝ."""
+        _, log_w = self._log_weights(beta)
+        return -(np.exp(log_w - log_w.max()) * self.y) @ self.X / self.n
+
     def grad_and_hessian(self, beta):
         """(g, H) up to one common positive factor; only ĝ and ratios matter (see module docstring)."""
-        m = self.y * (self.X @ beta)
-        log_w = -np.logaddexp(0.0, m)          # log σ(−m)
+        m, log_w = self._log_weights(beta)
         log_v = log_w - np.logaddexp(0.0, -m)  # log σ(−m)σ(m)
         top = max(log_w.max(), log_v.max())
         w, v = np.exp(log_w - top), np.exp(log_v - top)
@@ -147,8 +156,7 @@ def _solve_lambda(prob, s, beta, signs, K, lam0=None):
 
 
 def _signs_of(prob, beta):
-    g, _ = prob.grad_and_hessian(beta)
-    return np.where(g >= 0, 1.0, -1.0)
+    return np.where(prob.gradient(beta) >= 0, 1.0, -1.0)
 
 
 def linf_sam_filippov_flow(X, y, rho: float, s_grid, *, beta0=None, rtol: float = 1e-11, atol: float = 1e-12,
@@ -177,22 +185,28 @@ def linf_sam_filippov_flow(X, y, rho: float, s_grid, *, beta0=None, rtol: float 
     out_s, out_b = [s_now], [beta.copy()]
     modes = [(s_now, signs.copy(), K)]
 
-    def rhs(s, b):
-        if not K:
-            return prob.field(s, b, rho * signs)
-        _, v = _solve_lambda(prob, s, b, signs, K, lam)
-        return v
-
     for _ in range(max_switches):
+        last = {}  # this mode's (λ, velocity) at the last point asked: rhs and the λ events share one solve
+
+        def sliding(s, b):
+            key = (s, b.tobytes())
+            if key not in last:
+                last.clear()
+                last[key] = _solve_lambda(prob, s, b, signs, K, lam)
+            return last[key]
+
+        def rhs(s, b):
+            return prob.field(s, b, rho * signs) if not K else sliding(s, b)[1]
+
         events, info = [], []  # info[i] = (kind, k) of events[i]
         for k in range(X.shape[1]):
             if k in K:
                 def low(s, b, k=k):
-                    lam_k, _ = _solve_lambda(prob, s, b, signs, K, lam)
+                    lam_k, _ = sliding(s, b)
                     return 1.0 if lam_k is None else lam_k[K.index(k)]
 
                 def high(s, b, k=k):
-                    lam_k, _ = _solve_lambda(prob, s, b, signs, K, lam)
+                    lam_k, _ = sliding(s, b)
                     return 1.0 if lam_k is None else 1.0 - lam_k[K.index(k)]
 
                 low.terminal = high.terminal = True
@@ -201,7 +215,7 @@ def linf_sam_filippov_flow(X, y, rho: float, s_grid, *, beta0=None, rtol: float 
                 info += [("low", k), ("high", k)]
             else:
                 def cross(s, b, k=k):
-                    g, _ = prob.grad_and_hessian(b)
+                    g = prob.gradient(b)
                     return signs[k] * g[k] / np.linalg.norm(g)
 
                 cross.terminal = True

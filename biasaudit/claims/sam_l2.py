@@ -941,7 +941,7 @@ def _deep_ac_predict(p):
 
 def _deep_ac_evaluate(p, predicted):
     """Independent integrator (scipy DOP853, rtol 1e-13, terminal events on the certificates) on both sides."""
-    from numerics.l2_deep import COLLAPSE, ESCAPE, classify_deep_trajectory_reference
+    from numerics.l2_deep import COLLAPSE, ESCAPE, UNDECIDED, classify_deep_trajectory_reference
 
     mu, L, a = _arr(p), int(p["depth"]), float(predicted)
     rel = DEEP_AC_BRACKET
@@ -951,13 +951,12 @@ def _deep_ac_evaluate(p, predicted):
             f"alpha_c(1+{rel:g}) → {above.name} (sigma {above.sigma:.3g})")
     if below.code == COLLAPSE and above.code == ESCAPE:
         return Observation(f"certified within {rel:g}", rel, what)
-    if UNDECIDED_DEEP in (below.code, above.code):
+    if UNDECIDED in (below.code, above.code):
         return Observation(None, math.nan, what, decided=False)
     return Observation("outside the bracket", math.inf, what)
 
 
 DEEP_AC_BRACKET = 2e-10  # α_c(1 ± this) must fall on the two sides: the bisection promises half-width ≤ 1e-10
-UNDECIDED_DEEP = 0
 
 DEEP_ALPHA_COLLAPSE = Claim(
     id="sam.l2.deep_even_alpha_collapse", paper=PAPER, source="l2-SAM at L > 2 (even L: collapse like L = 2)",

@@ -254,6 +254,20 @@ def _dp_step(code, w, mu, rho, c, L, h, s, A, B5, B4, K, tmp, out, err):
         err[j] = h * e
 
 
+DP_SAFETY, DP_MIN_FACTOR, DP_MAX_FACTOR = 0.9, 0.2, 10.0
+
+
+@njit(cache=True)
+def dp_step_factor(err):
+    """Step-size factor of the Dormand–Prince 5(4) controllers here: 0.9·err^{−1/5} clipped to [0.2, 10]
+    (err = 0: 10; NaN or inf: 0.2). err is the scaled error norm; a step is accepted when err ≤ 1."""
+    if err != err:
+        return DP_MIN_FACTOR
+    if err == 0.0:
+        return DP_MAX_FACTOR
+    return min(DP_MAX_FACTOR, max(DP_MIN_FACTOR, DP_SAFETY * err ** (-1.0 / DP_ORDER)))
+
+
 @njit(cache=True)
 def _dp_flow(code, w0, mu, rho, c, L, rtol, atol, w_max, w_floor, max_steps, A, B5, B4, tau_out, w_out):
     """Adaptive Dormand-Prince 5(4) through the grid tau_out. Returns (rows, status, tau_stop, steps)."""
@@ -311,11 +325,9 @@ def _dp_flow(code, w0, mu, rho, c, L, rtol, atol, w_max, w_floor, max_steps, A, 
                 if flag == 2:
                     w_out[i:, :] = 0.0
                     return tau_out.shape[0], 2, t, steps
-                fac = 10.0 if e == 0.0 else min(10.0, max(0.2, 0.9 * e ** (-1.0 / 5.0)))
-                h = h * fac
+                h = h * dp_step_factor(e)
             else:
-                fac = 0.2 if not finite else max(0.2, 0.9 * e ** (-1.0 / 5.0))
-                h = h * fac
+                h = h * dp_step_factor(e)
                 if h < h_min:
                     big = 0.0
                     for j in range(d):

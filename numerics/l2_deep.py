@@ -43,7 +43,7 @@ from numba import njit
 
 from biasaudit.inputs import (InputError, matching_length, positive_increasing, positive_int, positive_scalar,
                               positive_vector)
-from numerics.flows import DP_A, DP_B4, DP_B5, _dp_step, _rms_error
+from numerics.flows import DP_A, DP_B4, DP_B5, _dp_step, _rms_error, dp_step_factor
 
 __all__ = ["COLLAPSE", "ESCAPE", "UNDECIDED", "DeepClassification", "classify_deep_trajectory",
            "classify_deep_trajectory_reference", "deep_certificate", "DEFAULT_RTOL", "DEFAULT_HORIZON"]
@@ -148,9 +148,9 @@ def _classify_deep(u0, mu, L, rtol, atol, horizon, max_steps, out):
                 u[j] = un[j]
             code = deep_certificate(u, mu, L)
             closest = min(closest, _max_abs_u_tilde(u, mu, L))
-            h *= 10.0 if e == 0.0 else min(10.0, max(0.2, 0.9 * e ** (-1.0 / 5.0)))
+            h *= dp_step_factor(e)
         else:
-            h *= 0.2 if e != e else max(0.2, 0.9 * e ** (-1.0 / 5.0))
+            h *= dp_step_factor(e)
     out[0] = code if closest > NEAR_EQUILIBRIUM else 0
     out[1] = t
     out[2] = steps

@@ -53,6 +53,7 @@ from biasaudit.inputs import (
     positive_scalar,
     positive_vector,
 )
+from numerics.flows import dp_step_factor
 
 __all__ = [
     "COLLAPSE",
@@ -203,11 +204,6 @@ def _trajectory(log_alpha, mu, c, dt, tau_out, A_out, status_out):
         tau += dt
 
 
-# Dormand–Prince 5(4) tableau (FSAL: the 7th stage is the next step's 1st)
-_DP_C = (0.0, 1.0 / 5.0, 3.0 / 10.0, 4.0 / 5.0, 8.0 / 9.0, 1.0)
-_DP_SAFETY, _DP_MIN_FACTOR, _DP_MAX_FACTOR = 0.9, 0.2, 10.0
-
-
 @njit(cache=True)
 def _dopri_A(log_alpha, mu, c, tau_out, rtol, atol, A_out, status_out, counts):
     """Adaptive Dormand–Prince 5(4) for A' = 1/S, landing exactly on every τ_out (steps are clipped to the
@@ -276,7 +272,7 @@ def _dopri_A(log_alpha, mu, c, tau_out, rtol, atol, A_out, status_out, counts):
                       - 17253.0 / 339200.0 * k5 + 22.0 / 525.0 * k6 - 1.0 / 40.0 * k7)
             err = abs(e) / (atol + rtol * max(abs(A), abs(A_new)))
             if err <= 1.0 and A_new == A_new:
-                fac = _DP_MAX_FACTOR if err == 0.0 else min(_DP_MAX_FACTOR, _DP_SAFETY * err ** -0.2)
+                fac = dp_step_factor(err)
                 if rejected:
                     fac = min(fac, 1.0)
                 if not last:
@@ -291,7 +287,7 @@ def _dopri_A(log_alpha, mu, c, tau_out, rtol, atol, A_out, status_out, counts):
                 break
             n_rej += 1
             rejected = True
-            h = hh * max(_DP_MIN_FACTOR, _DP_SAFETY * err ** -0.2) if err == err else hh * _DP_MIN_FACTOR
+            h = hh * dp_step_factor(err)
     counts[0] += n_acc
     counts[1] += n_rej
     return state

@@ -318,46 +318,41 @@ def l2_sam_regime_boundaries(mu, rho_value: float, *, depth: int = 2, normalizat
     shrink_all = _alpha_lower(cv, float(mu[0]), norm)
     formulas = {"c": FORMULAS["c_joint"].subs(L, depth) if normalization == "joint" else FORMULAS["c_layer"],
                 "alpha_grow": FORMULAS["alpha_grow"]}
+    deep = {"w_tilde": FORMULAS["deep_perturbed_weight"], "small_alpha_field": FORMULAS["deep_small_alpha_field"]}
+    if depth % 2:  # depth 1 and odd L: no collapse boundary
+        note = ("depth 1: the field is mu for every algorithm; no regimes (w = alpha + mu tau)" if depth == 1 else
+                "odd L: the small-alpha field is +c_L^(L-1) mu^L/|mu|^(L-1) > 0, so beta never collapses; "
+                "no collapse boundary. Very small alpha starts major-first, then opens a minor window.")
+        return L2Regimes(tuple(mu.tolist()), rho_value, depth, normalization, cv, None, None, grow, None, None,
+                         False, shrink_all, {**formulas, **deep}, {}, note)
+    ac, bracket = alpha_collapse(mu, rho_value, depth=depth, normalization=normalization, rel_tol=rel_tol,
+                                 return_bracket=True)
+    bisection = {"alpha_collapse (no closed form; bisection inside the sandwich)": sp.Interval(
+        FORMULAS["sandwich_lower"], FORMULAS["sandwich_upper"])}
     if depth == 2:
-        ac, bracket = alpha_collapse(mu, rho_value, depth=2, normalization=normalization, rel_tol=rel_tol,
-                                     return_bracket=True)
         gd_like = _alpha_gd_like(cv, float(mu[-2]), float(mu[-1]), norm) if mu.size > 1 else cv
         formulas.update({
             "flow": sp.Eq(sp.Symbol("w_j'"), FORMULAS["field"]),
             "reduction": sp.Eq(sp.log(w_j / alpha_j), FORMULAS["log_linear"] - sp.log(alpha_j)),
             "A'": sp.Eq(sp.Symbol("A'"), FORMULAS["A_prime"]),
-            "alpha_collapse (no closed form; bisection inside the sandwich)": sp.Interval(FORMULAS["sandwich_lower"], FORMULAS["sandwich_upper"]),
+            **bisection,
             "alpha_gd_like": FORMULAS["alpha_gd_like"],
             "switch_time": FORMULAS["switch_time"],
         })
         certificates = {"collapse": FORMULAS["certificate_collapse"], "escape": FORMULAS["certificate_escape"]}
-        return L2Regimes(tuple(mu.tolist()), rho_value, 2, normalization, cv, ac, bracket, grow, gd_like,
-                         (shrink_all, grow), True, shrink_all, formulas, certificates,
-                         "alpha_collapse by certificate-driven bisection (no closed form); "
-                         "regime 1 below it, regime 2 between, regime 3 (GD-like) at or above alpha_gd_like")
-    formulas["w_tilde"] = FORMULAS["deep_perturbed_weight"]
-    formulas["small_alpha_field"] = FORMULAS["deep_small_alpha_field"]
-    if depth == 1:
-        note = "depth 1: the field is mu for every algorithm; no regimes (w = alpha + mu tau)"
-        return L2Regimes(tuple(mu.tolist()), rho_value, depth, normalization, cv, None, None, grow, None, None,
-                         False, shrink_all, formulas, {}, note)
-    if depth % 2:
-        note = ("odd L: the small-alpha field is +c_L^(L-1) mu^L/|mu|^(L-1) > 0, so beta never collapses; "
-                "no collapse boundary. Very small alpha starts major-first, then opens a minor window.")
-        return L2Regimes(tuple(mu.tolist()), rho_value, depth, normalization, cv, None, None, grow, None, None,
-                         False, shrink_all, formulas, {}, note)
-    ac, bracket = alpha_collapse(mu, rho_value, depth=depth, normalization=normalization, rel_tol=rel_tol,
-                                 return_bracket=True)
-    formulas["alpha_collapse (no closed form; bisection inside the sandwich)"] = sp.Interval(
-        FORMULAS["sandwich_lower"], FORMULAS["sandwich_upper"])
-    certificates = {"collapse (every j)": FORMULAS["certificate_collapse_deep"],
-                    "escape": FORMULAS["certificate_escape"],
-                    "escape (every j)": FORMULAS["certificate_grow_deep"]}
-    note = ("even L >= 4: small alpha collapses like L = 2; alpha_collapse by certificate-driven bisection "
-            "(collapse: every w~_j <= 0; escape: max w_j > c_L or every w~_j >= 0). The separatrix ends on the "
-            "degenerate interior equilibrium u*_j = mu_j^(-1/(L-2))/|mu^(-1/(L-2))| (units of c_L), so "
-            "near-threshold runs are decided after algebraically long times (adaptive steps).")
-    return L2Regimes(tuple(mu.tolist()), rho_value, depth, normalization, cv, ac, bracket, grow, None,
+        note = ("alpha_collapse by certificate-driven bisection (no closed form); "
+                "regime 1 below it, regime 2 between, regime 3 (GD-like) at or above alpha_gd_like")
+    else:
+        gd_like = None
+        formulas.update({**deep, **bisection})
+        certificates = {"collapse (every j)": FORMULAS["certificate_collapse_deep"],
+                        "escape": FORMULAS["certificate_escape"],
+                        "escape (every j)": FORMULAS["certificate_grow_deep"]}
+        note = ("even L >= 4: small alpha collapses like L = 2; alpha_collapse by certificate-driven bisection "
+                "(collapse: every w~_j <= 0; escape: max w_j > c_L or every w~_j >= 0). The separatrix ends on "
+                "the degenerate interior equilibrium u*_j = mu_j^(-1/(L-2))/|mu^(-1/(L-2))| (units of c_L), so "
+                "near-threshold runs are decided after algebraically long times (adaptive steps).")
+    return L2Regimes(tuple(mu.tolist()), rho_value, depth, normalization, cv, ac, bracket, grow, gd_like,
                      (shrink_all, grow), True, shrink_all, formulas, certificates, note)
 
 

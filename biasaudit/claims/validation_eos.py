@@ -74,18 +74,31 @@ DOMAIN = Domain({"tier": Fixed("quick"), "loss": Fixed("mse")}, description="the
 CE_DOMAIN = Domain({"tier": Fixed("quick"), "loss": Fixed("ce")}, description="the quick tier, cross-entropy")
 
 
-def _sweep(params) -> dict:
+def _run_sweep(config, label: str) -> dict:
     import sys
 
-    from biasaudit.tier import experiment_tier
-    from validation.eos_experiments import run_sweep, tier_config
-
-    tier = experiment_tier(params["tier"])  # the audit's tier (quick unless `--tier full`)
+    from validation.eos_experiments import run_sweep
 
     def progress(msg):
-        print(f"  [eos.torch {tier}/{params['loss']}] {msg}", file=sys.stderr, flush=True)
+        print(f"  [eos.torch {label}] {msg}", file=sys.stderr, flush=True)
 
-    return run_sweep(tier_config(tier, params["loss"]), progress=progress)
+    return run_sweep(config, progress=progress)
+
+
+def _sweep(params) -> dict:
+    from biasaudit.tier import experiment_tier
+    from validation.eos_experiments import tier_config
+
+    tier = experiment_tier(params["tier"])  # the audit's tier (quick unless `--tier full`)
+    return _run_sweep(tier_config(tier, params["loss"]), f"{tier}/{params['loss']}")
+
+
+def _eta_c(sweep) -> float:
+    """η_c = 2/s_GF of a sweep's gradient-flow proxy (NaN when s_GF is not positive)."""
+    from validation.eos_experiments import _float
+
+    s = _float(sweep["gf"]["s_gf"])
+    return eta_c_of(s) if s > 0 else math.nan
 
 
 def _gf_problem(sweep) -> str:
@@ -107,8 +120,7 @@ def _predict_eta_c(params) -> dict:
     s = _float(sweep["gf"]["s_gf"])
     fields = {k: v for k, v in sweep["gf"].items() if k != "key"}
     sens = eps_sensitivity(GFResult.from_json(fields))
-    return {"eta_c": eta_c_of(s) if s > 0 else math.nan, "s_gf": s, "eps": sweep["gf"]["eps"],
-            "eta_c_rel_change_2eps_to_eps": sens}
+    return {"eta_c": _eta_c(sweep), "s_gf": s, "eps": sweep["gf"]["eps"], "eta_c_rel_change_2eps_to_eps": sens}
 
 
 def _observation(sweep, res, predicted_text) -> Observation:
@@ -134,28 +146,18 @@ def _eval_e2(params, predicted) -> Observation:
 
 
 def _e3_sweeps(params) -> list:
-    import sys
-
     from biasaudit.tier import experiment_tier
-    from validation.eos_experiments import e3_configs, run_sweep
+    from validation.eos_experiments import e3_configs
 
     tier = experiment_tier(params["tier"])
-    out = []
-    for config in e3_configs(tier, params["loss"]):
-        def progress(msg, seed=config.seed):
-            print(f"  [eos.torch {tier}/{params['loss']} E3 seed {seed}] {msg}", file=sys.stderr, flush=True)
-
-        out.append(run_sweep(config, progress=progress))
-    return out
+    return [_run_sweep(config, f"{tier}/{params['loss']} E3 seed {config.seed}")
+            for config in e3_configs(tier, params["loss"])]
 
 
 def _predict_e3(params) -> dict:
-    from validation.eos_experiments import MEASURES, _float
+    from validation.eos_experiments import MEASURES
 
-    eta_cs = []
-    for sweep in _e3_sweeps(params):
-        s = _float(sweep["gf"]["s_gf"])
-        eta_cs.append(eta_c_of(s) if s > 0 else math.nan)
+    eta_cs = [_eta_c(sweep) for sweep in _e3_sweeps(params)]
     return {"eta_c": eta_cs[0], "eta_c_seeds": eta_cs, "directions": {k: d for k, (_, d) in MEASURES.items()}}
 
 

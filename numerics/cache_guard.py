@@ -16,10 +16,11 @@ import hashlib
 import os
 from pathlib import Path
 
-__all__ = ["guard", "sources_digest", "STAMP_NAME"]
+__all__ = ["guard", "sources_digest", "package_digest", "STAMP_NAME"]
 
 STAMP_NAME = "biasaudit-numerics-sources.sha256"
 _PACKAGE = Path(__file__).resolve().parent
+_LOADED_DIGEST: list = []  # the digest of numerics/ as this process imported it (set once by guard())
 
 
 def sources_digest(package: Path = _PACKAGE) -> str:
@@ -28,6 +29,13 @@ def sources_digest(package: Path = _PACKAGE) -> str:
         h.update(path.name.encode())
         h.update(path.read_bytes())
     return h.hexdigest()
+
+
+def package_digest() -> str:
+    """The digest of ``numerics/*.py`` as imported by this process (hashed once, at ``import numerics``)."""
+    if not _LOADED_DIGEST:
+        _LOADED_DIGEST.append(sources_digest())
+    return _LOADED_DIGEST[0]
 
 
 def _cache_dirs(package: Path) -> list[Path]:
@@ -41,7 +49,7 @@ def _cache_dirs(package: Path) -> list[Path]:
 def guard(package: Path = _PACKAGE) -> list[Path]:
     """Remove stale numba cache files of ``package``; returns the files removed."""
     try:
-        digest = sources_digest(package)
+        digest = package_digest() if package == _PACKAGE else sources_digest(package)
     except OSError:
         return []
     removed = []

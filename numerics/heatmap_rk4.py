@@ -46,7 +46,7 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from numerics.cache_guard import sources_digest
+from numerics.cache_guard import package_digest
 from numerics.heatmap_common import _RENORM, _record, _renormalise
 from numerics.rsqrt import rsqrt
 from numerics.simd import prefer_wide_vectors
@@ -334,7 +334,7 @@ def _load(variant: str):
     source = _module_source(variant)
     # numba's on-disk cache watches the caller's own file only: the name also carries the digest of every
     # numerics source, so a change in a module the kernel calls into gives a new module
-    digest = hashlib.sha256((source + sources_digest()).encode()).hexdigest()[:16]
+    digest = hashlib.sha256((source + package_digest()).encode()).hexdigest()[:16]
     name = f"biasaudit_kernel_heatmap_rk4_{variant.replace('-', '_')}_{digest}"
     if name in sys.modules:
         return sys.modules[name]

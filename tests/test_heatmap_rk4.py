@@ -179,7 +179,7 @@ def test_generated_module_name_changes_when_a_dependency_changes(tmp_path, monke
     monkeypatch.setenv("BIASAUDIT_CACHE_DIR", str(tmp_path))
     names = []
     for deps in ("deps v1", "deps v2"):
-        monkeypatch.setattr(rk, "sources_digest", lambda deps=deps: deps)
+        monkeypatch.setattr(rk, "package_digest", lambda deps=deps: deps)
         _forget_loaded("unrolled-d3", monkeypatch)
         names.append(rk._load("unrolled-d3").__name__)
     assert names[0] != names[1] and len(list((tmp_path / "kernels").glob("*.py"))) == 2

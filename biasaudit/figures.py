@@ -79,8 +79,8 @@ def _sam_l2_heatmap(outdir: Path, tier: str) -> list[Path]:
     """
     from matplotlib.colors import BoundaryNorm, ListedColormap
 
-    from numerics.heatmap import dominant_index_heatmap
-    from theory.sam_l2 import l2_sam_regime_boundaries
+    from biasaudit.numerics.heatmap import dominant_index_heatmap
+    from biasaudit.numerics.l2_boundaries import l2_sam_regime_boundaries
 
     plt = _pyplot()
     mu = np.array(SAM_MU)
@@ -141,8 +141,8 @@ def _sam_l2_iterations(outdir: Path, tier: str) -> list[Path]:
     """
     from matplotlib.colors import BoundaryNorm, ListedColormap
 
-    from numerics.heatmap import dominant_index_heatmap
-    from theory.sam_l2 import l2_sam_regime_boundaries
+    from biasaudit.numerics.heatmap import dominant_index_heatmap
+    from biasaudit.numerics.l2_boundaries import l2_sam_regime_boundaries
 
     plt = _pyplot()
     mu = np.array(SAM_MU)
@@ -187,8 +187,8 @@ def _logistic_loss_from_log_w(mu, log_w):
 
 def _sam_l2_plateau(outdir: Path, tier: str) -> list[Path]:
     """Loss and β_j over τ just above α_c: the plateau at β ≈ (ρ²/2) e₁, then the escape."""
-    from numerics.l2_reduction import l2_reduction_trajectory
-    from theory.sam_l2 import l2_sam_regime_boundaries
+    from biasaudit.numerics.l2_reduction import l2_reduction_trajectory
+    from biasaudit.numerics.l2_boundaries import l2_sam_regime_boundaries
 
     plt = _pyplot()
     mu = np.array(SAM_MU)
@@ -233,7 +233,7 @@ LINF_RHO = 0.1
 
 
 def _linf_limit_class(limit, d: int) -> int:
-    """Class of a :class:`theory.sam_linf.LinfLimit`: 1..d = e_k, d+1 = fixed (ρ^L·1_E), 0 = β → 0."""
+    """Class of a :class:`biasaudit.theory.sam_linf.LinfLimit`: 1..d = e_k, d+1 = fixed (ρ^L·1_E), 0 = β → 0."""
     if limit.kind == "basis":
         return int(limit.index)
     if limit.kind == "fixed":
@@ -245,7 +245,7 @@ def _linf_limit_class(limit, d: int) -> int:
 
 def _linf_simulated_class(mu, alpha, rho: float, depth: int, d: int) -> int:
     """The same class, read off an integrated reduced flow (numerics.flows): an independent check."""
-    from numerics.flows import integrate_reduced_flow
+    from biasaudit.numerics.flows import integrate_reduced_flow
 
     run = integrate_reduced_flow("linf", mu, alpha, rho, depth, 400.0 / mu[0], n_out=2)
     w = run.w[-1]
@@ -261,8 +261,8 @@ def _sam_linf_limit_map(outdir: Path, tier: str) -> list[Path]:
     with simulated flows at coarse grid points drawn on top (marker colour = simulated class)."""
     from matplotlib.colors import BoundaryNorm, ListedColormap
 
-    from biasaudit.inputs import InputError
-    from theory.sam_linf import linf_sam_limit
+    from biasaudit.plumbing import InputError
+    from biasaudit.theory.sam_linf import linf_sam_limit
 
     plt = _pyplot()
     mu = np.array(LINF_MU)
@@ -310,7 +310,7 @@ EOS_X3, EOS_W03 = (0.5, 1.0, 2.0), (0.1, 0.1, 0.1)
 
 
 def _eos_sweep(x, w0, tier: str, eta_max: float):
-    from numerics.eos_gd import gd_sweep
+    from biasaudit.numerics.eos_gd import gd_sweep
 
     n = _size(tier, 400, 2000)
     rng = np.random.default_rng(0)  # eta drawn at random, sorted: no eta lands on a factor that hits 0 exactly
@@ -325,7 +325,7 @@ def _outcome_style():
 
 def _eos_sharpness(outdir: Path, tier: str) -> list[Path]:
     """Final sharpness against η, with 2/η, s_GF and η_c = 2/s_GF; and the norms against η."""
-    from theory.eos_flow import eos_regimes
+    from biasaudit.theory.eos_flow import eos_regimes
 
     plt = _pyplot()
     reg = eos_regimes(EOS_X, EOS_Y, EOS_W0)
@@ -342,7 +342,7 @@ def _eos_sharpness(outdir: Path, tier: str) -> list[Path]:
     grid = np.linspace(eta.min(), eta.max(), 400)
     ax_s.plot(grid, 2.0 / grid, "k--", lw=1, label="2/η")
     try:  # the measured kink of S_final(η) (numerics.eos_sweep), on the converged runs below the chaos
-        from numerics.eos_sweep import kink_location
+        from biasaudit.numerics.eos_sweep import kink_location
 
         ok = sweep.converged & (eta < 0.9 * reg.eta_stable_max)
         kink = kink_location(eta[ok], sweep.lambda_max[ok])
@@ -368,8 +368,8 @@ def _eos_sharpness(outdir: Path, tier: str) -> list[Path]:
 
 def _eos_pareto(outdir: Path, tier: str) -> list[Path]:
     """The Pareto front min ‖β‖₁ s.t. S ≤ s, with the converged GD endpoints (d = 2 and d = 3)."""
-    from theory.eos_flow import eos_regimes
-    from theory.eos_minimizers import pareto_breakpoints, pareto_front
+    from biasaudit.theory.eos_flow import eos_regimes
+    from biasaudit.theory.eos_minimizers import pareto_breakpoints, pareto_front
 
     plt = _pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.6), constrained_layout=True)
@@ -394,9 +394,9 @@ def _eos_pareto(outdir: Path, tier: str) -> list[Path]:
 
 def _eos_risk(outdir: Path, tier: str) -> list[Path]:
     """Risk of the GD endpoint against η: the Bayes risk, and ‖β − β*‖² for a fixed teacher."""
-    from theory.eos_flow import eos_regimes
-    from theory.eos_minimizers import d2_beta_of_sharpness
-    from theory.eos_risk import bayes_optimal_risk, bayes_risk, fixed_teacher_risk_curve
+    from biasaudit.theory.eos_flow import eos_regimes
+    from biasaudit.theory.eos_minimizers import d2_beta_of_sharpness
+    from biasaudit.theory.eos_risk import bayes_optimal_risk, bayes_risk, fixed_teacher_risk_curve
 
     plt = _pyplot()
     x = np.array(EOS_X)
@@ -429,7 +429,7 @@ def _eos_outcomes(outdir: Path, tier: str) -> list[Path]:
     """The eos numerics' own sweep figure (``biasaudit.figures_eos.sweep_figure``): sharpness, ‖β‖₁ and
     the outcome class (converged / period-2 / bounded-chaotic / diverged) against η on the toy."""
     from biasaudit.figures_eos import sweep_figure
-    from numerics.eos_sweep import sweep_eos
+    from biasaudit.numerics.eos_sweep import sweep_eos
 
     sweep = sweep_eos(EOS_X, EOS_Y, EOS_W0, 0.02, 0.6, _size(tier, 600, 3000),
                       max_steps=_size(tier, 20_000, 100_000))
@@ -442,36 +442,36 @@ FIGURES: tuple[FigureJob, ...] = (
                "sam.l2.monotone_in_alpha", "sam.l2.nonmonotone_in_tau", "sam.l2.sandwich", "sam.gd.l2_closed_form"),
               _sam_l2_heatmap,
               caption="Flow in rescaled time, uniform α, from the exact log-linear reduction (A-ODE).",
-              requires=("theory.sam_l2:l2_sam_regime_boundaries", "numerics.heatmap:dominant_index_heatmap")),
+              requires=("biasaudit.theory.sam_l2:l2_sam_regime_boundaries", "biasaudit.numerics.heatmap:dominant_index_heatmap")),
     FigureJob("sam-l2-iterations", "sam", "j† over iterations of discrete l2-SAM, and the τ it reaches",
               ("sam.l2.discrete_vs_flow", "sam.l2.discrete_separatrix_shift", "sam.flow.euler_step"),
               _sam_l2_iterations,
               caption="The same heatmap as above, over iterations instead of rescaled time.",
-              requires=("theory.sam_l2:l2_sam_regime_boundaries", "numerics.heatmap:dominant_index_heatmap")),
+              requires=("biasaudit.theory.sam_l2:l2_sam_regime_boundaries", "biasaudit.numerics.heatmap:dominant_index_heatmap")),
     FigureJob("sam-l2-plateau", "sam", "Loss curves of l2-SAM just above α_c: the plateau and the escape",
               ("sam.l2.plateau_law", "sam.l2.regime1_collapse", "sam.l2.regime2_sequential", "sam.l2.asymptotics",
                "sam.l2.log_linear_reduction", "sam.l2.certificates"), _sam_l2_plateau,
-              requires=("theory.sam_l2:l2_sam_regime_boundaries", "numerics.l2_reduction:l2_reduction_trajectory")),
+              requires=("biasaudit.theory.sam_l2:l2_sam_regime_boundaries", "biasaudit.numerics.l2_reduction:l2_reduction_trajectory")),
     FigureJob("sam-linf-limit-map", "sam", "l∞-SAM limit map over a per-coordinate init grid",
               ("sam.linf.*",), _sam_linf_limit_map,
               caption=f"μ = {LINF_MU}, ρ = {LINF_RHO}; prediction of the limit rule (theory.sam_linf).",
-              requires=("theory.sam_linf:linf_sam_limit",)),
+              requires=("biasaudit.theory.sam_linf:linf_sam_limit",)),
     FigureJob("eos-sharpness-norms", "eos", "Final sharpness and norms against η, with 2/η and η_c",
               ("eos.s_gf.*", "eos.gd.tracking_gap", "eos.gd.kink*", "eos.gd.flow_aligned_linear",
                "eos.gd.outcome_classes", "eos.gd.toy_numbers", "eos.gd.projected_monotone", "eos.gd.float64_vs_mpmath",
                "eos.stable_minima.*", "eos.gf.*"), _eos_sharpness,
               caption="GD on the spec's toy; η drawn at random (sorted) so no factor 1 − 2ηr x hits 0.",
-              requires=("numerics.eos_gd:gd_sweep", "theory.eos_flow:eos_regimes")),
+              requires=("biasaudit.numerics.eos_gd:gd_sweep", "biasaudit.theory.eos_flow:eos_regimes")),
     FigureJob("eos-outcomes", "eos", "GD outcome class against η (converged, period-2, chaotic, diverged)",
               ("eos.gd.outcome_classes", "eos.gd.toy_numbers", "eos.gd.float64_vs_mpmath"), _eos_outcomes,
               caption="Drawn by biasaudit.figures_eos.sweep_figure (the eos module's own plot) on an even η grid.",
-              requires=("biasaudit.figures_eos:sweep_figure", "numerics.eos_sweep:sweep_eos")),
+              requires=("biasaudit.figures_eos:sweep_figure", "biasaudit.numerics.eos_sweep:sweep_eos")),
     FigureJob("eos-pareto", "eos", "Pareto front of ‖β‖₁ against sharpness, with the GD endpoints",
               ("eos.pareto.*", "eos.gd.d2_endpoints_on_front", "eos.gd.d3_*", "eos.min_norm.*", "eos.min_sharpness.*",
                "eos.minimizers.*"), _eos_pareto,
-              requires=("numerics.eos_gd:gd_sweep", "theory.eos_minimizers:pareto_front")),
+              requires=("biasaudit.numerics.eos_gd:gd_sweep", "biasaudit.theory.eos_minimizers:pareto_front")),
     FigureJob("eos-risk", "eos", "Risk of the GD endpoint against η", ("eos.*risk*",), _eos_risk,
-              requires=("numerics.eos_gd:gd_sweep", "theory.eos_risk:fixed_teacher_risk_curve")),
+              requires=("biasaudit.numerics.eos_gd:gd_sweep", "biasaudit.theory.eos_risk:fixed_teacher_risk_curve")),
 )
 
 

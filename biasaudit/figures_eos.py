@@ -29,7 +29,7 @@ def _plt():
 
 def sweep_figure(sweep):
     """Three stacked panels sharing η: final sharpness with 2/η and η_c; norms; outcome class."""
-    from numerics.eos_gd import OUTCOMES
+    from biasaudit.numerics.eos_gd import OUTCOMES
 
     plt = _plt()
     s, reg = sweep.gd, sweep.regimes
@@ -72,7 +72,7 @@ def sweep_figure(sweep):
 
 def pareto_figure(sweep):
     """N*(s) with the converged GD endpoints coloured by η."""
-    from theory.eos_minimizers import pareto_breakpoints, pareto_front
+    from biasaudit.theory.eos_minimizers import pareto_breakpoints, pareto_front
 
     plt = _plt()
     s = sweep.gd
@@ -93,7 +93,7 @@ def pareto_figure(sweep):
 
 def risk_figure(sweep):
     """Bayes risk (uniform-simplex teacher) of the converged endpoints against η."""
-    from theory.eos_risk import bayes_optimal_risk, bayes_risk
+    from biasaudit.theory.eos_risk import bayes_optimal_risk, bayes_risk
 
     plt = _plt()
     s, reg = sweep.gd, sweep.regimes

@@ -9,8 +9,8 @@ from __future__ import annotations
 import fnmatch
 from functools import cache
 
-from biasaudit.inputs import InputError
 from biasaudit.ledger import Claim
+from biasaudit.plumbing import InputError
 
 __all__ = ["CLAIM_MODULES", "all_claims", "get_claim", "select_claims"]
 

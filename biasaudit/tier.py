@@ -11,7 +11,7 @@ import contextlib
 import os
 from collections.abc import Iterator
 
-from biasaudit.inputs import choice
+from biasaudit.plumbing import choice
 
 TIER_VARIABLE = "BIASAUDIT_EXPERIMENT_TIER"
 TIERS = ("quick", "full")

@@ -1,5 +1,6 @@
-"""numba kernels, plain-numpy references and mpmath references (see each module's docstring)."""
+"""numba kernels, plain-numpy references and mpmath references (see each module's docstring). Imports
+:mod:`biasaudit.plumbing`, :mod:`biasaudit.theory` and itself only."""
 
-from numerics.cache_guard import guard as _guard_numba_cache
+from biasaudit.numerics.cache_guard import guard as _guard_numba_cache
 
 _guard_numba_cache()

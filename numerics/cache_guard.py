@@ -7,7 +7,10 @@ project while editing). On import, :func:`guard` hashes every ``numerics/*.py``;
 stamp left in ``numerics/__pycache__``, it deletes that directory's ``*.nbi``/``*.nbc`` files (everything
 recompiles once) and writes the new stamp. Concurrent processes at worst delete each other's fresh cache
 files, which only costs a recompile. With ``NUMBA_CACHE_DIR`` set numba keeps its files in
-``<root>/numerics_<sha1 of this directory's path>``; that directory is checked too.
+``<root>/numerics_<sha1 of this directory's path>``, and where the package folder is read-only, in numba's
+user-wide cache under the same name; those directories are checked too. The package folder is found from
+this file, so the guard follows the install: ``numerics/`` in a checkout (editable install),
+``site-packages/biasaudit/numerics/`` in a wheel install.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+
+from numba.misc.appdirs import AppDirs
 
 __all__ = ["guard", "sources_digest", "package_digest", "STAMP_NAME"]
 
@@ -39,10 +44,16 @@ def package_digest() -> str:
 
 
 def _cache_dirs(package: Path) -> list[Path]:
+    """Where numba may keep ``package``'s caches: beside the sources, under ``$NUMBA_CACHE_DIR``, and — for an
+    install whose folder is read-only (a wheel in a system site-packages) — numba's user-wide cache."""
+    subpath = f"{package.name}_{hashlib.sha1(str(package).encode()).hexdigest()}"  # numba's locator naming
     dirs = [package / "__pycache__"]
     custom = os.environ.get("NUMBA_CACHE_DIR")
-    if custom:  # numba's UserProvidedCacheLocator: <root>/<dir name>_<sha1 of the absolute dir path>
-        dirs.append(Path(custom) / f"{package.name}_{hashlib.sha1(str(package).encode()).hexdigest()}")
+    if custom:
+        dirs.append(Path(custom) / subpath)
+    user_wide = Path(AppDirs(appname="numba", appauthor=False).user_cache_dir) / subpath
+    if user_wide.is_dir():
+        dirs.append(user_wide)
     return dirs
 
 

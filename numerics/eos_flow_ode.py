@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from theory.eos_model import eos_problem
+from biasaudit.theory.eos_model import eos_problem
 
 __all__ = ["flow_ode"]
 

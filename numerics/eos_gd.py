@@ -38,8 +38,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, prange
 
-from biasaudit.inputs import InputError, as_finite_vector, positive_int, positive_scalar
-from theory.eos_model import eos_problem, hessian_eigenvalues
+from biasaudit.plumbing import InputError, as_finite_vector, positive_int, positive_scalar
+from biasaudit.theory.eos_model import eos_problem, hessian_eigenvalues
 
 __all__ = ["CONVERGED", "PERIOD2", "CHAOTIC", "DIVERGED", "OUTCOMES", "GdSweep", "gd_sweep", "gd_sweep_numpy",
            "gd_path", "default_tol", "default_bound"]

@@ -1,6 +1,6 @@
 r"""Single GD runs on the shared-weight model in mpmath (60 significant digits by default): the reference.
 
-The same update as :mod:`numerics.eos_gd`, :math:`w_{k+1} = w_k\odot(1 - 4c\,\eta\,r_k\,x)`, in
+The same update as :mod:`biasaudit.numerics.eos_gd`, :math:`w_{k+1} = w_k\odot(1 - 4c\,\eta\,r_k\,x)`, in
 ``mpmath.mpf`` arithmetic with ``dps`` digits, and the same outcome rules (converged at |r| < ``tol``,
 diverged above ``bound``, period-2 / bounded-chaotic after ``max_steps``). Inputs are converted from their
 float64 values exactly (``mpf(float)`` is exact), so float64 and mpmath runs start from the same point.
@@ -19,9 +19,9 @@ from dataclasses import dataclass
 import mpmath
 import numpy as np
 
-from biasaudit.inputs import positive_int, positive_scalar
-from numerics.eos_gd import CHAOTIC, CONVERGED, DIVERGED, OUTCOMES, P2_RTOL, PERIOD2, default_bound
-from theory.eos_model import eos_problem
+from biasaudit.numerics.eos_gd import CHAOTIC, CONVERGED, DIVERGED, OUTCOMES, P2_RTOL, PERIOD2, default_bound
+from biasaudit.plumbing import positive_int, positive_scalar
+from biasaudit.theory.eos_model import eos_problem
 
 __all__ = ["MpRun", "gd_run_mpmath"]
 

@@ -1,6 +1,6 @@
 r"""Learning-rate sweeps of GD on the shared-weight model: the kink, the refined predictor, the EoS gap.
 
-Measured quantities (all from :func:`numerics.eos_gd.gd_sweep`, independent of the theory's closed forms):
+Measured quantities (all from :func:`biasaudit.numerics.eos_gd.gd_sweep`, independent of the theory's closed forms):
 
 * **Kink** of :math:`S_{final}(\eta)` (:func:`kink_location`): on a fine grid of converged runs (in
   :func:`sweep_eos`, those with η ∈ [0.8, 1.25]·η_c), the breakpoint
@@ -24,10 +24,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from biasaudit.inputs import InputError, finite_scalar, positive_int, positive_scalar
-from numerics.eos_gd import GdSweep, gd_path, gd_sweep
-from theory.eos_flow import EosRegimes, eos_regimes, gf_tau
-from theory.eos_minimizers import pareto_front
+from biasaudit.numerics.eos_gd import GdSweep, gd_path, gd_sweep
+from biasaudit.plumbing import InputError, finite_scalar, positive_int, positive_scalar
+from biasaudit.theory.eos_flow import EosRegimes, eos_regimes, gf_tau
+from biasaudit.theory.eos_minimizers import pareto_front
 
 __all__ = ["EosSweep", "sweep_eos", "kink_location", "flow_fixed_point", "tracking_gap", "flow_aligned_deviation",
            "norm_path", "pareto_excess", "eta_grid"]
@@ -122,7 +122,7 @@ class EosSweep:
     gap_median: float | None  # median 1 - eta S/2 of converged runs above 1.05 eta_c
 
     def to_json(self) -> dict:
-        from biasaudit.ledger import jsonable
+        from biasaudit.plumbing import jsonable
 
         s = self.gd
         return jsonable({

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from biasaudit.inputs import InputError, as_finite_vector, positive_int, positive_scalar
+from biasaudit.plumbing import InputError, as_finite_vector, positive_int, positive_scalar
 
 __all__ = ["FilippovResult", "linf_sam_filippov_flow", "STABILISATION_RATE"]
 

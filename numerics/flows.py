@@ -1,6 +1,6 @@
 r"""Integrators for the reduced balanced fields ``w' = F(w; mu, rho, c_L, L)`` of GD, l_inf-SAM and l2-SAM.
 
-The fields (see :mod:`theory.sam_fields`), per coordinate j, in rescaled time tau:
+The fields (see :mod:`biasaudit.theory.sam_fields`), per coordinate j, in rescaled time tau:
 
 ===========  =====================================================================
 algorithm    F_j(w)
@@ -50,8 +50,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from biasaudit.inputs import (InputError, as_finite_vector, choice, matching_length, nonnegative_scalar,
-                              positive_int, positive_scalar, positive_vector)
+from biasaudit.plumbing import (InputError, as_finite_vector, choice, matching_length, nonnegative_scalar, positive_int,
+                                positive_scalar, positive_vector)
 
 __all__ = ["FlowResult", "integrate_reduced_flow", "integrate_reduced_flow_reference", "STATUSES",
            "W_MAX_DEFAULT"]
@@ -399,12 +399,12 @@ def integrate_reduced_flow(algorithm: str, mu, alpha, rho: float, depth: int, ta
 def integrate_reduced_flow_reference(algorithm: str, mu, alpha, rho: float, depth: int, tau_end: float, *,
                                      normalization: str = "joint", dt: float = 1e-3,
                                      n_out: int = 201) -> FlowResult:
-    """Plain-numpy fixed-step RK4 on the sympy-lambdified field of :mod:`theory.sam_fields` (for tests).
+    """Plain-numpy fixed-step RK4 on the sympy-lambdified field of :mod:`biasaudit.theory.sam_fields` (for tests).
 
     Same grid, snapping and stop rules as the numba RK4 (but evaluates the field with the signs of each
     stage, not frozen ones). Slow; small problems only.
     """
-    from theory.sam_fields import reduced_field
+    from biasaudit.theory.sam_fields import reduced_field
 
     mu_arr, alpha_arr, rho_f, L, tau_end, n_out, _ = _validate(algorithm, mu, alpha, rho, depth, tau_end,
                                                                normalization, n_out)

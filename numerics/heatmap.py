@@ -11,7 +11,7 @@ followed and j† = argmax_j β_j = argmax_j w_j is recorded on a time grid, tog
 
 Contenders for the τ heatmap (the bench compares them at matched accuracy):
 
-``method="rk4"``          numba RK4 over the batch (:mod:`numerics.heatmap_rk4`: blocks of α vectorised
+``method="rk4"``          numba RK4 over the batch (:mod:`biasaudit.numerics.heatmap_rk4`: blocks of α vectorised
                           across α, one block per ``prange`` iteration), fixed step
 ``method="numpy"``        the same RK4 update, vectorized in numpy over the batch (bench baseline)
 ``method="solve_ivp"``    scipy ``solve_ivp`` once per α (bench baseline)
@@ -49,18 +49,11 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, prange
 
-from biasaudit.inputs import (
-    InputError,
-    as_finite_vector,
-    choice,
-    matching_length,
-    positive_increasing,
-    positive_int,
-    positive_scalar,
-)
-from numerics.heatmap_common import _LOG_RENORM, _RENORM, _TINY, _certify, _record, _renormalise
-from numerics.heatmap_rk4 import rk4_batch
-from numerics.l2_reduction import _dopri_A
+from biasaudit.numerics.heatmap_common import _LOG_RENORM, _RENORM, _TINY, _certify, _record, _renormalise
+from biasaudit.numerics.heatmap_rk4 import rk4_batch
+from biasaudit.numerics.l2_reduction import _dopri_A
+from biasaudit.plumbing import (InputError, as_finite_vector, choice, matching_length, positive_increasing,
+                                positive_int, positive_scalar)
 
 __all__ = ["Heatmap", "dominant_index_heatmap", "discrete_alpha_collapse", "METHODS", "TIMES", "LN2"]
 
@@ -439,7 +432,7 @@ def _A_batch_scalar(log_alphas, mu, c, dt, stride, A_out, status_rows, status):
 @njit(cache=True, parallel=True)
 def _A_batch_adaptive(log_alphas, mu, c, times, rtol, atol, A_out, status_rows, status, counts):
     """Adaptive Dormand–Prince 5(4) for A, one α per ``prange`` iteration (each α takes its own steps):
-    :func:`numerics.l2_reduction._dopri_A`. counts[b] = [accepted, rejected] steps of α b."""
+    :func:`biasaudit.numerics.l2_reduction._dopri_A`. counts[b] = [accepted, rejected] steps of α b."""
     for b in prange(log_alphas.shape[0]):
         status[b] = _dopri_A(log_alphas[b], mu, c, times, rtol, atol, A_out[b], status_rows[b], counts[b])
 
@@ -485,7 +478,7 @@ def _reduction_record(log_alphas, mu, c, times, A, jd, loss, logS):
 # plain-numpy contenders and references
 # ----------------------------------------------------------------------------------------------------------
 def _rk4_numpy(alphas, mu, c, dt, stride, n_out):
-    """The same update as :func:`numerics.heatmap_rk4.rk4_batch`, vectorized in numpy over the batch (the bench baseline)."""
+    """The same update as :func:`biasaudit.numerics.heatmap_rk4.rk4_batch`, vectorized in numpy over the batch (the bench baseline)."""
     v = alphas.copy()
     m = np.zeros(v.shape[0])
     status = np.zeros(v.shape[0], dtype=np.int64)
@@ -624,10 +617,10 @@ def dominant_index_heatmap(mu, rho, alphas, times, *, method: str = "reduction",
     adaptive ``method="reduction"`` (default 1e−12/1e−14: max |ln S| error ≈ 1e−9, that of the default RK4
     step); ``ivp_method`` and ``ivp_space`` (``"log"``: u = ln w, or ``"w"``: the flow as the RK4 kernels
     integrate it) for ``solve_ivp`` only; ``rk4_variant`` (``"generic"`` or ``"unrolled-d{d}"``, default
-    by d) picks the ``rk4`` step kernel (:func:`numerics.heatmap_rk4.kernel_variant`). With ``time="iterations"`` only
+    by d) picks the ``rk4`` step kernel (:func:`biasaudit.numerics.heatmap_rk4.kernel_variant`). With ``time="iterations"`` only
     ``method="rk4"`` (discrete SAM in numba) and ``"gd"`` (discrete GD) apply.
     """
-    from theory.sam_l2 import c_L
+    from biasaudit.theory.sam_l2 import c_L
 
     mu = positive_increasing("mu", mu)
     choice("method", method, METHODS)
@@ -707,7 +700,7 @@ def discrete_alpha_collapse(mu, rho, eta, *, step: str = "euler", normalization:
     heuristics that become exact as η → 0; an α that neither collapses nor escapes within
     ``max_iterations`` raises RuntimeError.
     """
-    from theory.sam_l2 import c_L
+    from biasaudit.theory.sam_l2 import c_L
 
     mu = positive_increasing("mu", mu)
     eta = positive_scalar("eta", eta)

@@ -1,6 +1,6 @@
 """Per-α state helpers shared by the heatmap kernels: certificates, recording and renormalisation.
 
-The state of one α is w = e^m v (a log scale m and a vector v, see :mod:`numerics.heatmap`)."""
+The state of one α is w = e^m v (a log scale m and a vector v, see :mod:`biasaudit.numerics.heatmap`)."""
 
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ N = ‖μ^{−1/(L−2)}‖₂ (there μ_j u_j*^{L−2} = T* for all j; u* = (�
 both certificate sets meet. The field vanishes there to order L − 1, so
 near-threshold trajectories approach and leave it *algebraically* (ũ ~ σ^{−1/(L−2)}), not exponentially as
 at L = 2: a trajectory at relative distance δ from α_c is decided only after σ ~ δ^{−(L−2)}-ish, hence the
-long default horizon and the adaptive step (Dormand–Prince 5(4), :mod:`numerics.flows`).
+long default horizon and the adaptive step (Dormand–Prince 5(4), :mod:`biasaudit.numerics.flows`).
 
 Kernel: :func:`_classify_deep` (njit, loops only); wrapper :func:`classify_deep_trajectory` validates;
 :func:`classify_deep_trajectory_reference` is the same classification with scipy's DOP853 (tests).
@@ -41,9 +41,9 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from biasaudit.inputs import (InputError, matching_length, positive_increasing, positive_int, positive_scalar,
-                              positive_vector)
-from numerics.flows import DP_A, DP_B4, DP_B5, _dp_step, _rms_error, dp_step_factor
+from biasaudit.numerics.flows import DP_A, DP_B4, DP_B5, _dp_step, _rms_error, dp_step_factor
+from biasaudit.plumbing import (InputError, matching_length, positive_increasing, positive_int, positive_scalar,
+                                positive_vector)
 
 __all__ = ["COLLAPSE", "ESCAPE", "UNDECIDED", "DeepClassification", "classify_deep_trajectory",
            "classify_deep_trajectory_reference", "deep_certificate", "DEFAULT_RTOL", "DEFAULT_HORIZON"]

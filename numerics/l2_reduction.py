@@ -45,15 +45,9 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from biasaudit.inputs import (
-    InputError,
-    as_finite_vector,
-    matching_length,
-    positive_increasing,
-    positive_scalar,
-    positive_vector,
-)
-from numerics.flows import dp_step_factor
+from biasaudit.numerics.flows import dp_step_factor
+from biasaudit.plumbing import (InputError, as_finite_vector, matching_length, positive_increasing, positive_scalar,
+                                positive_vector)
 
 __all__ = [
     "COLLAPSE",

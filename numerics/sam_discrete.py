@@ -15,7 +15,7 @@ One step (pseudo-code, optax style)::
 
 ``tau`` is the cumulative rescaled time: the sum over steps of eta times the mean over points of
 -l'(m~_i) = sigma(-m~_i).  For one point it is sum_k eta sigma(-z~_k), the time in which one discrete step is
-explicit Euler on the reduced field with h_k = eta sigma(-z~_k) (:mod:`theory.sam_fields`).
+explicit Euler on the reduced field with h_k = eta sigma(-z~_k) (:mod:`biasaudit.theory.sam_fields`).
 
 Stable forms: sigma(-m) = e^{-m}/(1 + e^{-m}) for m >= 0 and 1/(1 + e^{m}) otherwise;
 l(m) = log1p(e^{-m}) for m >= 0 and -m + log1p(e^{m}) otherwise.  The gradient uses prefix/suffix products
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from biasaudit.inputs import InputError, as_finite_vector, choice, positive_int, positive_scalar
+from biasaudit.plumbing import InputError, as_finite_vector, choice, positive_int, positive_scalar
 
 __all__ = ["SamTrajectory", "run_sam", "run_sam_reference", "W_MAX"]
 

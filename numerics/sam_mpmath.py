@@ -1,6 +1,6 @@
 r"""mpmath references (≥ 30 digits) for l2-SAM at L = 2 near the collapse threshold.
 
-The same scalar ODE as :mod:`numerics.l2_reduction`, A' = 1/S with
+The same scalar ODE as :mod:`biasaudit.numerics.l2_reduction`, A' = 1/S with
 
 .. math::  \ln S(τ, A) = \tfrac12 \ln \sum_j μ_j^2 α_j^2 e^{2(μ_j τ - c μ_j^2 A)},
 
@@ -16,7 +16,7 @@ Public:
 * :func:`mp_A_at` — A(τ) at given times (for the switch times and α_c(1 + 1e−8) trajectories);
 * :func:`mp_switch_times` — roots of τ = c(μ_j + μ_{j+1}) A(τ) along a trajectory.
 
-Symbols: μ (``mu``), α (``alpha``), c (``c``), τ (``tau``), A, S as in :mod:`numerics.l2_reduction`.
+Symbols: μ (``mu``), α (``alpha``), c (``c``), τ (``tau``), A, S as in :mod:`biasaudit.numerics.l2_reduction`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import mpmath
 
-from biasaudit.inputs import positive_increasing, positive_scalar
+from biasaudit.plumbing import positive_increasing, positive_scalar
 
 __all__ = ["mp_classify", "mp_alpha_collapse", "mp_A_at", "mp_switch_times", "MpClassification"]
 

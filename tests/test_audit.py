@@ -13,7 +13,7 @@ from biasaudit.audit.report_data import format_pair
 from biasaudit.audit.store import EvidenceStore, atomic_write_text, record_checksum
 from biasaudit.audit.units import TIMING_FIELDS
 from biasaudit.cli import main
-from biasaudit.inputs import InputError
+from biasaudit.plumbing import InputError
 
 TOYS = ("test_audit_toyclaims",)
 

@@ -2,7 +2,7 @@
 
 import hashlib
 
-from numerics import cache_guard as G
+from biasaudit.numerics import cache_guard as G
 
 
 def _package(tmp_path):

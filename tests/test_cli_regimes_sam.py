@@ -56,7 +56,7 @@ def test_cli_regimes_sam_odd_depth_has_no_collapse_boundary(capsys):
 
 
 def test_cli_regimes_sam_linf_limit_json(capsys):
-    pytest.importorskip("theory.sam_linf")
+    pytest.importorskip("biasaudit.theory.sam_linf")
     code, out, err = run(capsys, "--norm", "linf", "--depth", "3", "--mu", "1,2,3", "--rho", "0.1",
                          "--alpha", "0.2,0.14,0.13", "--json")
     assert code == 0, err
@@ -102,7 +102,7 @@ def test_cli_regimes_sam_argparse_errors_exit_2_and_name_the_option(capsys, argv
 
 
 def test_cli_regimes_sam_library_raises_the_same_message():
-    from theory.sam_l2 import l2_sam_regime_boundaries
+    from biasaudit.numerics.l2_boundaries import l2_sam_regime_boundaries
 
     with pytest.raises(ValueError, match="^mu: must be strictly positive and strictly increasing"):
         l2_sam_regime_boundaries([2.0, 1.0], 1.0)

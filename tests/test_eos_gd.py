@@ -8,12 +8,12 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from biasaudit.inputs import InputError
-from numerics.eos_gd import CONVERGED, DIVERGED, OUTCOMES, PERIOD2, gd_path, gd_sweep, gd_sweep_numpy
-from numerics.eos_mpmath import gd_run_mpmath
-from numerics.eos_sweep import flow_fixed_point, kink_location, norm_path, pareto_excess, sweep_eos
-from theory import eos_model as model
-from theory.eos import eos_regimes
+from biasaudit.numerics.eos_gd import CONVERGED, DIVERGED, OUTCOMES, PERIOD2, gd_path, gd_sweep, gd_sweep_numpy
+from biasaudit.numerics.eos_mpmath import gd_run_mpmath
+from biasaudit.numerics.eos_sweep import flow_fixed_point, kink_location, norm_path, pareto_excess, sweep_eos
+from biasaudit.plumbing import InputError
+from biasaudit.theory import eos_model as model
+from biasaudit.theory.eos import eos_regimes
 
 TOY = dict(x=[1.0, 2.0], y=1.0, w0=[0.1, 0.1])
 

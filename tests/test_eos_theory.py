@@ -9,12 +9,12 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from biasaudit.inputs import InputError
-from theory import eos_flow as flow
-from theory import eos_minimizers as mins
-from theory import eos_model as model
-from theory import eos_risk as risk
-from theory.eos import eos_regimes
+from biasaudit.plumbing import InputError
+from biasaudit.theory import eos_flow as flow
+from biasaudit.theory import eos_minimizers as mins
+from biasaudit.theory import eos_model as model
+from biasaudit.theory import eos_risk as risk
+from biasaudit.theory.eos import eos_regimes
 
 y, c = model.y_sym, model.c_sym
 

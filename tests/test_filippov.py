@@ -7,8 +7,8 @@ import pytest
 from scipy.integrate import solve_ivp
 
 from biasaudit.claims import sam_core as C
-from numerics.filippov import STABILISATION_RATE, linf_sam_filippov_flow
-from numerics.sam_discrete import run_sam
+from biasaudit.numerics.filippov import STABILISATION_RATE, linf_sam_filippov_flow
+from biasaudit.numerics.sam_discrete import run_sam
 
 SLIDING_SEED = 869602  # d = 3: the second gradient component slides at 0 for all time (notes/sam-gd-linf.md)
 RHO = 0.1

@@ -1,4 +1,4 @@
-"""numerics.flows: convergence order, error control, events (Filippov sliding, blow-up, collapse), inputs."""
+"""biasaudit.numerics.flows: convergence order, error control, events (Filippov sliding, blow-up, collapse), inputs."""
 
 import math
 
@@ -7,11 +7,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from biasaudit.inputs import InputError
-from numerics import flows
-from numerics.flows import integrate_reduced_flow, integrate_reduced_flow_reference
-from theory.sam_gd import gd_blowup_times
-from theory.sam_linf import linf_deep_weights, linf_l2_weights, linf_zero_hit_time
+from biasaudit.numerics import flows
+from biasaudit.numerics.flows import integrate_reduced_flow, integrate_reduced_flow_reference
+from biasaudit.plumbing import InputError
+from biasaudit.theory.sam_gd import gd_blowup_times
+from biasaudit.theory.sam_linf import linf_deep_weights, linf_l2_weights, linf_zero_hit_time
 
 H = 2.0 ** -np.arange(0, 11)  # 2^0 ... 2^-10
 

@@ -13,10 +13,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from numba import njit
 
-from numerics import heatmap as hm
-from numerics import heatmap_rk4 as rk
-from numerics.rsqrt import MAGIC, NEWTON_STEPS, _bits, _from_bits, rsqrt
-from numerics.simd import WIDE_VECTOR_ATTRIBUTE, prefer_wide_vectors
+from biasaudit.numerics import heatmap as hm
+from biasaudit.numerics import heatmap_rk4 as rk
+from biasaudit.numerics.rsqrt import MAGIC, NEWTON_STEPS, _bits, _from_bits, rsqrt
+from biasaudit.numerics.simd import WIDE_VECTOR_ATTRIBUTE, prefer_wide_vectors
 
 # Rounding only: fastmath reassociation and the few-ulp 1/√ accumulate over the 2,000–6,000 steps below;
 # the RK4 truncation error at these steps is ≥ 1e-8, so a wrong update shows up far above this.
@@ -86,7 +86,7 @@ def _assert_same(ref, h):
 
 @pytest.mark.parametrize("mu", [(1.0,), (1.0, 2.0), (1.0, 1.5, 2.0, 2.5, 3.0), tuple(np.linspace(1, 3, 17))])
 def test_kernels_match_the_numpy_rk4_across_d_and_padded_blocks(mu):
-    from theory.sam_l2 import alpha_collapse
+    from biasaudit.numerics.l2_boundaries import alpha_collapse
 
     mu = np.array(mu)
     ac = alpha_collapse(mu, math.sqrt(2)) if mu.size > 1 else 1.0

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-from numerics import l2_deep as D
-from theory.sam_l2 import DEEP_MIN_DIGITS, alpha_collapse, c_L, l2_sam_regime_boundaries
+from biasaudit.numerics import l2_deep as D
+from biasaudit.numerics.l2_boundaries import DEEP_MIN_DIGITS, alpha_collapse, l2_sam_regime_boundaries
+from biasaudit.theory.sam_l2 import c_L
 
 
 def _field(u, mu, L):

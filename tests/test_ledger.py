@@ -9,8 +9,8 @@ import sympy as sp
 from hypothesis import given
 
 from biasaudit.domain import Domain, Integer, Real, Vector
-from biasaudit.inputs import InputError, parse_float_list, positive_increasing
 from biasaudit.ledger import Claim, Evidence, Observation, OutOfScope, Reference, Tolerance, Verdict, run_claim
+from biasaudit.plumbing import InputError, parse_float_list, positive_increasing
 
 x = sp.Symbol("x", positive=True)
 

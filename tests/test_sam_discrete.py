@@ -1,4 +1,4 @@
-"""numerics.sam_discrete: kernel vs numpy reference, zero-gradient and sign(0) conventions, rescaled time,
+"""biasaudit.numerics.sam_discrete: kernel vs numpy reference, zero-gradient and sign(0) conventions, rescaled time,
 divergence, bad inputs, and the sam.discrete.* claims."""
 
 import math
@@ -9,9 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from biasaudit.claims import sam_core
-from biasaudit.inputs import InputError
 from biasaudit.ledger import Verdict, run_claim
-from numerics.sam_discrete import run_sam, run_sam_reference
+from biasaudit.numerics.sam_discrete import run_sam, run_sam_reference
+from biasaudit.plumbing import InputError
 
 
 @given(st.sampled_from(["gd", "linf", "l2"]), st.sampled_from(["joint", "layer"]), st.integers(1, 4),

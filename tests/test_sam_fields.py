@@ -1,4 +1,4 @@
-"""theory.sam_fields: the reduced balanced fields and the two exact facts (linear loss, Euler step)."""
+"""biasaudit.theory.sam_fields: the reduced balanced fields and the two exact facts (linear loss, Euler step)."""
 
 import numpy as np
 import pytest
@@ -7,10 +7,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from biasaudit.claims.sam_core import FLOW_EULER, FLOW_LINEAR
-from biasaudit.inputs import InputError
 from biasaudit.ledger import Verdict, run_claim
-from theory import sam_fields as sf
-from theory.sam_fields import ALGORITHMS, discrete_step, reduced_field, sam_flow_on_linear_loss
+from biasaudit.plumbing import InputError
+from biasaudit.theory import sam_fields as sf
+from biasaudit.theory.sam_fields import ALGORITHMS, discrete_step, reduced_field, sam_flow_on_linear_loss
 
 CASES = [(alg, L, norm) for alg in ALGORITHMS for L in (1, 2, 3)
          for norm in (("joint", "layer") if alg == "l2" else ("joint",))]

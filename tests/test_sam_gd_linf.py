@@ -1,4 +1,4 @@
-"""theory.sam_gd / theory.sam_linf and the sam.depth1/gd/linf claims: symbolic identities, mpmath references,
+"""biasaudit.theory.sam_gd / theory.sam_linf and the sam.depth1/gd/linf claims: symbolic identities, mpmath references,
 the limit rule, bad inputs, and every claim's property test, negative control and verdict."""
 
 import math
@@ -11,11 +11,11 @@ from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from biasaudit.claims import sam_core
-from biasaudit.inputs import InputError
 from biasaudit.ledger import Verdict, run_claim
-from theory import sam_gd as gd
-from theory import sam_linf as lf
-from theory.sam_linf import linf_sam_limit
+from biasaudit.plumbing import InputError
+from biasaudit.theory import sam_gd as gd
+from biasaudit.theory import sam_linf as lf
+from biasaudit.theory.sam_linf import linf_sam_limit
 
 mu, alpha, rho, tau = lf.mu, lf.alpha, lf.rho, lf.tau
 L = sp.Symbol("L", integer=True, positive=True)

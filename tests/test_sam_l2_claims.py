@@ -195,7 +195,7 @@ def test_deep_L3_sequences_property(params):
 
 @pytest.mark.parametrize("depth", [2, 3, 4, 5])
 def test_deep_small_alpha_field_matches_the_field_numerically(depth):
-    from theory.sam_l2 import deep_small_alpha_field, rescaled_field_deep
+    from biasaudit.theory.sam_l2 import deep_small_alpha_field, rescaled_field_deep
 
     mu, c = np.array([0.5, 1.2, 2.0]), 0.3
     limit = deep_small_alpha_field(mu, c, depth)

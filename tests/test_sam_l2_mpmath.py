@@ -6,8 +6,8 @@ import mpmath
 import numpy as np
 import pytest
 
-from numerics.sam_mpmath import mp_alpha_collapse, mp_switch_times
-from theory.sam_l2 import alpha_collapse
+from biasaudit.numerics.l2_boundaries import alpha_collapse
+from biasaudit.numerics.sam_mpmath import mp_alpha_collapse, mp_switch_times
 
 
 @pytest.mark.slow
@@ -33,7 +33,7 @@ def test_switch_time_float64_agrees_with_mpmath_near_threshold():
 def test_mpmath_gbs_integrator_is_exact_on_a_closed_form():
     """d = 1: S = μα e^{μτ − cμ²A}; B = e^{−cμ²A} solves B' = −(c/α)μ e^{−μτ}, so
     A(τ) = −ln(1 − (c/α)(1 − e^{−μτ}))/(cμ²): the GBS integrator must reproduce it to ~1e-25."""
-    from numerics.sam_mpmath import mp_A_at
+    from biasaudit.numerics.sam_mpmath import mp_A_at
 
     with mpmath.workdps(30):
         mu, alpha, c = mpmath.mpf(2), mpmath.mpf(0.7), mpmath.mpf(0.3)  # the same binary floats as below

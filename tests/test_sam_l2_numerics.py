@@ -5,10 +5,10 @@ import math
 import numpy as np
 import pytest
 
-from numerics import heatmap as hm
-from numerics import l2_reduction as red
-from numerics.sam_mpmath import mp_A_at, mp_classify
-from theory.sam_l2 import alpha_collapse
+from biasaudit.numerics import heatmap as hm
+from biasaudit.numerics import l2_reduction as red
+from biasaudit.numerics.l2_boundaries import alpha_collapse
+from biasaudit.numerics.sam_mpmath import mp_A_at, mp_classify
 
 MU = np.array([1.0, 1.5, 2.0, 2.5, 3.0])
 EPS = np.finfo(float).eps
@@ -93,7 +93,7 @@ def test_heatmap_gd_baseline_is_major_only_and_loss_decreases():
 
 
 def test_heatmap_per_coordinate_alpha_matches_the_general_formula():
-    from theory.sam_l2 import jdagger_general
+    from biasaudit.theory.sam_l2 import jdagger_general
 
     alphas = np.array([[0.9, 0.6, 0.5, 0.4, 0.3], [0.5, 0.5, 0.9, 0.2, 0.1]])
     times = np.linspace(0, 10, 21)
@@ -121,11 +121,11 @@ def test_discrete_separatrix_shift_is_order_eta():
 
 
 def test_zero_gradient_defines_epsilon_zero():
-    from theory.sam_l2 import rescaled_field_deep, rescaled_field_l2
+    from biasaudit.theory.sam_l2 import rescaled_field_deep, rescaled_field_l2
 
     assert np.all(rescaled_field_l2(np.zeros(3), np.array([1.0, 2, 3]), 0.5) == 0)
     assert np.all(rescaled_field_deep(np.zeros(3), np.array([1.0, 2, 3]), 0.5, 3) == 0)
-    from numerics import heatmap_rk4 as rk
+    from biasaudit.numerics import heatmap_rk4 as rk
 
     mu = np.array([1.0, 2.0])
     for variant in ("generic", "unrolled-d2"):  # a zero column kept live: the step kernels leave it at 0
@@ -164,7 +164,7 @@ def test_numerics_bad_input_names_the_parameter(call, param):
 @pytest.mark.parametrize("normalization", ["joint", "layer"])
 def test_heatmap_discrete_kernel_matches_sam_core_run_sam(normalization):
     """Independent cross-check: sam-core's discrete SAM on the full 2 x d parameters (numerics.sam_discrete)."""
-    sd = pytest.importorskip("numerics.sam_discrete")
+    sd = pytest.importorskip("biasaudit.numerics.sam_discrete")
     mu, rho, eta, alpha = np.array([1.0, 2.0, 3.0]), 0.4, 0.05, 0.25
     h = hm.dominant_index_heatmap(mu, rho, [alpha], np.arange(0, 401, 50), time="iterations", method="rk4",
                                   eta=eta, normalization=normalization)
@@ -177,7 +177,7 @@ def test_heatmap_discrete_kernel_matches_sam_core_run_sam(normalization):
 
 def test_reduction_matches_sam_core_reduced_flow_integrator():
     """Independent cross-check: sam-core's generic reduced-field integrator (numerics.flows), L = 2."""
-    flows = pytest.importorskip("numerics.flows")
+    flows = pytest.importorskip("biasaudit.numerics.flows")
     mu, alpha, rho = np.array([1.0, 2.0, 3.0]), np.array([0.5, 0.3, 0.4]), 0.6
     res = flows.integrate_reduced_flow("l2", mu, alpha, rho, 2, 4.0, method="adaptive", rtol=1e-12, atol=1e-14,
                                        n_out=41)
@@ -260,7 +260,7 @@ def test_adaptive_and_fixed_reduction_agree_and_adaptive_takes_fewer_steps():
 
 
 def test_adaptive_reduction_rejects_dt_and_rtol_together():
-    from biasaudit.inputs import InputError
+    from biasaudit.plumbing import InputError
 
     with pytest.raises(InputError):
         red.l2_reduction_trajectory(MU, 0.5, 1.0, [0.0, 1.0], dt=1e-3, rtol=1e-10)

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from theory import sam_l2 as T
+from biasaudit.numerics import l2_boundaries as B
+from biasaudit.theory import sam_l2 as T
 
 tau, A, c, S, H = T.tau, T.A, T.c, T.S, T.H
 mu_j, mu_1, mu_d = T.mu_j, T.mu_1, T.mu_d
@@ -66,7 +67,7 @@ def test_sandwich_and_alpha_grow_boundaries_are_where_rates_vanish():
 
 def test_sandwich_collapses_to_c_at_d_equal_1():
     assert T.FORMULAS["sandwich_lower"].subs(T.norm_mu, mu_1) == c
-    assert T.alpha_collapse([1.7], 0.3) == pytest.approx(0.3 / np.sqrt(2), rel=1e-15)
+    assert B.alpha_collapse([1.7], 0.3) == pytest.approx(0.3 / np.sqrt(2), rel=1e-15)
 
 
 def test_regime3_boundary_is_the_tie_between_d_minus_1_and_d_at_tau_0():
@@ -130,14 +131,24 @@ def test_c_L_normalisations():
 
 
 def test_regime_boundaries_are_ordered_and_depth_dependent():
-    r = T.l2_sam_regime_boundaries([1.0, 1.5, 2.0], 0.4)
+    r = B.l2_sam_regime_boundaries([1.0, 1.5, 2.0], 0.4)
     lo, hi = r.sandwich
     assert lo <= r.alpha_collapse <= hi == r.alpha_grow < r.alpha_gd_like
-    r4 = T.l2_sam_regime_boundaries([1.0, 1.5, 2.0], 0.4, depth=4)
+    r4 = B.l2_sam_regime_boundaries([1.0, 1.5, 2.0], 0.4, depth=4)
     assert r4.collapses and r4.alpha_gd_like is None
     lo4, hi4 = r4.sandwich
     assert lo4 < r4.alpha_collapse < hi4 == r4.alpha_grow
-    r3 = T.l2_sam_regime_boundaries([1.0, 1.5, 2.0], 0.4, depth=3)
+    r3 = B.l2_sam_regime_boundaries([1.0, 1.5, 2.0], 0.4, depth=3)
     assert not r3.collapses
     with pytest.raises(ValueError, match="^depth:"):
-        T.alpha_collapse([1.0, 2.0], 0.4, depth=3)
+        B.alpha_collapse([1.0, 2.0], 0.4, depth=3)
+
+
+def test_the_statement_leaves_alpha_collapse_to_numerics_and_agrees_on_the_closed_forms():
+    stated = T.l2_regime_statement([1.0, 1.5, 2.0], 0.4)
+    computed = B.l2_sam_regime_boundaries([1.0, 1.5, 2.0], 0.4)
+    assert stated.collapses and stated.alpha_collapse is None and stated.alpha_collapse_bracket is None
+    for name in ("c", "alpha_grow", "alpha_gd_like", "sandwich", "alpha_shrink_all"):
+        assert getattr(stated, name) == getattr(computed, name)
+    lo, hi = computed.alpha_collapse_bracket
+    assert stated.sandwich[0] <= lo <= computed.alpha_collapse <= hi <= stated.sandwich[1]

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from biasaudit.inputs import InputError
+from biasaudit.plumbing import InputError
 from biasaudit.tier import TIER_VARIABLE, experiment_tier, tier_of_profile
 
 

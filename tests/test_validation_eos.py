@@ -8,12 +8,12 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from biasaudit.inputs import InputError
-from validation.eos_experiments import SweepConfig, teacher_dataset
-from validation.gd_trainer import check_sweep_inputs, make_problem, parameter_norms, train_gd
-from validation.gf_proxy import eps_sensitivity, gradient_flow_sharpness
-from validation.sharpness import (FlatLoss, adaptive_sharpness, average_sharpness, dense_hessian, hutchinson_trace,
-                                  hvp, lanczos_eigenvalues, power_iteration, top_eigenvalue)
+from biasaudit.plumbing import InputError
+from biasaudit.validation.eos_experiments import SweepConfig, teacher_dataset
+from biasaudit.validation.gd_trainer import check_sweep_inputs, make_problem, parameter_norms, train_gd
+from biasaudit.validation.gf_proxy import eps_sensitivity, gradient_flow_sharpness
+from biasaudit.validation.sharpness import (FlatLoss, adaptive_sharpness, average_sharpness, dense_hessian,
+                                            hutchinson_trace, hvp, lanczos_eigenvalues, power_iteration, top_eigenvalue)
 
 F64_EIG = 1e-6  # issue 6: agreement with the dense Hessian in float64
 ROUND = 1e3 * np.finfo(float).eps  # HVP vs dense H v: a few hundred roundings of O(|H|) terms
@@ -271,7 +271,7 @@ def test_flatloss_rejects_a_parameterless_model():
 
 
 def test_sharpness_fixed_point_operator_matches_hvp():
-    from validation.sharpness import HessianAt
+    from biasaudit.validation.sharpness import HessianAt
 
     problem = tiny(dtype="float64")
     f, theta = problem.train_loss, trained_point(problem, steps=5)
@@ -287,7 +287,7 @@ def test_sharpness_fixed_point_operator_matches_hvp():
 
 
 def test_sharpness_hvp_falls_back_to_double_backward_without_forward_mode(monkeypatch):
-    import validation.sharpness as sh
+    import biasaudit.validation.sharpness as sh
 
     problem = tiny()
     f, theta = problem.train_loss, problem.theta_init

@@ -9,10 +9,10 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import biasaudit.claims.validation_eos as vc
 from biasaudit.cli import main
 from biasaudit.ledger import Verdict, run_claim
-from validation import eos_experiments as ex
+from biasaudit.validation import eos_experiments as ex
+import biasaudit.claims.validation_eos as vc
 
 MULTS = (0.5, 0.75, 0.93, 0.97, 1.03, 1.07, 1.25, 2.0, 3.5)
 
@@ -236,7 +236,7 @@ def test_sweep_runs_are_stored_atomically_and_resumed(tmp_path, monkeypatch):
     assert not any(f.endswith(".tmp") for f in files) and ".lock" in files
     assert [r["tracked"] for r in sweep["runs"]] == [False, True]
     assert sweep["runs"][1]["sharpness_path"]
-    import validation.gd_trainer as gt
+    import biasaudit.validation.gd_trainer as gt
 
     ex._MEMO.clear()
     calls = []

@@ -7,10 +7,10 @@ import pytest
 import scipy.io
 import torch
 
-from biasaudit.inputs import InputError
-from validation.data import load_dataset, patch_masks, read_idx, synthetic_patches, teacher_regression, write_idx
-from validation.device import pick_device, setup_torch, torch_settings
-from validation.models import make_model
+from biasaudit.plumbing import InputError
+from biasaudit.validation.data import load_dataset, patch_masks, read_idx, synthetic_patches, teacher_regression, write_idx
+from biasaudit.validation.device import pick_device, setup_torch, torch_settings
+from biasaudit.validation.models import make_model
 
 
 @pytest.fixture(autouse=True)

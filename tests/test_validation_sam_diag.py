@@ -7,9 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from biasaudit.claims.validation_sam import DIAG_CASES, DIAG_CLAIM, _diag_inputs, _diag_predict
-from biasaudit.inputs import InputError
 from biasaudit.ledger import Verdict, run_claim
-from validation.diag_net import numpy_sam_trajectory, torch_sam_trajectory
+from biasaudit.plumbing import InputError
+from biasaudit.validation.diag_net import numpy_sam_trajectory, torch_sam_trajectory
 
 
 @pytest.fixture(autouse=True)
@@ -59,7 +59,7 @@ def test_diag_net_matches_numerics_torch_equals_numpy_reference(algorithm, norma
 
 @pytest.mark.parametrize("case", DIAG_CASES, ids=["/".join(map(str, c)) for c in DIAG_CASES])
 def test_diag_net_matches_numerics_against_the_numba_kernel(case):
-    run_sam = pytest.importorskip("numerics.sam_discrete").run_sam
+    run_sam = pytest.importorskip("biasaudit.numerics.sam_discrete").run_sam
     alg, norm, L = case
     params = {"mu": (1.0, 2.0, 3.0), "alpha": (0.3, 0.25, 0.2)}
     X, y = _diag_inputs(params)
@@ -107,7 +107,7 @@ def test_diag_net_matches_numerics_rejects_bad_input():
 
 
 def test_diag_net_matches_numerics_claim_is_confirmed():
-    pytest.importorskip("numerics.sam_discrete")
+    pytest.importorskip("biasaudit.numerics.sam_discrete")
     ev = run_claim(DIAG_CLAIM)
     assert ev.verdict is Verdict.CONFIRMED, ev.detail
     assert ev.error <= TRAJ_TOL and ev.negative_control["all_failed"]
@@ -117,7 +117,7 @@ def test_diag_net_matches_numerics_claim_is_confirmed():
 @given(DIAG_CLAIM.domain.strategy())
 def test_diag_net_matches_numerics_over_the_claim_domain(params):
     """(3) the claim's own domain: evaluate(predict) is within the tolerance for every drawn case."""
-    pytest.importorskip("numerics.sam_discrete")
+    pytest.importorskip("biasaudit.numerics.sam_discrete")
     params = {**params, "steps": 60}
     obs = DIAG_CLAIM.evaluate(params, DIAG_CLAIM.predict(params))
     assert obs.decided and obs.error <= DIAG_CLAIM.tolerance.value, obs.detail

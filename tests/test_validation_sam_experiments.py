@@ -9,7 +9,7 @@ import pytest
 from biasaudit.claims import validation_sam as claims_mod
 from biasaudit.cli import main
 from biasaudit.ledger import Verdict, run_claim
-from validation import sam_experiments as ex
+from biasaudit.validation import sam_experiments as ex
 
 
 @pytest.fixture(autouse=True)
@@ -236,7 +236,7 @@ def test_sam_torch_experiment_tier_comes_from_the_environment(monkeypatch):
 
 def test_multipoint_jdagger_sam_is_minor_first_where_gd_is_major_only():
     """Multi-point data, alpha = 0.4 rho: GD's dominant index is always d; l2-SAM's starts below d."""
-    pytest.importorskip("numerics.sam_discrete")
+    pytest.importorskip("biasaudit.numerics.sam_discrete")
     X, y = ex.multipoint_data()
     d = X.shape[1]
     gd = ex.multipoint_jdagger(X, y, [0.04], rho=0.1, steps=2000, algorithm="gd")

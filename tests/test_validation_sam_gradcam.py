@@ -6,7 +6,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from validation.gradcam import grad_cam, input_gradient_saliency, mass_share
+from biasaudit.validation.gradcam import grad_cam, input_gradient_saliency, mass_share
 
 
 @pytest.fixture(autouse=True)

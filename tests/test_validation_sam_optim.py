@@ -9,8 +9,8 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from biasaudit.inputs import InputError
-from validation.sam import SAM, frozen_batchnorm_stats, sam_perturbation
+from biasaudit.plumbing import InputError
+from biasaudit.validation.sam import SAM, frozen_batchnorm_stats, sam_perturbation
 
 
 @pytest.fixture(autouse=True)

@@ -27,7 +27,7 @@ s_GF is the largest top eigenvalue :math:`\lambda_{max}(H)` along the flow path,
   ``eos.s_gf.large_init`` records it).
 
 Symbols: ``tau`` flow time in β-units (τ = 2c∫r), ``alpha`` init scale, ``eta`` step, the rest as in
-:mod:`theory.eos_model`.
+:mod:`biasaudit.theory.eos_model`.
 """
 
 from __future__ import annotations
@@ -39,17 +39,10 @@ import numpy as np
 import sympy as sp
 from scipy.optimize import brentq, minimize_scalar
 
-from biasaudit.inputs import InputError
-from theory.eos_minimizers import (
-    min_l2_beta,
-    min_norm_face,
-    min_norm_stable_eta_max,
-    min_sharpness_face,
-    minimizers_disjoint,
-    pareto_breakpoints,
-    stable_eta_max,
-)
-from theory.eos_model import EosProblem, eos_problem, hessian_eigenvalues, on_manifold_sharpness
+from biasaudit.plumbing import InputError
+from biasaudit.theory.eos_minimizers import (min_l2_beta, min_norm_face, min_norm_stable_eta_max, min_sharpness_face,
+                                             minimizers_disjoint, pareto_breakpoints, stable_eta_max)
+from biasaudit.theory.eos_model import EosProblem, eos_problem, hessian_eigenvalues, on_manifold_sharpness
 
 __all__ = [
     "GF_ROOT_TERM", "KL_TERM", "ALPHA_RATE_EXPONENT", "gf_tau", "gradient_flow_limit", "kl_potential",
@@ -171,7 +164,7 @@ class EosRegimes:
     small_alpha_exponent: float | None
 
     def to_json(self) -> dict:
-        from biasaudit.ledger import jsonable
+        from biasaudit.plumbing import jsonable
 
         return jsonable(asdict(self))
 

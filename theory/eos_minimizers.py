@@ -33,8 +33,8 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from biasaudit.inputs import InputError, positive_int, positive_scalar
-from theory.eos_model import c_sym, y_sym
+from biasaudit.plumbing import InputError, positive_int, positive_scalar
+from biasaudit.theory.eos_model import c_sym, y_sym
 
 __all__ = [
     "PARETO_SEGMENT", "D2_BETA", "STABLE_ETA_MAX", "MIN_NORM_STABLE_ETA_MAX", "DEEP_SHARPNESS_TERM",

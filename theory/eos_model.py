@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
-from biasaudit.inputs import InputError, as_finite_vector, finite_scalar, matching_length, positive_scalar
+from biasaudit.plumbing import InputError, as_finite_vector, finite_scalar, matching_length, positive_scalar
 
 __all__ = [
     "xs", "betas", "ws", "y_sym", "c_sym",

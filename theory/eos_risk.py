@@ -16,7 +16,7 @@ Test inputs :math:`x'\sim N(0, I)`, so the risk of β against a teacher β* is
   :math:`S(\beta^*)\in(8c\,y\,x_{min}, S_{GF})`, with the minimum near η = 2/S(β*).
 
 Symbols: ``beta`` a solution, ``beta_star`` the teacher, ``d`` dimension, the rest as in
-:mod:`theory.eos_model`.
+:mod:`biasaudit.theory.eos_model`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from theory.eos_model import y_sym
+from biasaudit.theory.eos_model import y_sym
 
 __all__ = ["BAYES_RISK_TERM", "bayes_risk", "bayes_optimal_beta", "bayes_optimal_risk", "d2_vertex_risk_ratio",
            "u_shape_condition", "fixed_teacher_risk_curve"]
@@ -73,7 +73,7 @@ def u_shape_condition(x, y, beta_star, s_gf, c=0.5) -> bool:
 
 def fixed_teacher_risk_curve(x, y, beta_star, s_gf, eta, c=0.5) -> np.ndarray:
     """The approximation :math:`\\|\\beta(\\min(2/\\eta, S_{GF})) - \\beta^*\\|^2` at d = 2 (vectorized in η)."""
-    from theory.eos_minimizers import d2_beta_of_sharpness
+    from biasaudit.theory.eos_minimizers import d2_beta_of_sharpness
 
     x = np.asarray(x, float)
     S = np.minimum(2.0 / np.asarray(eta, float), s_gf)

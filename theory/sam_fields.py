@@ -46,7 +46,7 @@ from typing import Callable
 import numpy as np
 import sympy as sp
 
-from biasaudit.inputs import choice, positive_int
+from biasaudit.plumbing import choice, positive_int
 
 __all__ = [
     "ALGORITHMS",

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from biasaudit.inputs import InputError, as_finite_vector, matching_length, positive_int, positive_vector
+from biasaudit.plumbing import InputError, as_finite_vector, matching_length, positive_int, positive_vector
 
 __all__ = [
     "alpha", "mu", "tau", "L",

@@ -24,13 +24,14 @@ Derived statements encoded here (each a sympy expression, lambdified once at imp
 * **L > 2** w̃_j = α − c_L μ_j/‖μ‖ (uniform α); small-α field → (−1)^{L−1} c_L^{L−1} μ_j^L/‖μ‖^{L−1}:
   even L collapses at small α, odd L never collapses (starts major-first).
 
-α_c has no closed form: :func:`alpha_collapse` bisects between the sandwich bounds, classifying each
-trajectory by the two certificates (:mod:`numerics.l2_reduction`), to ``rel_tol`` (default 1e−12).
+α_c has no closed form. This module states it (the point in the sandwich where the certificates switch,
+:func:`l2_regime_statement`); :mod:`biasaudit.numerics.l2_boundaries` computes it by bisection between the
+sandwich bounds, classifying each trajectory by the two certificates, to ``rel_tol`` (default 1e−12).
 
-Where L > 2 differs (see :func:`l2_sam_regime_boundaries`): the log-linear reduction is an L = 2 fact. At
+Where L > 2 differs (see :func:`l2_regime_statement`): the log-linear reduction is an L = 2 fact. At
 even L ≥ 4 the small-α field is negative (collapse exists) and the certificates generalise (every
 w̃_j ≤ 0 ⇒ collapse; max_j w_j > c_L or every w̃_j ≥ 0 ⇒ escape; at L = 2 the first is S ≤ cμ₁, see
-:mod:`numerics.l2_deep`), so ``alpha_collapse`` is again a certificate-driven bisection inside the same
+:mod:`biasaudit.numerics.l2_deep`), so ``alpha_collapse`` is again a certificate-driven bisection inside the same
 sandwich c_Lμ₁/‖μ‖ ≤ α_c ≤ c_Lμ_d/‖μ‖; at odd L there is no collapse boundary (``collapses=False``).
 
 Symbols
@@ -55,14 +56,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import sympy as sp
 
-from biasaudit.inputs import InputError, choice, positive_increasing, positive_int, positive_scalar
+from biasaudit.plumbing import InputError, choice, positive_increasing, positive_int, positive_scalar
 
 __all__ = [
     "NORMALIZATIONS",
     "c_L",
     "L2Regimes",
-    "l2_sam_regime_boundaries",
-    "alpha_collapse",
+    "l2_regime_statement",
+    "validate_regime_inputs",
     "rescaled_field_l2",
     "jacobian_at_fixed_point",
     "jacobian_spectrum",
@@ -76,8 +77,6 @@ __all__ = [
 ]
 
 NORMALIZATIONS = ("joint", "layer")
-DEEP_MIN_DIGITS = 10  # even L ≥ 4: an undecided midpoint stops the bisection only once the bracket's
-#                       half-width is ≤ 10^−10 of α_c (10 significant digits); earlier it is an error
 
 # ---- symbols -------------------------------------------------------------------------------------------
 tau, A, H = sp.symbols("tau A H", positive=True)
@@ -206,7 +205,8 @@ class L2Regimes:
     """Regime boundaries of l2-SAM at uniform α (all in units of α).
 
     ``alpha_collapse``: below it β → 0 (regime 1), at L = 2 and every even L; ``None`` where there is no
-    collapse at all (odd L, ``collapses=False``; depth 1).
+    collapse at all (odd L, ``collapses=False``; depth 1), and ``None`` in the bare statement of
+    :func:`l2_regime_statement` (no closed form: numerics computes it).
     ``alpha_grow``: above it every coordinate grows from τ = 0 (L = 2: monotonically for all τ).
     ``alpha_gd_like``: regime 3 boundary (L = 2 only; ``None`` otherwise).
     """
@@ -228,7 +228,7 @@ class L2Regimes:
     notes: str = ""
 
     def to_json(self) -> dict:
-        from biasaudit.ledger import jsonable
+        from biasaudit.plumbing import jsonable
 
         out = {k: getattr(self, k) for k in ("c", "alpha_collapse", "alpha_grow", "alpha_gd_like", "depth",
                                              "normalization", "rho", "mu", "collapses", "alpha_shrink_all")}
@@ -241,7 +241,8 @@ class L2Regimes:
         return jsonable(out)
 
 
-def _validate(mu, rho_value, depth, normalization):
+def validate_regime_inputs(mu, rho_value, depth, normalization):
+    """(μ positive and increasing, ρ > 0, depth ≥ 1, a known normalisation) or :class:`InputError`."""
     mu = positive_increasing("mu", mu)
     rho_value = positive_scalar("rho", rho_value)
     depth = positive_int("depth", depth)
@@ -249,69 +250,16 @@ def _validate(mu, rho_value, depth, normalization):
     return mu, rho_value, depth
 
 
-def alpha_collapse(mu, rho_value: float, *, depth: int = 2, normalization: str = "joint",
-                   rel_tol: float = 1e-12, dt: float | None = None, return_bracket: bool = False):
-    """α_c for uniform α at depth 2 or any even depth, by bisection between the sandwich bounds driven by
-    the two certificates.
+def l2_regime_statement(mu, rho_value: float, *, depth: int = 2, normalization: str = "joint") -> L2Regimes:
+    """What theory states about the l2-SAM regimes at uniform α: every closed form (c_L, α_grow,
+    α_gd_like at L = 2, the sandwich), the certificates, and whether a collapse boundary exists.
 
-    L = 2: each bisection step integrates the reduced A-ODE (:func:`numerics.l2_reduction._classify`) until
-    S ≤ cμ₁ (collapse) or max_j w_j > c (escape). Even L ≥ 4: the flow u' = μ ũ^{L−1} in units of c_L,
-    adaptive, until every w̃_j ≤ 0 (collapse) or max_j w_j > c_L (escape) (:mod:`numerics.l2_deep`); there
-    the separatrix ends on a degenerate equilibrium, trajectories within ~1e−11 of α_c stay undecided
-    within the horizon, and the bisection stops with that bracket (RuntimeError if it is wider than
-    :data:`DEEP_MIN_DIGITS` significant digits allow). Works in units of c (only α/c matters) and stops
-    when the bracket is narrower than ``rel_tol`` relative. d = 1: α_c = c exactly (the unstable point).
-    Odd L never collapses: :class:`InputError`.
+    α_c itself has no closed form: it is stated here as the point inside the sandwich
+    c_Lμ₁/‖μ‖ ≤ α_c ≤ c_Lμ_d/‖μ‖ where the certificates switch from collapse to escape, and left ``None``.
+    :func:`biasaudit.numerics.l2_boundaries.l2_sam_regime_boundaries` computes it by bisection and
+    returns this statement with ``alpha_collapse`` filled in.
     """
-    from numerics.l2_reduction import COLLAPSE, ESCAPE, _classify, default_horizon, default_step
-
-    mu, rho_value, depth = _validate(mu, rho_value, depth, normalization)
-    if depth % 2:
-        raise InputError("depth", "must be even: at odd L the small-alpha field is positive and beta never "
-                         "collapses, so there is no alpha_collapse", depth)
-    rel_tol = positive_scalar("rel_tol", rel_tol)
-    cv = c_L(rho_value, depth, normalization)
-    if mu.size == 1:
-        return (cv, (cv, cv)) if return_bracket else cv
-    norm = float(np.linalg.norm(mu))
-    lo, hi = mu[0] / norm, mu[-1] / norm  # units of c
-    if depth == 2:
-        dt = default_step(mu) if dt is None else positive_scalar("dt", dt)
-        horizon = default_horizon(mu)
-        out = np.zeros(3)
-        log_alpha = np.empty(mu.size)
-
-        def classify(a):
-            log_alpha[:] = np.log(a)
-            _classify(log_alpha, mu, 1.0, dt, horizon, out)
-            return out[0]
-    else:
-        from numerics.l2_deep import classify_deep_trajectory
-
-        def classify(a):
-            return classify_deep_trajectory(mu, a, depth).code
-    while hi - lo > rel_tol * hi:
-        mid = 0.5 * (lo + hi)
-        if mid <= lo or mid >= hi:  # float spacing reached
-            break
-        code = classify(mid)
-        if code == ESCAPE:
-            hi = mid
-        elif code == COLLAPSE:
-            lo = mid
-        elif depth > 2 and 0.5 * (hi - lo) <= 10.0 ** -DEEP_MIN_DIGITS * hi:
-            break  # on the separatrix to within the horizon's resolution: keep the decided bracket
-        else:
-            raise RuntimeError(f"alpha_collapse: undecided at alpha/c={mid!r} (depth {depth}) with the bracket "
-                               f"[{lo!r}, {hi!r}] still wider than the target")
-    value = cv * 0.5 * (lo + hi)
-    return (value, (cv * lo, cv * hi)) if return_bracket else value
-
-
-def l2_sam_regime_boundaries(mu, rho_value: float, *, depth: int = 2, normalization: str = "joint",
-                             rel_tol: float = 1e-12) -> L2Regimes:
-    """Predicted regime boundaries of l2-SAM for uniform α (see :class:`L2Regimes`)."""
-    mu, rho_value, depth = _validate(mu, rho_value, depth, normalization)
+    mu, rho_value, depth = validate_regime_inputs(mu, rho_value, depth, normalization)
     cv = c_L(rho_value, depth, normalization)
     norm = float(np.linalg.norm(mu))
     grow = _alpha_grow(cv, float(mu[-1]), norm)
@@ -325,8 +273,6 @@ def l2_sam_regime_boundaries(mu, rho_value: float, *, depth: int = 2, normalizat
                 "no collapse boundary. Very small alpha starts major-first, then opens a minor window.")
         return L2Regimes(tuple(mu.tolist()), rho_value, depth, normalization, cv, None, None, grow, None, None,
                          False, shrink_all, {**formulas, **deep}, {}, note)
-    ac, bracket = alpha_collapse(mu, rho_value, depth=depth, normalization=normalization, rel_tol=rel_tol,
-                                 return_bracket=True)
     bisection = {"alpha_collapse (no closed form; bisection inside the sandwich)": sp.Interval(
         FORMULAS["sandwich_lower"], FORMULAS["sandwich_upper"])}
     if depth == 2:
@@ -352,7 +298,7 @@ def l2_sam_regime_boundaries(mu, rho_value: float, *, depth: int = 2, normalizat
                 "(collapse: every w~_j <= 0; escape: max w_j > c_L or every w~_j >= 0). The separatrix ends on "
                 "the degenerate interior equilibrium u*_j = mu_j^(-1/(L-2))/|mu^(-1/(L-2))| (units of c_L), so "
                 "near-threshold runs are decided after algebraically long times (adaptive steps).")
-    return L2Regimes(tuple(mu.tolist()), rho_value, depth, normalization, cv, ac, bracket, grow, gd_like,
+    return L2Regimes(tuple(mu.tolist()), rho_value, depth, normalization, cv, None, None, grow, gd_like,
                      (shrink_all, grow), True, shrink_all, formulas, certificates, note)
 
 

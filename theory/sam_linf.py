@@ -48,8 +48,8 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
-from biasaudit.inputs import (InputError, as_finite_vector, matching_length, positive_increasing, positive_int,
-                              positive_scalar, positive_vector)
+from biasaudit.plumbing import (InputError, as_finite_vector, matching_length, positive_increasing, positive_int,
+                                positive_scalar, positive_vector)
 
 __all__ = [
     "alpha", "mu", "rho", "tau", "L",

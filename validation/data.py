@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from biasaudit.inputs import InputError, choice, nonnegative_scalar, positive_int
+from biasaudit.plumbing import InputError, choice, nonnegative_scalar, positive_int
 
 __all__ = [
     "DATASETS",

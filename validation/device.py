@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import os
 
-from biasaudit.inputs import InputError, positive_int
+from biasaudit.plumbing import InputError, positive_int
 
 __all__ = ["DEVICES", "pick_device", "setup_torch", "torch_settings", "autocast", "default_threads"]
 

@@ -1,7 +1,7 @@
 """The depth-L diagonal linear network in torch (float64), trained by GD / l_inf-SAM / l2-SAM.
 
 This is the torch side of a two-way check: the same discrete algorithms as the numba kernels of
-``numerics/sam_discrete.py`` (sam-core), run through :class:`validation.sam.SAM` wrapping ``torch.optim.SGD``
+``numerics/sam_discrete.py`` (sam-core), run through :class:`biasaudit.validation.sam.SAM` wrapping ``torch.optim.SGD``
 and torch autograd. Agreement to 1e-10 checks both the kernels' hand-written gradients and the torch SAM
 optimizer. A plain-numpy implementation (:func:`numpy_sam_trajectory`) is the readable reference.
 
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from biasaudit.inputs import InputError, as_finite_vector, choice, nonnegative_scalar, positive_int, positive_scalar
+from biasaudit.plumbing import InputError, as_finite_vector, choice, nonnegative_scalar, positive_int, positive_scalar
 
 __all__ = ["DiagTrajectory", "torch_sam_trajectory", "numpy_sam_trajectory", "ALGORITHMS"]
 
@@ -87,10 +87,10 @@ def _record_at(steps: int, record_every: int) -> np.ndarray:
 def torch_sam_trajectory(W0, X, y, *, algorithm: str = "l2", rho: float = 0.1, eta: float = 0.01,
                          steps: int = 100, normalization: str = "joint", record_every: int = 1,
                          reduction: str = "mean") -> DiagTrajectory:
-    """Train the diagonal network with torch autograd + :class:`validation.sam.SAM` (SGD base), float64."""
+    """Train the diagonal network with torch autograd + :class:`biasaudit.validation.sam.SAM` (SGD base), float64."""
     import torch
 
-    from validation.sam import SAM
+    from biasaudit.validation.sam import SAM
 
     W0, X, y, rho, eta, steps, record_every = _validate(W0, X, y, algorithm, rho, eta, steps, normalization,
                                                         record_every, reduction)

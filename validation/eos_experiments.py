@@ -2,10 +2,10 @@
 
 Pipeline (one :class:`SweepConfig`):
 
-1. data (``validation.data.load_dataset``, or the synthetic ``teacher`` set below) and a :class:`Problem`
+1. data (``biasaudit.validation.data.load_dataset``, or the synthetic ``teacher`` set below) and a :class:`Problem`
    with one fixed init;
-2. s_GF and η_c = 2/s_GF from the gradient-flow proxy (:mod:`validation.gf_proxy`), up to the same eps;
-3. full-batch GD (:func:`validation.gd_trainer.train_gd`) at η = m·η_c for a coarse grid of multiples m
+2. s_GF and η_c = 2/s_GF from the gradient-flow proxy (:mod:`biasaudit.validation.gf_proxy`), up to the same eps;
+3. full-batch GD (:func:`biasaudit.validation.gd_trainer.train_gd`) at η = m·η_c for a coarse grid of multiples m
    plus a fine grid within ±10 % of η_c; the run at ``track_multiple`` records sharpness every
    ``track_every`` steps (E4);
 4. the verdict numbers (pure functions of the sweep dict: :func:`e1_phase_transition`, :func:`e2_kink`,
@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from biasaudit.inputs import InputError, choice, positive_int, positive_scalar
+from biasaudit.plumbing import InputError, choice, positive_int, positive_scalar
 
 __all__ = [
     "SweepConfig", "TIERS", "tier_config", "run_sweep", "e3_configs", "e3_measures_over_seeds", "teacher_dataset", "load_data", "cache_dir",
@@ -78,7 +78,7 @@ class SweepConfig:
     device: str = "cpu"
 
     def __post_init__(self):
-        from validation.gd_trainer import check_sweep_inputs
+        from biasaudit.validation.gd_trainer import check_sweep_inputs
 
         check_sweep_inputs(arch=self.arch, loss=self.loss, etas=tuple(self.coarse) + tuple(self.fine),
                            eps=self.eps, max_steps=self.max_steps, dtype=self.dtype)
@@ -151,10 +151,10 @@ def teacher_dataset(n_train: int = 200, n_test: int = 200, *, d: int = 10, num_c
 
 
 def load_data(config: SweepConfig):
-    """``teacher`` here; every real data set through ``validation.data.load_dataset`` (torch-sam's loader)."""
+    """``teacher`` here; every real data set through ``biasaudit.validation.data.load_dataset`` (torch-sam's loader)."""
     if config.dataset == "teacher":
         return teacher_dataset(config.n_train, config.n_test, seed=config.seed)
-    from validation.data import load_dataset  # owned by the torch-sam engineer (issue 5)
+    from biasaudit.validation.data import load_dataset  # owned by the torch-sam engineer (issue 5)
 
     return load_dataset(config.dataset, data_dir=config.data_dir, n_train=config.n_train, n_test=config.n_test,
                         seed=config.seed)
@@ -170,7 +170,7 @@ def _as_images(X: np.ndarray) -> np.ndarray:
 
 
 def build_problem(config: SweepConfig):
-    from validation.gd_trainer import make_problem
+    from biasaudit.validation.gd_trainer import make_problem
 
     data = load_data(config)
     Xtr, Xte = np.asarray(data.X_train), np.asarray(data.X_test)
@@ -188,14 +188,14 @@ def build_problem(config: SweepConfig):
 
 def cache_dir() -> Path:
     """``$BIASAUDIT_CACHE_DIR/validation-eos`` (default ``~/.cache/biasaudit/validation-eos``)."""
-    from biasaudit.cachedir import cache_root
+    from biasaudit.plumbing import cache_root
 
     return cache_root() / "validation-eos"
 
 
 def _write_json(path: Path, data) -> None:
-    from biasaudit.atomicio import atomic_write_text
-    from biasaudit.ledger import jsonable
+    from biasaudit.plumbing import atomic_write_text
+    from biasaudit.plumbing import jsonable
 
     atomic_write_text(path, json.dumps(jsonable(data)))
 
@@ -222,7 +222,7 @@ _MEMO: dict[str, dict] = {}
 def run_sweep(config: SweepConfig, out: str | os.PathLike | None = None, *, progress: Callable | None = None,
               threads: int | None = None) -> dict:
     """Run (or resume, or load) the sweep of ``config``; returns ``{"config", "gf", "runs", "dir"}``."""
-    from validation.device import setup_torch
+    from biasaudit.validation.device import setup_torch
 
     run_dir = Path(out) if out is not None else cache_dir() / config.key()
     memo_key = f"{config.key()}@{run_dir}"
@@ -237,7 +237,7 @@ def run_sweep(config: SweepConfig, out: str | os.PathLike | None = None, *, prog
 def _locked(run_dir: Path, say: Callable):
     """One process at a time per run directory: audit workers running two claims of the same tier wait for
     the first one's sweep and then read it from disk, instead of computing it twice on the same cores."""
-    from validation.filelock import exclusive
+    from biasaudit.validation.filelock import exclusive
 
     return exclusive(run_dir / ".lock", say)
 
@@ -254,7 +254,7 @@ def _run_sweep_locked(config: SweepConfig, run_dir: Path, memo_key: str, say: Ca
 
     gf = _read_json(run_dir / "gf.json")
     if gf is None or gf.get("key") != config.key():
-        from validation.gf_proxy import gradient_flow_sharpness
+        from biasaudit.validation.gf_proxy import gradient_flow_sharpness
 
         say(f"gradient-flow proxy ({config.arch}, {config.loss}, eps={config.eps:g}) ...")
         res = gradient_flow_sharpness(get_problem(), config.eps, method=config.gf_method,
@@ -270,7 +270,7 @@ def _run_sweep_locked(config: SweepConfig, run_dir: Path, memo_key: str, say: Ca
         path = run_dir / f"run_eta_{eta:.8e}.json"
         data = _read_json(path)
         if data is None or data.get("key") != config.key():
-            from validation.gd_trainer import train_gd
+            from biasaudit.validation.gd_trainer import train_gd
 
             tracked = not config.absolute and config.track_every and math.isclose(m, config.track_multiple)
             say(f"GD eta={eta:.4g} ({m:g} x eta_c) ...")

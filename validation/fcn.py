@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from biasaudit.inputs import choice, positive_int, positive_scalar
+from biasaudit.plumbing import choice, positive_int, positive_scalar
 
 __all__ = ["FCN", "ACTIVATIONS", "make_fcn"]
 

@@ -37,9 +37,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from biasaudit.inputs import InputError, choice, positive_int, positive_scalar
-from validation.sharpness import (FlatLoss, adaptive_sharpness, average_sharpness, hutchinson_trace,
-                                  top_eigenvalue)
+from biasaudit.plumbing import InputError, choice, positive_int, positive_scalar
+from biasaudit.validation.sharpness import (FlatLoss, adaptive_sharpness, average_sharpness, hutchinson_trace,
+                                            top_eigenvalue)
 
 __all__ = ["ARCHS", "LOSSES", "DTYPES", "OUTCOMES", "Problem", "GDRun", "make_problem", "train_gd", "measure",
            "parameter_norms", "check_sweep_inputs", "DIVERGE_FACTOR"]
@@ -92,7 +92,7 @@ def check_sweep_inputs(*, arch: str | None = None, loss: str | None = None, etas
 
 def build_model(arch: str, *, num_classes: int, input_shape: tuple, width: int = 32, depth: int = 2,
                 activation: str = "tanh", init_scale: float = 1.0, model_kwargs: dict | None = None):
-    """fcn/vit from this package; cnn/resnet from :mod:`validation.models` (imported lazily).
+    """fcn/vit from this package; cnn/resnet from :mod:`biasaudit.validation.models` (imported lazily).
 
     ``width``/``depth``/``activation`` are the FCN's; ``model_kwargs`` go to the ViT/CNN/ResNet builders
     (e.g. ``{"width": 4}`` for a tiny CNN, ``{"dim": 8, "patch": 4}`` for a tiny ViT).
@@ -100,18 +100,18 @@ def build_model(arch: str, *, num_classes: int, input_shape: tuple, width: int =
     model_kwargs = dict(model_kwargs or {})
     choice("arch", arch, ARCHS)
     if arch == "fcn":
-        from validation.fcn import make_fcn
+        from biasaudit.validation.fcn import make_fcn
 
         return make_fcn(int(np.prod(input_shape)), num_classes, width=width, depth=depth, activation=activation,
                         init_scale=init_scale)
     if len(input_shape) != 3:
         raise InputError("arch", f"{arch} needs image inputs (channels, height, width)", input_shape)
     if arch == "vit":
-        from validation.vit import make_vit
+        from biasaudit.validation.vit import make_vit
 
         return make_vit(num_classes=num_classes, in_channels=input_shape[0], image_size=input_shape[1],
                         init_scale=init_scale, **model_kwargs)
-    from validation.models import make_model
+    from biasaudit.validation.models import make_model
 
     model = make_model(arch, num_classes=num_classes, in_channels=input_shape[0], image_size=input_shape[1],
                        init_scale=init_scale, **model_kwargs)

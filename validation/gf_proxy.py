@@ -26,9 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from biasaudit.inputs import InputError, choice, positive_int, positive_scalar
-from validation.gd_trainer import Problem
-from validation.sharpness import top_eigenvalue
+from biasaudit.plumbing import InputError, choice, positive_int, positive_scalar
+from biasaudit.validation.gd_trainer import Problem
+from biasaudit.validation.sharpness import top_eigenvalue
 
 __all__ = ["GFResult", "gradient_flow_sharpness", "eps_sensitivity"]
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from biasaudit.inputs import InputError, finite_scalar, positive_int
+from biasaudit.plumbing import InputError, finite_scalar, positive_int
 
 __all__ = ["MODELS", "make_model", "register_model", "count_parameters"]
 
@@ -41,7 +41,7 @@ def register_model(name: str, builder: Callable) -> None:
 def _cnn(*, num_classes: int, in_channels: int, image_size: int, width: int = 16, head: str = "flatten"):
     import torch.nn as nn
 
-    from biasaudit.inputs import choice
+    from biasaudit.plumbing import choice
 
     w = positive_int("width", width)
     choice("head", head, ("flatten", "gap"))

@@ -47,7 +47,7 @@ import contextlib
 
 import torch
 
-from biasaudit.inputs import InputError, choice, nonnegative_scalar
+from biasaudit.plumbing import InputError, choice, nonnegative_scalar
 
 __all__ = ["SAM", "frozen_batchnorm_stats", "sam_perturbation"]
 

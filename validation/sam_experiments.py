@@ -63,8 +63,8 @@ from typing import Any
 
 import numpy as np
 
-from biasaudit.atomicio import atomic_write_text
-from biasaudit.inputs import InputError, choice, nonnegative_scalar, positive_int, positive_scalar
+from biasaudit.plumbing import atomic_write_text
+from biasaudit.plumbing import InputError, choice, nonnegative_scalar, positive_int, positive_scalar
 
 __all__ = [
     "RESULTS_VERSION",
@@ -129,9 +129,9 @@ class TrainConfig:
 
 def validate_config(cfg: TrainConfig) -> None:
     """Every input check that can be done before training (raises InputError naming the parameter)."""
-    from validation.data import DATASETS
-    from validation.device import pick_device
-    from validation.models import MODELS
+    from biasaudit.validation.data import DATASETS
+    from biasaudit.validation.device import pick_device
+    from biasaudit.validation.models import MODELS
 
     choice("dataset", cfg.dataset, DATASETS)
     choice("model", cfg.model, MODELS)
@@ -157,7 +157,7 @@ _DATA_MEMO: dict[tuple, Any] = {}
 
 
 def _dataset(cfg: TrainConfig):
-    from validation.data import load_dataset
+    from biasaudit.validation.data import load_dataset
 
     key = (cfg.dataset, cfg.data_dir, cfg.n_train, cfg.n_test, cfg.data_seed, cfg.downsample)
     if key not in _DATA_MEMO:
@@ -173,7 +173,7 @@ def _dataset(cfg: TrainConfig):
 def _downsample(ds, k: int):
     import torch.nn.functional as F
 
-    from validation.data import Dataset
+    from biasaudit.validation.data import Dataset
 
     info = dict(ds.info)
     if "masks" in info:  # a pooled pixel belongs to a patch if any of its source pixels does
@@ -212,7 +212,7 @@ def _nanmean(t) -> float:
 
 
 def _evaluate(model, ev: dict, n_keep_maps: int) -> dict:
-    from validation.gradcam import grad_cam, input_gradient_saliency, mass_share
+    from biasaudit.validation.gradcam import grad_cam, input_gradient_saliency, mass_share
 
     was_training = model.training
     model.eval()
@@ -247,7 +247,7 @@ def trained_threshold(num_classes: int) -> float:
 
 def train_run(cfg: TrainConfig, *, n_keep_maps: int = 4) -> dict:
     """Train one run and return its JSON-ready record (config, status, curves, probe images' maps)."""
-    from validation.device import torch_settings
+    from biasaudit.validation.device import torch_settings
 
     validate_config(cfg)
     with torch_settings():
@@ -258,9 +258,9 @@ def _train_run(cfg: TrainConfig, n_keep_maps: int) -> dict:
     import torch
     import torch.nn.functional as F
 
-    from validation.device import autocast, pick_device
-    from validation.models import make_model
-    from validation.sam import SAM
+    from biasaudit.validation.device import autocast, pick_device
+    from biasaudit.validation.models import make_model
+    from biasaudit.validation.sam import SAM
 
     device = pick_device(cfg.device)
     ds = _dataset(cfg)
@@ -331,7 +331,7 @@ def _train_run(cfg: TrainConfig, n_keep_maps: int) -> dict:
 
 
 def cache_dir() -> Path:
-    from biasaudit.cachedir import cache_root
+    from biasaudit.plumbing import cache_root
 
     return cache_root() / "validation-sam"
 
@@ -340,7 +340,7 @@ def cached_run(cfg: TrainConfig, *, use_cache: bool = True) -> dict:
     """:func:`train_run`, reusing (and writing) the run's JSON in :func:`cache_dir`."""
     if not use_cache:
         return train_run(cfg)
-    from validation.filelock import exclusive
+    from biasaudit.validation.filelock import exclusive
 
     path = cache_dir() / f"{cfg.key()}.json"
     with exclusive(path.with_suffix(".lock")):  # a second worker waits, then reads the first one's result
@@ -595,7 +595,7 @@ def synthetic_patch_experiment(tier: str = "quick", *, device: str = "cpu",
 
 
 def _jsonable(value):
-    from biasaudit.ledger import jsonable
+    from biasaudit.plumbing import jsonable
 
     return jsonable(value)
 
@@ -612,7 +612,7 @@ def summary_line(effect: dict, direction: int = 1) -> str:
 # -------------------------------------------------------------------------- multi-point diagonal network
 def multipoint_data(mu=(1.0, 1.5, 2.0, 2.5), n: int = 8, spread: float = 0.3, seed: int = 0):
     """n positive points x_i = mu * (1 + spread * U(-1, 1)) with y_i = +1: separable, feature j has scale mu_j."""
-    from biasaudit.inputs import positive_increasing
+    from biasaudit.plumbing import positive_increasing
 
     mu = positive_increasing("mu", mu)
     if not 0 <= spread < 1:
@@ -625,12 +625,12 @@ def multipoint_jdagger(X, y, alphas, *, rho: float = 0.1, eta: float = 0.05, ste
                        record_every: int = 20, algorithm: str = "l2", collapsed_below: float | None = None) -> dict:
     """j†(iteration, alpha) = argmax_j beta_j (1-based) of the depth-2 diagonal network, balanced init alpha*1.
 
-    Uses sam-core's numba kernel ``numerics.sam_discrete.run_sam``. Entries where max_j beta_j <
+    Uses sam-core's numba kernel ``biasaudit.numerics.sam_discrete.run_sam``. Entries where max_j beta_j <
     ``collapsed_below`` (default 0.05 rho^2: the plateau has beta ~ rho^2/2 e_1, while the collapsed discrete
     iterates chatter at beta ~ (eta mu rho)^2) are 0; iterations after divergence are -1. Step 0 (all beta_j
     tied) is left out.
     """
-    from numerics.sam_discrete import run_sam
+    from biasaudit.numerics.sam_discrete import run_sam
 
     if collapsed_below is None:
         collapsed_below = 0.05 * rho**2

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from biasaudit.inputs import InputError, choice, positive_int, positive_scalar
+from biasaudit.plumbing import InputError, choice, positive_int, positive_scalar
 
 __all__ = [
     "FlatLoss",

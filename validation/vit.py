@@ -13,7 +13,7 @@ import math
 
 import torch
 
-from biasaudit.inputs import InputError, positive_int, positive_scalar
+from biasaudit.plumbing import InputError, positive_int, positive_scalar
 
 __all__ = ["TinyViT", "make_vit", "default_patch"]
 

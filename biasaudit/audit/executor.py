@@ -25,7 +25,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 
 from biasaudit.audit.units import execute, set_reporter
-from biasaudit.inputs import InputError
+from biasaudit.plumbing import InputError
 
 __all__ = ["InlineExecutor", "ProcessExecutor", "DaskExecutor", "make_executor", "usable_cpus",
            "EXECUTORS", "CONNECT_TIMEOUT_S"]

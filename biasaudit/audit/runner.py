@@ -34,7 +34,7 @@ from biasaudit.audit.progress import AuditProgress
 from biasaudit.audit.provenance import code_version
 from biasaudit.audit.store import BadLine, EvidenceStore
 from biasaudit.audit.units import RECORD_SCHEMA, ClaimUnit, FigureUnit, module_error_record
-from biasaudit.inputs import InputError
+from biasaudit.plumbing import InputError
 
 __all__ = ["TIERS", "AuditConfig", "AuditResult", "run_audit", "prepare_out_dir", "select_audit_claims",
            "EXTRA_MODULES_VARIABLE", "EVIDENCE_FILE", "FIGURES_FILE", "FIGURE_DIR"]

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from biasaudit.atomicio import atomic_write_text
+from biasaudit.plumbing import atomic_write_text
 
 __all__ = ["EvidenceStore", "BadLine", "atomic_write_text", "record_checksum", "canonical_json"]
 
@@ -107,7 +107,7 @@ class EvidenceStore:
 
     def put(self, record: dict, write: bool = True) -> dict:
         """Stamp the checksum, keep the record (replacing any with the same key) and rewrite the file."""
-        from biasaudit.ledger import jsonable
+        from biasaudit.plumbing import jsonable
 
         record = {k: v for k, v in jsonable(record).items() if k != CHECKSUM_FIELD}
         record[CHECKSUM_FIELD] = record_checksum(record)

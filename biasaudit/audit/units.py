@@ -208,7 +208,7 @@ def claim_record(claim, evidence: dict) -> dict:
 def error_record(unit: ClaimUnit, claim, exc: BaseException, elapsed: float) -> dict:
     """The record of a claim whose check raised: verdict ``error``, the message and the traceback."""
     from biasaudit.audit.provenance import library_versions
-    from biasaudit.ledger import jsonable
+    from biasaudit.plumbing import jsonable
 
     tol = {}
     if claim is not None:

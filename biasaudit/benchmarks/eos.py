@@ -22,7 +22,7 @@ TOL = 1e-300  # never 'converged': every run does max_steps steps (throughput me
 
 
 def _problem(quick: bool):
-    from theory.eos_flow import eos_regimes
+    from biasaudit.theory.eos_flow import eos_regimes
 
     x = np.linspace(0.5, 2.0, D)
     y, w0 = 1.0, np.full(D, 0.05)
@@ -33,7 +33,7 @@ def _problem(quick: bool):
 
 
 def run_gd_sweep(quick: bool) -> BenchResult:
-    from numerics.eos_gd import gd_sweep, gd_sweep_numpy
+    from biasaudit.numerics.eos_gd import gd_sweep, gd_sweep_numpy
 
     x, y, w0, eta = _problem(quick)
     max_steps = 20_000 if quick else 100_000

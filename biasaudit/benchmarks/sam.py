@@ -33,9 +33,9 @@ def _log_s_error(h, ref, rows=slice(None)):
 
 
 def _heatmap(quick: bool) -> BenchResult:
-    from numerics.heatmap import dominant_index_heatmap
-    from numerics.heatmap_rk4 import kernel_variant
-    from theory.sam_l2 import alpha_collapse
+    from biasaudit.numerics.heatmap import dominant_index_heatmap
+    from biasaudit.numerics.heatmap_rk4 import kernel_variant
+    from biasaudit.numerics.l2_boundaries import alpha_collapse
 
     n_alpha, steps, n_out = (64, 5000, 101) if quick else (256, 20000, 401)
     tau_end = 10.0 if quick else 40.0
@@ -143,8 +143,8 @@ def _heatmap(quick: bool) -> BenchResult:
 
 
 def _alpha_collapse(quick: bool) -> BenchResult:
-    from numerics.sam_mpmath import mp_classify
-    from theory.sam_l2 import alpha_collapse
+    from biasaudit.numerics.sam_mpmath import mp_classify
+    from biasaudit.numerics.l2_boundaries import alpha_collapse
 
     table = [(1.0, 2.0), (1.0, 1.5, 2.0, 2.5, 3.0), (1.0, 2.0, 3.0, 4.0, 5.0), tuple(range(1, 11)), (1.0, 1.01)]
     if quick:

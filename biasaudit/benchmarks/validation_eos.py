@@ -1,7 +1,7 @@
 """Benchmarks of issue 6 (sharpness on networks): eigsh HVP budget and accuracy, eigsh vs power iteration,
 HVP cost against a gradient.
 
-All on the small CNN of :mod:`validation.models` (``cnn``, width 16, ~20k parameters) with cross-entropy on
+All on the small CNN of :mod:`biasaudit.validation.models` (``cnn``, width 16, ~20k parameters) with cross-entropy on
 MNIST-5k images (256, quick: 96), float32, at its initialisation. The reference top eigenvalue (max|λ|) is
 our own Lanczos with full reorthogonalisation (60 steps, quick: 45; the note gives its drift over the last
 10 steps). Both at the initialisation and after 60 GD steps (where the top of the spectrum is less
@@ -22,12 +22,12 @@ __all__ = ["CASES"]
 def _cnn_problem(n: int):
     import torch
 
-    from validation.device import setup_torch
-    from validation.gd_trainer import make_problem
+    from biasaudit.validation.device import setup_torch
+    from biasaudit.validation.gd_trainer import make_problem
 
     setup_torch()
     try:
-        from validation.data import load_dataset
+        from biasaudit.validation.data import load_dataset
 
         data = load_dataset("mnist5k", n_train=n, n_test=16, seed=0)
         X, y, Xt, yt = data.X_train, data.y_train, data.X_test, data.y_test
@@ -40,7 +40,7 @@ def _cnn_problem(n: int):
 
 
 def _reference(f, theta, steps: int) -> tuple[float, float]:
-    from validation.sharpness import lanczos_eigenvalues
+    from biasaudit.validation.sharpness import lanczos_eigenvalues
 
     ritz = lanczos_eigenvalues(f, theta, steps, seed=7)
     ritz_short = lanczos_eigenvalues(f, theta, steps - 10, seed=7)
@@ -49,7 +49,7 @@ def _reference(f, theta, steps: int) -> tuple[float, float]:
 
 
 def _eig_targets(f, theta, label: str, quick: bool, result: BenchResult) -> None:
-    from validation.sharpness import power_iteration, top_eigenvalue
+    from biasaudit.validation.sharpness import power_iteration, top_eigenvalue
 
     ref, ref_drift = _reference(f, theta, 45 if quick else 60)
     est = top_eigenvalue(f, theta, "LM", tol=1e-3, seed=1)
@@ -76,7 +76,7 @@ def _eig_targets(f, theta, label: str, quick: bool, result: BenchResult) -> None
 
 
 def _run_eig(quick: bool) -> BenchResult:
-    from validation.gd_trainer import train_gd
+    from biasaudit.validation.gd_trainer import train_gd
 
     problem, _ = _cnn_problem(96 if quick else 256)
     f = problem.train_loss
@@ -92,7 +92,7 @@ EIGSH_HVPS = 12  # HVPs of one eigsh call at tol 1e-3 on this CNN (11-16 measure
 
 
 def _run_hvp_cost(quick: bool) -> BenchResult:
-    from validation.sharpness import HessianAt, hvp
+    from biasaudit.validation.sharpness import HessianAt, hvp
 
     problem, torch = _cnn_problem(96 if quick else 256)
     f, theta = problem.train_loss, problem.theta_init

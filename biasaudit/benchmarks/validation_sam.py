@@ -18,7 +18,7 @@ __all__ = ["CASES"]
 def _setup(batch: int, width: int = 16):
     import torch
 
-    from validation.models import make_model
+    from biasaudit.validation.models import make_model
 
     model = make_model("cnn", num_classes=10, in_channels=1, image_size=28, width=width, seed=0)
     gen = torch.Generator().manual_seed(0)
@@ -31,7 +31,7 @@ def _bench_step(quick: bool) -> BenchResult:
     import torch
     import torch.nn.functional as F
 
-    from validation.sam import SAM
+    from biasaudit.validation.sam import SAM
 
     batch = 64 if quick else 128
     model, x, y = _setup(batch)
@@ -64,7 +64,7 @@ def _bench_step(quick: bool) -> BenchResult:
 
 
 def _bench_gradcam(quick: bool) -> BenchResult:
-    from validation.gradcam import grad_cam
+    from biasaudit.validation.gradcam import grad_cam
 
     model, x, y = _setup(64)
     t = median_time(lambda: grad_cam(model, x, target=y), repeats=3 if quick else 9, warmup=1)
@@ -78,7 +78,7 @@ def _bench_gradcam(quick: bool) -> BenchResult:
 def _scoped(fn):
     """Run a case with the experiments' torch settings (1 thread, flush-to-zero), restored afterwards."""
     def run(quick: bool) -> BenchResult:
-        from validation.device import torch_settings
+        from biasaudit.validation.device import torch_settings
 
         with torch_settings():
             return fn(quick)

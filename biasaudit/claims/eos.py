@@ -1,9 +1,9 @@
 r"""Paper 2 claims ("Conflicting Biases at the Edge of Stability"), ids ``eos.*``.
 
-Each claim's ``predict`` uses the closed forms of :mod:`theory.eos` (sympy, lambdified once); ``evaluate``
+Each claim's ``predict`` uses the closed forms of :mod:`biasaudit.theory.eos` (sympy, lambdified once); ``evaluate``
 runs independent numerics: ``scipy.optimize.linprog`` / SLSQP for minimizers, ``solve_ivp`` for the flow,
 finite-difference Hessians, Monte Carlo / quadrature for risks, and the numba GD kernel
-(:mod:`numerics.eos_gd`) or mpmath for the GD claims. Conventions and measured numbers: ``notes/eos.md``.
+(:mod:`biasaudit.numerics.eos_gd`) or mpmath for the GD claims. Conventions and measured numbers: ``notes/eos.md``.
 
 Parameters are dicts with ``x`` (tuple, > 0), ``y`` (> 0), ``w0`` or ``alpha`` (w0 = alpha·1), and ``c``
 (the loss factor, L = c r², default 1/2).
@@ -19,10 +19,10 @@ from scipy.optimize import linprog, minimize
 
 from biasaudit.domain import Choice, Domain, Fixed, Integer, Real, Vector
 from biasaudit.ledger import Claim, Observation, OutOfScope, Reference, Tolerance
-from theory import eos_flow as flow
-from theory import eos_minimizers as mins
-from theory import eos_model as model
-from theory import eos_risk as risk
+from biasaudit.theory import eos_flow as flow
+from biasaudit.theory import eos_minimizers as mins
+from biasaudit.theory import eos_model as model
+from biasaudit.theory import eos_risk as risk
 
 EPS = np.finfo(float).eps
 TOY = {"x": (1.0, 2.0), "y": 1.0, "w0": (0.1, 0.1), "c": 0.5}
@@ -442,7 +442,7 @@ def _gf_predict(params):
 
 
 def _gf_eval(params, predicted):
-    from numerics.eos_flow_ode import flow_ode
+    from biasaudit.numerics.eos_flow_ode import flow_ode
 
     p = _problem(params)
     sol, beta, t_end = flow_ode(p.x, p.y, p.w0, loss_factor=p.c)
@@ -499,7 +499,7 @@ GF_KL = Claim(
 
 
 def _sign_eval(params, predicted):
-    from numerics.eos_flow_ode import flow_ode
+    from biasaudit.numerics.eos_flow_ode import flow_ode
 
     p = _problem(params)
     sol, beta, t_end = flow_ode(p.x, p.y, p.w0, loss_factor=p.c, dense=True)
@@ -530,7 +530,7 @@ def _sgf_small_predict(params):
 
 
 def _sgf_small_eval(params, predicted):
-    from numerics.eos_flow_ode import flow_ode
+    from biasaudit.numerics.eos_flow_ode import flow_ode
 
     p = _problem(params)
     sol, beta, t_end = flow_ode(p.x, p.y, p.w0, loss_factor=p.c, dense=True)
@@ -566,7 +566,7 @@ ALPHAS = np.geomspace(1e-3, 1e-5, 5)
 
 
 def _alpha_eval(params, predicted):
-    from numerics.eos_flow_ode import flow_ode
+    from biasaudit.numerics.eos_flow_ode import flow_ode
 
     x, y, c = _arr(params), params["y"], params.get("c", 0.5)
     gaps = []
@@ -623,7 +623,7 @@ def _tracking_predict(params):
 
 
 def _tracking_eval(params, predicted, n=1000):
-    from numerics.eos_gd import gd_sweep
+    from biasaudit.numerics.eos_gd import gd_sweep
 
     eta = np.linspace(predicted["eta_lo"], predicted["eta_hi"], n)
     s = gd_sweep(params["x"], params["y"], _w0(params), eta, loss_factor=params.get("c", 0.5))
@@ -689,7 +689,7 @@ FLOW_ETAS = (0.1, 0.05)  # in units of eta_c: gap(0.1 eta_c) / gap(0.05 eta_c)
 
 
 def _flow_linear_eval(params, predicted):
-    from numerics.eos_sweep import flow_aligned_deviation
+    from biasaudit.numerics.eos_sweep import flow_aligned_deviation
 
     eta = np.array(FLOW_ETAS) * predicted["eta_c"]
     dev = flow_aligned_deviation(params["x"], params["y"], _w0(params), eta, predicted["s_gf"],
@@ -716,8 +716,8 @@ FLOW_LINEAR = Claim(
 
 
 def _kink_measure(params, eta_c, n=301):
-    from numerics.eos_gd import gd_sweep
-    from numerics.eos_sweep import kink_location
+    from biasaudit.numerics.eos_gd import gd_sweep
+    from biasaudit.numerics.eos_sweep import kink_location
 
     eta = np.linspace(0.9 * eta_c, 1.1 * eta_c, n)
     s = gd_sweep(params["x"], params["y"], _w0(params), eta, loss_factor=params.get("c", 0.5))
@@ -757,7 +757,7 @@ KINK = Claim(
 
 
 def _fixed_point_predict(params):
-    from numerics.eos_sweep import flow_fixed_point
+    from biasaudit.numerics.eos_sweep import flow_fixed_point
 
     reg = _regimes(params)
     if reg.init_regime != "small":
@@ -784,7 +784,7 @@ def _proj_predict(params):
 
 
 def _proj_eval(params, predicted):
-    from numerics.eos_sweep import norm_path
+    from biasaudit.numerics.eos_sweep import norm_path
 
     eta = predicted["eta"]
     if eta >= _regimes(params).eta_stable_max:
@@ -818,7 +818,7 @@ def _outcome_predict(params):
 
 
 def _outcome_eval(params, predicted):
-    from numerics.eos_gd import OUTCOMES, gd_sweep
+    from biasaudit.numerics.eos_gd import OUTCOMES, gd_sweep
 
     reg = _regimes(params)
     eta = np.linspace(0.5 * reg.eta_c, 1.5 * reg.eta_stable_max, 300)
@@ -851,8 +851,8 @@ def _mp_predict(params):
 
 
 def _mp_eval(params, predicted):
-    from numerics.eos_gd import gd_sweep
-    from numerics.eos_mpmath import gd_run_mpmath
+    from biasaudit.numerics.eos_gd import gd_sweep
+    from biasaudit.numerics.eos_mpmath import gd_run_mpmath
 
     errs, classes = [], []
     for eta in predicted["etas"]:
@@ -891,7 +891,7 @@ def _front_predict(params):
 
 
 def _front_eval(params, predicted):
-    from numerics.eos_gd import gd_sweep
+    from biasaudit.numerics.eos_gd import gd_sweep
 
     x, y, c = _arr(params), params["y"], params.get("c", 0.5)
     eta = np.linspace(predicted["eta_lo"], predicted["eta_hi"], 200)
@@ -920,8 +920,8 @@ FRONT_D2 = Claim(
 
 
 def _d3_eval(params, predicted):
-    from numerics.eos_gd import gd_sweep
-    from numerics.eos_sweep import pareto_excess
+    from biasaudit.numerics.eos_gd import gd_sweep
+    from biasaudit.numerics.eos_sweep import pareto_excess
 
     reg = _regimes(params)
     eta = np.linspace(0.3 * reg.eta_c, reg.eta_stable_max, 300)
@@ -993,7 +993,7 @@ def _toy_predict(params):
 
 
 def _toy_eval(params, predicted):
-    from numerics.eos_gd import gd_sweep
+    from biasaudit.numerics.eos_gd import gd_sweep
 
     reg = _regimes(params)
     kink = _kink_measure(params, reg.eta_c)
@@ -1147,7 +1147,7 @@ def _u_predict(params):
 
 
 def _u_eval(params, predicted):
-    from numerics.eos_gd import gd_sweep
+    from biasaudit.numerics.eos_gd import gd_sweep
 
     beta_star, S_star, reg = _u_beta_star(params)
     eta = np.linspace(0.3 * reg.eta_c, 0.9 * reg.eta_stable_max, 200)

@@ -2,7 +2,7 @@ r"""Paper 1 foundations: depth 1, GD closed forms, l_inf-SAM (claims A, "GD clos
 facts linking the discrete algorithms to the reduced rescaled flows.
 
 Every claim predicts from :mod:`theory` (sympy, lambdified once) and observes with independent numerics:
-the numba integrators of :mod:`numerics.flows`, the discrete algorithms of :mod:`numerics.sam_discrete`,
+the numba integrators of :mod:`biasaudit.numerics.flows`, the discrete algorithms of :mod:`biasaudit.numerics.sam_discrete`,
 scipy's ``solve_ivp``/``minimize`` or complex-step derivatives.  Conventions (sign(0) = 0, Filippov sliding,
 c_L, rescaled time for several points) are in ``notes/sam-gd-linf.md``.
 
@@ -47,7 +47,7 @@ def _depth1_predict(p):
 
 
 def _depth1_evaluate(p, predicted):
-    from numerics.sam_discrete import run_sam
+    from biasaudit.numerics.sam_discrete import run_sam
 
     mu, alpha = _arr(p, "mu"), float(p["alpha"])
     field = np.asarray(predicted, dtype=float)
@@ -151,7 +151,7 @@ SVM_LINF_S0 = -20.0  # l_inf: the Filippov flow starts from beta = 0 at t = e^-2
 
 def _svm_linf_evaluate(p, predicted):
     """l_inf-SAM: the Filippov flow (numerics.filippov), which slides where a gradient sign chatters."""
-    from numerics.filippov import linf_sam_filippov_flow
+    from biasaudit.numerics.filippov import linf_sam_filippov_flow
 
     X, y, _ = _svm_data(p["data_seed"], p["d"])
     bhat = np.asarray(predicted, dtype=float)
@@ -248,13 +248,13 @@ DEPTH1_SVM_LINF = Claim(
 
 # ============================================================================================ GD
 def _gd_l2_predict(p):
-    from theory.sam_gd import gd_l2_weights
+    from biasaudit.theory.sam_gd import gd_l2_weights
 
     return tuple(np.atleast_1d(gd_l2_weights(p["mu"], p["alpha"], [p["tau_end"]])))
 
 
 def _flow_rel_error(algorithm, p, predicted, depth, rho):
-    from numerics.flows import integrate_reduced_flow
+    from biasaudit.numerics.flows import integrate_reduced_flow
 
     res = integrate_reduced_flow(algorithm, p["mu"], p["alpha"], rho, depth, p["tau_end"],
                                  method="adaptive", rtol=1e-11, atol=1e-14, n_out=2)
@@ -290,13 +290,13 @@ GD_L2 = Claim(
 
 
 def _gd_blowup_predict(p):
-    from theory.sam_gd import gd_blowup_times
+    from biasaudit.theory.sam_gd import gd_blowup_times
 
     return tuple(gd_blowup_times(p["mu"], p["alpha"], p["depth"]))
 
 
 def _blowup_evaluate(algorithm, p, predicted, rho):
-    from numerics.flows import integrate_reduced_flow
+    from biasaudit.numerics.flows import integrate_reduced_flow
 
     pred = np.asarray(predicted, dtype=float)
     stops = []
@@ -349,14 +349,14 @@ def _linf_l2_times(p):
 
 
 def _linf_l2_predict(p):
-    from theory.sam_linf import linf_l2_weights
+    from biasaudit.theory.sam_linf import linf_l2_weights
 
     grid = _linf_l2_times(p)
     return tuple(map(tuple, np.reshape(linf_l2_weights(p["mu"], p["alpha"], p["rho"], grid), (grid.size, -1))))
 
 
 def _linf_l2_evaluate(p, predicted):
-    from numerics.flows import integrate_reduced_flow
+    from biasaudit.numerics.flows import integrate_reduced_flow
 
     rows = []
     for t in _linf_l2_times(p):
@@ -388,7 +388,7 @@ LINF_L2 = Claim(
 
 
 def _zero_hit_predict(p):
-    from theory.sam_linf import linf_zero_hit_time
+    from biasaudit.theory.sam_linf import linf_zero_hit_time
 
     return float(linf_zero_hit_time([p["mu"]], [p["alpha_over_rho"] * p["rho"]], p["rho"], p["depth"])[0])
 
@@ -429,8 +429,8 @@ LINF_ZERO_HIT = Claim(
 
 
 def _chatter_evaluate(p, predicted):
-    from numerics.sam_discrete import run_sam
-    from theory.sam_linf import linf_zero_hit_time
+    from biasaudit.numerics.sam_discrete import run_sam
+    from biasaudit.theory.sam_linf import linf_zero_hit_time
 
     mu, rho = float(p["mu"]), float(p["rho"])
     alpha = p["alpha_over_rho"] * rho
@@ -473,7 +473,7 @@ def _equilibrium_predict(p):
 
 
 def _equilibrium_evaluate(p, predicted):
-    from numerics.flows import integrate_reduced_flow
+    from biasaudit.numerics.flows import integrate_reduced_flow
 
     mu, rho, delta, T = _arr(p, "mu"), float(p["rho"]), float(p["delta"]), float(p["tau_end"])
     at = integrate_reduced_flow("linf", mu, rho, rho, 2, T, method="adaptive", n_out=3)
@@ -519,7 +519,7 @@ def _unbalanced_derive(p):
 
 
 def _unbalanced_predict(p, threshold_factor=1.0):
-    from theory.sam_linf import linf_grows_unbalanced
+    from biasaudit.theory.sam_linf import linf_grows_unbalanced
 
     return tuple(bool(b) for b in linf_grows_unbalanced(p["mu"], p["u0"], p["v0"], p["rho"] * threshold_factor))
 
@@ -577,14 +577,14 @@ def _limit_value(limit):
 
 
 def _limit_predict(p):
-    from theory.sam_linf import linf_sam_limit
+    from biasaudit.theory.sam_linf import linf_sam_limit
 
     return _limit_value(linf_sam_limit(p["mu"], p["alpha"], p["rho"], p["depth"]))
 
 
 def _classify_flow(p, tau_end):
     """Observed limit from the adaptive flow: basis (blow-up or share -> 1), fixed (converged), zero."""
-    from numerics.flows import integrate_reduced_flow
+    from biasaudit.numerics.flows import integrate_reduced_flow
 
     res = integrate_reduced_flow("linf", p["mu"], p["alpha"], p["rho"], p["depth"], tau_end, method="adaptive",
                                  rtol=1e-10, atol=1e-14, n_out=3)
@@ -666,7 +666,7 @@ def _deep_where(p):
 
 
 def _limit_evaluate_deep(p, predicted):
-    from theory.sam_linf import linf_blowup_times
+    from biasaudit.theory.sam_linf import linf_blowup_times
 
     t_first = float(np.min(linf_blowup_times(p["mu"], p["alpha"], p["rho"], p["depth"])))
     observed, res = _classify_flow(p, 1.5 * t_first)
@@ -706,7 +706,7 @@ LINF_LIMIT_DEEP = Claim(
 
 
 def _parity_times(p):
-    from theory.sam_linf import LINF_DEEP_ZERO_HIT
+    from biasaudit.theory.sam_linf import LINF_DEEP_ZERO_HIT
 
     rho, a, mu, L = float(p["rho"]), p["alpha_over_rho"] * float(p["rho"]), float(p["mu"]), int(p["depth"])
     t0 = float(LINF_DEEP_ZERO_HIT.subs({_mu_s: mu, _a_s: a, _r_s: rho, _L_s: L}))  # as if L were even
@@ -714,7 +714,7 @@ def _parity_times(p):
 
 
 def _parity_predict(p, flip=False):
-    from theory.sam_linf import linf_deep_weights
+    from biasaudit.theory.sam_linf import linf_deep_weights
 
     L = int(p["depth"]) + (1 if flip else 0)
     a = p["alpha_over_rho"] * p["rho"]
@@ -722,7 +722,7 @@ def _parity_predict(p, flip=False):
 
 
 def _parity_evaluate(p, predicted):
-    from numerics.flows import integrate_reduced_flow
+    from biasaudit.numerics.flows import integrate_reduced_flow
 
     times = _parity_times(p)
     res = integrate_reduced_flow("linf", [p["mu"]], [p["alpha_over_rho"] * p["rho"]], p["rho"], p["depth"],
@@ -763,7 +763,7 @@ def _perturbed_balanced(algorithm, normalization, w, mu, rho, L):
 
 
 def _euler_predict(p, h_factor=1.0):
-    from theory.sam_fields import reduced_field
+    from biasaudit.theory.sam_fields import reduced_field
 
     mu, w, L, rho = _arr(p, "mu"), _arr(p, "alpha"), int(p["depth"]), float(p["rho"])
     F = reduced_field(p["algorithm"], L, p["normalization"])(w, mu, rho)
@@ -773,7 +773,7 @@ def _euler_predict(p, h_factor=1.0):
 
 
 def _euler_evaluate(p, predicted):
-    from numerics.sam_discrete import run_sam
+    from biasaudit.numerics.sam_discrete import run_sam
 
     mu, w, L = _arr(p, "mu"), _arr(p, "alpha"), int(p["depth"])
     tr = run_sam(np.tile(w, (L, 1)), mu, [1.0], algorithm=p["algorithm"], rho=p["rho"], eta=p["eta"], steps=1,
@@ -805,7 +805,7 @@ FLOW_EULER = Claim(
 
 
 def _linear_loss_predict(p):
-    from theory.sam_fields import reduced_field
+    from biasaudit.theory.sam_fields import reduced_field
 
     return tuple(reduced_field(p["algorithm"], int(p["depth"]), p["normalization"])(_arr(p, "alpha"), _arr(p, "mu"),
                                                                                    float(p["rho"])))
@@ -873,7 +873,7 @@ def _balance_data(p):
 
 
 def _balance_evaluate(p, predicted):
-    from numerics.sam_discrete import run_sam
+    from biasaudit.numerics.sam_discrete import run_sam
 
     X, y = _balance_data(p)
     L = int(p["depth"])
@@ -903,7 +903,7 @@ DISCRETE_BALANCE = Claim(
 
 
 def _flow_gap(p, eta, tau_end, sol):
-    from numerics.sam_discrete import run_sam
+    from biasaudit.numerics.sam_discrete import run_sam
 
     mu, a, L = _arr(p, "mu"), _arr(p, "alpha"), int(p["depth"])
     z_end = float(np.sum(mu * sol.sol(tau_end) ** L))
@@ -918,7 +918,7 @@ def _flow_gap(p, eta, tau_end, sol):
 def _flow_limit_evaluate(p, predicted):
     from scipy.integrate import solve_ivp
 
-    from theory.sam_fields import reduced_field
+    from biasaudit.theory.sam_fields import reduced_field
 
     mu, a, L, rho = _arr(p, "mu"), _arr(p, "alpha"), int(p["depth"]), float(p["rho"])
     field = reduced_field(p["algorithm"], L, p["normalization"])

@@ -1,11 +1,11 @@
 r"""Paper 1, §C "l2-SAM at L = 2" and "l2-SAM at L > 2": the ``sam.l2.*`` claims.
 
-Predictions come from :mod:`theory.sam_l2` (sympy, lambdified once; α_c by certificate-driven bisection of
-the exact reduction in :mod:`numerics.l2_reduction`). Observations come from *independent* numerics:
+Predictions come from :mod:`biasaudit.theory.sam_l2` (sympy, lambdified once; α_c by certificate-driven bisection of
+the exact reduction in :mod:`biasaudit.numerics.l2_reduction`). Observations come from *independent* numerics:
 
 * the full d-dimensional flow in log space with scipy's DOP853 (no use of the reduction),
-* the mpmath Gragg–Bulirsch–Stoer reference at 40 digits (:mod:`numerics.sam_mpmath`),
-* finite-difference Jacobians, the discrete SAM map (:mod:`numerics.heatmap`), and scipy on the depth-L
+* the mpmath Gragg–Bulirsch–Stoer reference at 40 digits (:mod:`biasaudit.numerics.sam_mpmath`),
+* finite-difference Jacobians, the discrete SAM map (:mod:`biasaudit.numerics.heatmap`), and scipy on the depth-L
   field for L > 2.
 
 Conventions and every measured number: ``notes/sam-l2.md``. Symbols: μ (``mu``), α (``alpha``), ρ (``rho``),
@@ -45,7 +45,7 @@ def _arr(p, key="mu"):
 
 
 def _c(p):
-    from theory.sam_l2 import c_L
+    from biasaudit.theory.sam_l2 import c_L
 
     return c_L(p["rho"], int(p.get("depth", 2)), p.get("normalization", "joint"))
 
@@ -73,7 +73,7 @@ def _flow(mu, alpha, c, grid, rtol=FLOW_RTOL):
 
     Memoised on the exact inputs (a negative control re-evaluates the same parameters with a shifted
     prediction; the observation does not depend on the prediction, so it is computed once)."""
-    from numerics.l2_reduction import l2_reduction_trajectory_reference
+    from biasaudit.numerics.l2_reduction import l2_reduction_trajectory_reference
 
     mu, alpha, grid = (np.asarray(x, dtype=float) for x in (mu, alpha, grid))
     key = (mu.tobytes(), alpha.tobytes(), float(c), grid.tobytes(), rtol)
@@ -88,21 +88,21 @@ SEQ_RTOL = 1e-10  # j† sequences: an index changes only at crossings, insensit
 
 
 def _reduction(mu, alpha, c, grid):
-    from numerics.l2_reduction import l2_reduction_trajectory
+    from biasaudit.numerics.l2_reduction import l2_reduction_trajectory
 
     return l2_reduction_trajectory(mu, alpha, c, grid)
 
 
 @functools.lru_cache(maxsize=128)
 def _alpha_c_cached(mu: tuple, rho: float, normalization: str) -> float:
-    from theory.sam_l2 import alpha_collapse
+    from biasaudit.numerics.l2_boundaries import alpha_collapse
 
     return alpha_collapse(np.array(mu), rho, normalization=normalization)
 
 
 @functools.lru_cache(maxsize=128)
 def _regimes_cached(mu: tuple, rho: float, normalization: str):
-    from theory.sam_l2 import l2_sam_regime_boundaries
+    from biasaudit.numerics.l2_boundaries import l2_sam_regime_boundaries
 
     return l2_sam_regime_boundaries(np.array(mu), rho, normalization=normalization)
 
@@ -126,7 +126,7 @@ def _seq_grid_cached(mu, c, alpha, tau_end):
     past the last switch, τ = c(μ_{d−1}+μ_d)A_∞ (A_∞ estimated by the reduction)."""
     mu, alpha = np.array(mu), np.array(alpha)
     if tau_end is None:  # A_∞ needs no fine step: A' = 1/S decays like e^{−μ_d τ} after the escape
-        from numerics.l2_reduction import l2_reduction_trajectory
+        from biasaudit.numerics.l2_reduction import l2_reduction_trajectory
 
         long = l2_reduction_trajectory(mu, alpha, c, np.array([0.0, 120.0 / mu[0]]), dt=2e-2 / mu[-1])
         A_end = long.A[-1] if np.isfinite(long.A[-1]) else 0.0
@@ -183,7 +183,7 @@ LOG_LINEAR = Claim(
 
 # ========================================================================== j† formula
 def _jd_predict(p):
-    from theory.sam_l2 import jdagger_general
+    from biasaudit.theory.sam_l2 import jdagger_general
 
     mu, c = _arr(p), _c(p)
     alpha = c * _arr(p, "alpha_over_c")
@@ -227,13 +227,13 @@ JDAGGER = Claim(
 
 # ========================================================================== fixed points
 def _fp_predict(p):
-    from theory.sam_l2 import jacobian_spectrum
+    from biasaudit.theory.sam_l2 import jacobian_spectrum
 
     return np.sort(jacobian_spectrum(_arr(p), int(p["k"]) - 1))
 
 
 def _fp_evaluate(p, predicted):
-    from theory.sam_l2 import rescaled_field_l2
+    from biasaudit.theory.sam_l2 import rescaled_field_l2
 
     mu, c = _arr(p), _c(p)
     k = int(p["k"]) - 1
@@ -281,7 +281,7 @@ def _cert_state(p):
 def _cert_evaluate(p, predicted):
     from scipy.integrate import solve_ivp
 
-    from theory.sam_l2 import rescaled_field_l2
+    from biasaudit.theory.sam_l2 import rescaled_field_l2
 
     mu, c = _arr(p), _c(p)
     w0 = _cert_state(p)
@@ -365,7 +365,7 @@ SANDWICH = Claim(
 def _ac_evaluate(p, predicted):
     """mpmath (40 digits, GBS) certifies a bracket around the float64 α_c/c: inside ±5e-10 ⇒ error ≤ 5e-10;
     outside ±2e-9 ⇒ error ≥ 2e-9 (a certified lower bound); in between ⇒ undecided."""
-    from numerics.sam_mpmath import mp_classify
+    from biasaudit.numerics.sam_mpmath import mp_classify
 
     mu = _arr(p)
     a = float(predicted)
@@ -401,7 +401,7 @@ ALPHA_COLLAPSE = Claim(
 
 # ========================================================================== scale invariance
 def _scale_evaluate(p, predicted):
-    from theory.sam_l2 import alpha_collapse
+    from biasaudit.numerics.l2_boundaries import alpha_collapse
 
     mu = _arr(p) * p["scale"]
     rho2 = p["rho"] * p["rho_factor"]
@@ -428,7 +428,7 @@ SCALE_INVARIANCE = Claim(
 def _r1_evaluate(p, predicted):
     from scipy.integrate import solve_ivp
 
-    from theory.sam_l2 import rescaled_field_l2
+    from biasaudit.theory.sam_l2 import rescaled_field_l2
 
     mu, c = _arr(p), _c(p)
     alpha = _alpha_c(p) * (1 - p["below"])
@@ -795,7 +795,7 @@ def _dvf_evaluate(p, predicted):
 
     dτ/dk = η σ(−z̃) ≈ η e^{−margin}: τ grows only like ln k once the margin is large, so the discrete run
     covers the flow's j† sequence only up to τ_K (reported)."""
-    from numerics.heatmap import discrete_alpha_collapse, dominant_index_heatmap
+    from biasaudit.numerics.heatmap import discrete_alpha_collapse, dominant_index_heatmap
 
     mu, c = _arr(p), _c(p)
     alpha = _r2_alpha(p)
@@ -833,7 +833,7 @@ DISCRETE_VS_FLOW = Claim(
 
 
 def _shift_evaluate(p, predicted):
-    from numerics.heatmap import discrete_alpha_collapse
+    from biasaudit.numerics.heatmap import discrete_alpha_collapse
 
     mu, c = _arr(p), _c(p)
     ac = _alpha_c(p)
@@ -863,7 +863,7 @@ DISCRETE_SHIFT = Claim(
 def _deep_run(mu, alpha, c, depth, tau_end, stop_high):
     from scipy.integrate import solve_ivp
 
-    from theory.sam_l2 import rescaled_field_deep
+    from biasaudit.theory.sam_l2 import rescaled_field_deep
 
     def low(t, w):
         return np.max(w) - 1e-6 * alpha
@@ -879,14 +879,15 @@ def _deep_run(mu, alpha, c, depth, tau_end, stop_high):
 
 
 def _deep_predict(p):
-    from theory.sam_l2 import deep_small_alpha_field
+    from biasaudit.theory.sam_l2 import deep_small_alpha_field
 
     field = deep_small_alpha_field(_arr(p), _c(p), int(p["depth"]))
     return int(np.sign(field[0]))  # −1: all shrink (collapse), +1: all grow
 
 
 def _deep_evaluate(p, predicted):
-    from theory.sam_l2 import l2_sam_regime_boundaries, rescaled_field_deep
+    from biasaudit.numerics.l2_boundaries import l2_sam_regime_boundaries
+    from biasaudit.theory.sam_l2 import rescaled_field_deep
 
     mu, c, L = _arr(p), _c(p), int(p["depth"])
     alpha = p["frac"] * l2_sam_regime_boundaries(mu, p["rho"], depth=L, normalization=p["normalization"]).alpha_shrink_all
@@ -934,14 +935,14 @@ DEEP_ODD = Claim(
 
 
 def _deep_ac_predict(p):
-    from theory.sam_l2 import alpha_collapse
+    from biasaudit.numerics.l2_boundaries import alpha_collapse
 
     return alpha_collapse(_arr(p), p["rho"], depth=int(p["depth"]), normalization=p["normalization"]) / _c(p)
 
 
 def _deep_ac_evaluate(p, predicted):
     """Independent integrator (scipy DOP853, rtol 1e-13, terminal events on the certificates) on both sides."""
-    from numerics.l2_deep import COLLAPSE, ESCAPE, UNDECIDED, classify_deep_trajectory_reference
+    from biasaudit.numerics.l2_deep import COLLAPSE, ESCAPE, UNDECIDED, classify_deep_trajectory_reference
 
     mu, L, a = _arr(p), int(p["depth"]), float(predicted)
     rel = DEEP_AC_BRACKET
@@ -975,7 +976,7 @@ DEEP_ALPHA_COLLAPSE = Claim(
 def _L3_sequence(p, method):
     from scipy.integrate import solve_ivp
 
-    from theory.sam_l2 import rescaled_field_deep
+    from biasaudit.theory.sam_l2 import rescaled_field_deep
 
     mu, c, L = _arr(p), _c(p), int(p["depth"])
     alpha = p["alpha_over_rho"] * p["rho"]

@@ -3,7 +3,7 @@
 Kind ``experiment``. One case each (``samples = 1``): the parameters are :class:`~biasaudit.domain.Fixed`
 (the tier and the loss). ``predict`` runs the gradient-flow proxy and returns η_c = 2/s_GF (lambdified from
 the sympy statement); ``evaluate`` runs the learning-rate sweep and measures the claim. The sweep of a tier
-is computed once per process and cached on disk per run (:func:`validation.eos_experiments.run_sweep`), so
+is computed once per process and cached on disk per run (:func:`biasaudit.validation.eos_experiments.run_sweep`), so
 all claims of a tier share it. torch is imported only inside ``predict``/``evaluate``.
 
 ======================================  ===================================================================
@@ -77,7 +77,7 @@ CE_DOMAIN = Domain({"tier": Fixed("quick"), "loss": Fixed("ce")}, description="t
 def _run_sweep(config, label: str) -> dict:
     import sys
 
-    from validation.eos_experiments import run_sweep
+    from biasaudit.validation.eos_experiments import run_sweep
 
     def progress(msg):
         print(f"  [eos.torch {label}] {msg}", file=sys.stderr, flush=True)
@@ -87,7 +87,7 @@ def _run_sweep(config, label: str) -> dict:
 
 def _sweep(params) -> dict:
     from biasaudit.tier import experiment_tier
-    from validation.eos_experiments import tier_config
+    from biasaudit.validation.eos_experiments import tier_config
 
     tier = experiment_tier(params["tier"])  # the audit's tier (quick unless `--tier full`)
     return _run_sweep(tier_config(tier, params["loss"]), f"{tier}/{params['loss']}")
@@ -95,7 +95,7 @@ def _sweep(params) -> dict:
 
 def _eta_c(sweep) -> float:
     """η_c = 2/s_GF of a sweep's gradient-flow proxy (NaN when s_GF is not positive)."""
-    from validation.eos_experiments import _float
+    from biasaudit.validation.eos_experiments import _float
 
     s = _float(sweep["gf"]["s_gf"])
     return eta_c_of(s) if s > 0 else math.nan
@@ -113,8 +113,8 @@ def _gf_problem(sweep) -> str:
 
 
 def _predict_eta_c(params) -> dict:
-    from validation.eos_experiments import _float
-    from validation.gf_proxy import GFResult, eps_sensitivity
+    from biasaudit.validation.eos_experiments import _float
+    from biasaudit.validation.gf_proxy import GFResult, eps_sensitivity
 
     sweep = _sweep(params)
     s = _float(sweep["gf"]["s_gf"])
@@ -132,14 +132,14 @@ def _observation(sweep, res, predicted_text) -> Observation:
 
 
 def _eval_e1(params, predicted) -> Observation:
-    from validation.eos_experiments import e1_phase_transition
+    from biasaudit.validation.eos_experiments import e1_phase_transition
 
     sweep = _sweep(params)
     return _observation(sweep, e1_phase_transition(sweep, predicted["eta_c"]), f"eta_c={predicted['eta_c']:.4g}")
 
 
 def _eval_e2(params, predicted) -> Observation:
-    from validation.eos_experiments import e2_kink
+    from biasaudit.validation.eos_experiments import e2_kink
 
     sweep = _sweep(params)
     return _observation(sweep, e2_kink(sweep, predicted["eta_c"]), f"kink at {predicted['eta_c']:.4g}")
@@ -147,7 +147,7 @@ def _eval_e2(params, predicted) -> Observation:
 
 def _e3_sweeps(params) -> list:
     from biasaudit.tier import experiment_tier
-    from validation.eos_experiments import e3_configs
+    from biasaudit.validation.eos_experiments import e3_configs
 
     tier = experiment_tier(params["tier"])
     return [_run_sweep(config, f"{tier}/{params['loss']} E3 seed {config.seed}")
@@ -155,14 +155,14 @@ def _e3_sweeps(params) -> list:
 
 
 def _predict_e3(params) -> dict:
-    from validation.eos_experiments import MEASURES
+    from biasaudit.validation.eos_experiments import MEASURES
 
     eta_cs = [_eta_c(sweep) for sweep in _e3_sweeps(params)]
     return {"eta_c": eta_cs[0], "eta_c_seeds": eta_cs, "directions": {k: d for k, (_, d) in MEASURES.items()}}
 
 
 def _eval_e3(params, predicted) -> Observation:
-    from validation.eos_experiments import e3_measures_over_seeds
+    from biasaudit.validation.eos_experiments import e3_measures_over_seeds
 
     sweeps = _e3_sweeps(params)
     problems = [f"seed {sw['config']['seed']}: {p}" for sw in sweeps if (p := _gf_problem(sw))]
@@ -174,7 +174,7 @@ def _eval_e3(params, predicted) -> Observation:
 
 
 def _eval_e4(params, predicted) -> Observation:
-    from validation.eos_experiments import e4_dynamics
+    from biasaudit.validation.eos_experiments import e4_dynamics
 
     sweep = _sweep(params)
     return _observation(sweep, e4_dynamics(sweep, predicted["level_factor"]),
@@ -182,7 +182,7 @@ def _eval_e4(params, predicted) -> Observation:
 
 
 def _eval_e5(params, predicted) -> Observation:
-    from validation.eos_experiments import e5_u_shape
+    from biasaudit.validation.eos_experiments import e5_u_shape
 
     sweep = _sweep(params)
     n = sum(r["outcome"] != "diverged" for r in sweep["runs"])
@@ -193,8 +193,8 @@ def _eval_e5(params, predicted) -> Observation:
 def _dense_case():
     import torch
 
-    from validation.eos_experiments import teacher_dataset
-    from validation.gd_trainer import make_problem, train_gd
+    from biasaudit.validation.eos_experiments import teacher_dataset
+    from biasaudit.validation.gd_trainer import make_problem, train_gd
 
     data = teacher_dataset(40, 20, d=5, num_classes=3, seed=1)
     problem = make_problem("fcn", "mse", data.X_train, data.y_train, data.X_test, data.y_test, num_classes=3,
@@ -206,7 +206,7 @@ def _dense_case():
 def _predict_dense(params) -> dict:
     import numpy as np
 
-    from validation.sharpness import dense_hessian
+    from biasaudit.validation.sharpness import dense_hessian
 
     f, theta, _ = _dense_case()
     ev = np.linalg.eigvalsh(dense_hessian(f, theta))
@@ -216,7 +216,7 @@ def _predict_dense(params) -> dict:
 def _eval_dense(params, predicted) -> Observation:
     import numpy as np
 
-    from validation.sharpness import dense_hessian, lanczos_eigenvalues, top_eigenvalue
+    from biasaudit.validation.sharpness import dense_hessian, lanczos_eigenvalues, top_eigenvalue
 
     f, theta, torch = _dense_case()
     est = {w: top_eigenvalue(f, theta, w, tol=1e-10) for w in ("LM", "LA", "SA")}
@@ -321,7 +321,7 @@ CLAIMS = (
 def _make_figures(outdir, tier):
     from pathlib import Path
 
-    from validation.eos_experiments import make_figures
+    from biasaudit.validation.eos_experiments import make_figures
 
     return [Path(p) for p in make_figures(outdir, tier)]
 
@@ -337,7 +337,7 @@ def _figures():
         claims=("eos.torch.e*",), make=_make_figures,
         caption="Final sharpness vs eta with 2/eta and eta_c = 2/s_GF; l1, l2, nuclear norms vs eta; test error "
                 "vs eta with 95 % Wilson intervals; S_t and l1 over time at eta = 2 eta_c.",
-        requires=("validation.eos_experiments:make_figures", "torch:Tensor")),)
+        requires=("biasaudit.validation.eos_experiments:make_figures", "torch:Tensor")),)
 
 
 FIGURES = _figures()

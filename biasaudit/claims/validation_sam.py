@@ -4,7 +4,7 @@
 claim                                    what is run
 =======================================  =====================================================================
 ``sam.torch.diag_net_matches_numerics``  the torch diagonal network (autograd + the torch SAM optimizer,
-                                         float64) against the numba kernels of ``numerics.sam_discrete``:
+                                         float64) against the numba kernels of ``biasaudit.numerics.sam_discrete``:
                                          GD, l_inf-SAM, l2-SAM (joint and per-layer), depth 2 and 3
 ``sam.torch.minor_mass_gradcam``         GD vs l2-SAM on a small CNN (MNIST-5k at 14x14): Grad-CAM mass on
                                          low-intensity pixels, paired over seeds, at matched training accuracy
@@ -17,7 +17,7 @@ claim                                    what is run
 =======================================  =====================================================================
 
 Verdicts of the experiment claims follow the effect's 95 % seed-level interval (see
-:mod:`validation.sam_experiments`): the prediction is a *sign* (+1: SAM more minor-focused than GD);
+:mod:`biasaudit.validation.sam_experiments`): the prediction is a *sign* (+1: SAM more minor-focused than GD);
 ``error = 0`` when the interval lies on the predicted side of 0 (confirmed against the tolerance 0),
 ``error > 0`` when it lies on the other side (refuted), and ``decided=False`` when it straddles 0 or fewer
 than 3 seeds trained (undecided). The negative control flips the predicted sign, so a confirmed effect
@@ -25,7 +25,7 @@ must then be refuted. ``sam.torch.synthetic_minor_first`` is absolute (SAM's own
 are paired SAM - GD differences. The experiments are run once per process (and cached on disk by run), so the
 control costs nothing.
 
-Sizes: the claims (and their figures) run the ``quick`` tier of :data:`validation.sam_experiments.TIERS`
+Sizes: the claims (and their figures) run the ``quick`` tier of :data:`biasaudit.validation.sam_experiments.TIERS`
 under both audit profiles, because it fits the audit's CPU budget and the ledger does not pass the profile
 to ``evaluate``. ``BIASAUDIT_SAM_TORCH_TIER=full`` switches claims and figures to the ``full`` tier (hours on
 a CPU; meant for a GPU); ``biasaudit validate sam --tier full`` runs it from the command line. The tier used
@@ -76,7 +76,7 @@ def _diag_predict(params, rho_scale: float = 1.0):
     """The torch trajectories (records of W) for every (algorithm, normalization, depth) case."""
     import numpy as np
 
-    from validation.diag_net import torch_sam_trajectory
+    from biasaudit.validation.diag_net import torch_sam_trajectory
 
     X, y = _diag_inputs(params)
     out = {}
@@ -94,9 +94,9 @@ def _diag_evaluate(params, predicted):
     import numpy as np
 
     try:
-        from numerics.sam_discrete import run_sam
+        from biasaudit.numerics.sam_discrete import run_sam
     except ImportError as exc:
-        return Observation(None, math.nan, f"numerics.sam_discrete.run_sam is not available ({exc})", decided=False)
+        return Observation(None, math.nan, f"biasaudit.numerics.sam_discrete.run_sam is not available ({exc})", decided=False)
     X, y = _diag_inputs(params)
     errors = {}
     for alg, norm, L in DIAG_CASES:
@@ -144,7 +144,7 @@ TIER_VARIABLE = "BIASAUDIT_SAM_TORCH_TIER"
 def experiment_tier(default: str = "quick") -> str:
     """The experiment size: ``$BIASAUDIT_SAM_TORCH_TIER`` (quick | full) if set, else the audit's tier
     (``$BIASAUDIT_EXPERIMENT_TIER``, see :mod:`biasaudit.tier`), else ``default``."""
-    from biasaudit.inputs import choice
+    from biasaudit.plumbing import choice
     from biasaudit.tier import experiment_tier as audit_tier
 
     if os.environ.get(TIER_VARIABLE):
@@ -154,7 +154,7 @@ def experiment_tier(default: str = "quick") -> str:
 
 @functools.cache
 def _experiment(kind: str, tier: str) -> dict:
-    from validation import sam_experiments as ex
+    from biasaudit.validation import sam_experiments as ex
 
     if kind == "minor_mass":
         return ex.minor_mass_experiment(tier)
@@ -168,7 +168,7 @@ def _direction_predict(params):
 def _effect_evaluator(kind: str, metric: str):
     """Evaluate the sign of a seed-level interval: a paired SAM - GD effect, or (``lead_sam``) SAM's patch order."""
     def evaluate(params, predicted):
-        from validation.sam_experiments import summary_line, verdict_from_interval
+        from biasaudit.validation.sam_experiments import summary_line, verdict_from_interval
 
         tier = experiment_tier(params["tier"])
         result = _experiment(kind, tier)
@@ -258,7 +258,7 @@ CLAIMS = (DIAG_CLAIM, *EXPERIMENT_CLAIMS)
 
 def _make_figures(outdir, tier):
     """The figures illustrate the claims, so they use the claims' experiment size (not the audit tier)."""
-    from validation.sam_experiments import make_figures
+    from biasaudit.validation.sam_experiments import make_figures
 
     return make_figures(outdir, experiment_tier())
 
@@ -272,6 +272,6 @@ FIGURES = (
         make=_make_figures,
         caption="Grad-CAM overlays of GD and SAM on the same images at several training times; per-seed "
                 "curves of the minor-feature metrics against step and against training accuracy.",
-        requires=("validation.sam_experiments:make_figures", "torch:Tensor"),
+        requires=("biasaudit.validation.sam_experiments:make_figures", "torch:Tensor"),
     ),
 )

@@ -18,7 +18,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from biasaudit.benchmarks import all_cases
-    from biasaudit.inputs import InputError
+    from biasaudit.plumbing import InputError
 
     cases = all_cases()
     if args.cases:

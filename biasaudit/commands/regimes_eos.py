@@ -16,8 +16,8 @@ def register(targets) -> None:
 
 
 def run(args) -> int:
-    from biasaudit.inputs import finite_scalar, parse_float_list
-    from theory.eos_flow import eos_regimes
+    from biasaudit.plumbing import finite_scalar, parse_float_list
+    from biasaudit.theory.eos_flow import eos_regimes
 
     x = parse_float_list("x", args.x)
     w0 = parse_float_list("w0", args.w0)

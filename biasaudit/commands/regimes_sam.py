@@ -31,7 +31,7 @@ def register(sub) -> None:
 def _inputs(args):
     import numpy as np
 
-    from biasaudit.inputs import InputError, parse_float_list, positive_increasing, positive_int, positive_scalar
+    from biasaudit.plumbing import InputError, parse_float_list, positive_increasing, positive_int, positive_scalar
 
     mu = positive_increasing("mu", parse_float_list("mu", args.mu))
     rho = positive_scalar("rho", args.rho)
@@ -56,7 +56,7 @@ def run(args) -> int:
 def _run_linf(args, mu, rho, depth, alpha) -> int:
     import numpy as np
 
-    from biasaudit.inputs import InputError
+    from biasaudit.plumbing import InputError
 
     if alpha is None:
         raise InputError("alpha", "is required for --norm linf (the limit depends on the init alpha)")
@@ -64,7 +64,7 @@ def _run_linf(args, mu, rho, depth, alpha) -> int:
         raise InputError("normalization", "applies to --norm l2 only (l_inf-SAM uses sign(grad))",
                          args.normalization)
     try:
-        from theory.sam_linf import linf_sam_limit
+        from biasaudit.theory.sam_linf import linf_sam_limit
     except ModuleNotFoundError as exc:  # sam-core's module; report clearly rather than crash
         raise InputError("norm", "linf needs theory.sam_linf (not installed in this checkout)", "linf") from exc
     alpha_vec = np.full(mu.size, alpha[0]) if alpha.size == 1 else alpha
@@ -93,7 +93,7 @@ def _run_linf(args, mu, rho, depth, alpha) -> int:
 def _run_l2(args, mu, rho, depth, alpha) -> int:
     import sympy as sp
 
-    from theory.sam_l2 import l2_sam_regime_boundaries
+    from biasaudit.numerics.l2_boundaries import l2_sam_regime_boundaries
 
     regimes = l2_sam_regime_boundaries(mu, rho, depth=depth, normalization=args.normalization)
     out = regimes.to_json()
@@ -129,7 +129,7 @@ def _classify_alpha(regimes, mu, alpha) -> str:
     if regimes.depth % 2:
         return "odd L: never collapses (every coordinate is nondecreasing)"
     if regimes.depth > 2:
-        from numerics.l2_deep import classify_deep_trajectory
+        from biasaudit.numerics.l2_deep import classify_deep_trajectory
 
         uniform = alpha.size == 1 or np.all(alpha == alpha[0])
         if uniform:
@@ -145,7 +145,7 @@ def _classify_alpha(regimes, mu, alpha) -> str:
         if a >= regimes.alpha_gd_like:
             return "regime 3 (GD-like: j_dagger = d for all tau)"
         return "regime 2 (sequential amplification with a loss plateau)"
-    from numerics.l2_reduction import classify_l2_trajectory
+    from biasaudit.numerics.l2_reduction import classify_l2_trajectory
 
     cls = classify_l2_trajectory(mu, alpha, regimes.c)
     return f"per-coordinate alpha: {cls.kind} (certificate at tau = {cls.tau:.6g})"

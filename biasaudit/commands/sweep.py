@@ -25,7 +25,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from biasaudit.inputs import InputError, finite_scalar, parse_float_list, positive_int
+    from biasaudit.plumbing import InputError, finite_scalar, parse_float_list, positive_int
 
     x = parse_float_list("x", args.x)
     w0 = parse_float_list("w0", args.w0)
@@ -38,7 +38,7 @@ def run(args) -> int:
     if args.plot is not None and not args.plot.lower().endswith(".png"):
         raise InputError("plot", "must be a .png file name", args.plot)
 
-    from numerics.eos_sweep import sweep_eos  # imports numba: only here
+    from biasaudit.numerics.eos_sweep import sweep_eos  # imports numba: only here
 
     sweep = sweep_eos(x, y, w0, eta_min, eta_max, n, loss_factor=c, max_steps=steps)
     if args.plot:
@@ -58,7 +58,7 @@ def run(args) -> int:
 def format_sweep(sweep) -> str:
     import numpy as np
 
-    from numerics.eos_gd import OUTCOMES
+    from biasaudit.numerics.eos_gd import OUTCOMES
 
     s, reg = sweep.gd, sweep.regimes
     lines = [

@@ -36,9 +36,9 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from biasaudit.atomicio import atomic_write_text
-    from biasaudit.inputs import InputError, choice, parse_float_list, positive_int, positive_scalar
-    from biasaudit.ledger import jsonable
+    from biasaudit.plumbing import atomic_write_text
+    from biasaudit.plumbing import InputError, choice, parse_float_list, positive_int, positive_scalar
+    from biasaudit.plumbing import jsonable
 
     choice("arch", args.arch, ("fcn", "cnn", "resnet", "vit"))
     choice("loss", args.loss, ("mse", "ce"))
@@ -65,8 +65,8 @@ def run(args) -> int:
     if args.data_dir is not None:
         overrides["data_dir"] = args.data_dir
 
-    from validation.device import pick_device
-    from validation import eos_experiments as ex
+    from biasaudit.validation.device import pick_device
+    from biasaudit.validation import eos_experiments as ex
 
     device = pick_device(args.device)
     overrides["device"] = str(device)

@@ -30,13 +30,13 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from biasaudit.atomicio import atomic_write_text
-    from biasaudit.inputs import InputError, choice, nonnegative_scalar, parse_float_list, positive_int
-    from biasaudit.ledger import jsonable
-    from validation import sam_experiments as ex
-    from validation.data import DATASETS
-    from validation.device import pick_device
-    from validation.models import MODELS
+    from biasaudit.plumbing import atomic_write_text
+    from biasaudit.plumbing import InputError, choice, nonnegative_scalar, parse_float_list, positive_int
+    from biasaudit.plumbing import jsonable
+    from biasaudit.validation import sam_experiments as ex
+    from biasaudit.validation.data import DATASETS
+    from biasaudit.validation.device import pick_device
+    from biasaudit.validation.models import MODELS
 
     # Every check before training: names and numbers here; data files when the experiment loads its data
     # (sam_experiments._run_grid validates every run's config and loads the data before the first step).

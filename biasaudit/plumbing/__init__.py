@@ -1,0 +1,37 @@
+"""The bottom layer: plumbing that every other layer imports downwards, and that imports none of them.
+
+Layers, bottom to top (each imports only from the ones below it; see ``notes/conventions.md``)::
+
+    biasaudit.plumbing     input checks, atomic writes, the cache root, JSON conversion
+    biasaudit.theory       sympy statements of the theorems
+    biasaudit.numerics     numba/mpmath integrators and iterations (and what has no closed form)
+    biasaudit.validation   torch experiments
+    biasaudit.*            the front door: claims, ledger, registry, audit, report, CLI
+
+Each concept is a module of its own (:mod:`.inputs`, :mod:`.atomicio`, :mod:`.cachedir`,
+:mod:`.jsonable`); their public names are re-exported here.
+"""
+
+from biasaudit.plumbing.atomicio import atomic_write_text
+from biasaudit.plumbing.cachedir import cache_root
+from biasaudit.plumbing.inputs import (InputError, as_finite_vector, choice, finite_scalar, matching_length,
+                                       nonnegative_scalar, parse_float_list, positive_increasing, positive_int,
+                                       positive_scalar, positive_vector)
+from biasaudit.plumbing.jsonable import jsonable
+
+__all__ = [
+    "InputError",
+    "as_finite_vector",
+    "atomic_write_text",
+    "cache_root",
+    "choice",
+    "finite_scalar",
+    "jsonable",
+    "matching_length",
+    "nonnegative_scalar",
+    "parse_float_list",
+    "positive_increasing",
+    "positive_int",
+    "positive_scalar",
+    "positive_vector",
+]

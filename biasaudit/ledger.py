@@ -8,8 +8,12 @@ A :class:`Claim` states one derived statement of a paper:
   computed from one);
 * ``evaluate(params, predicted)`` runs *independent* numerics and returns an :class:`Observation` whose
   ``error`` is compared with the named :class:`Tolerance`;
-* ``negative_control(params, predicted)`` returns a *wrong* prediction (a boundary moved by 1 %, a hypothesis
-  broken): evaluating it must fail, otherwise the check has no power and the verdict is ``undecided``;
+* ``negative_control`` is a tuple of :class:`Control`: each makes a *wrong* prediction (the prediction moved by
+  ±1 %, a parameter moved across the boundary, a hypothesis broken). The *sampled* cases alone (never the
+  spec's references) must refute every control, otherwise the check has no power and the verdict is
+  ``undecided``. A control records its side and size; :func:`control_flags` names a set of controls that is
+  one-sided or wider than :data:`MAX_CONTROL_SIZE` (the report shows the flags). A plain callable
+  ``(params, predicted) -> wrong prediction`` is accepted as one control of unknown side and size;
 * ``domain`` is the valid parameter region for the property checks, ``references`` are the spec's own numbers.
 
 :func:`run_claim` runs the references and ``n`` sampled cases and returns one :class:`Evidence`:
@@ -48,6 +52,13 @@ __all__ = [
     "Observation",
     "Reference",
     "Claim",
+    "Control",
+    "shifted_prediction",
+    "shifted_parameter",
+    "two_sided",
+    "broken_hypothesis",
+    "control_flags",
+    "MAX_CONTROL_SIZE",
     "Evidence",
     "OutOfScope",
     "run_claim",
@@ -111,6 +122,115 @@ class Reference:
     note: str = ""
 
 
+MAX_CONTROL_SIZE = 0.02  # a control moved by more than 2 % is flagged: it says nothing about a 1 % error
+SIDES = ("+", "-", "broken", "unknown")
+
+
+@dataclass(frozen=True)
+class Control:
+    """A negative control: a wrong prediction that the sampled cases must refute.
+
+    ``make(params, predicted) -> (params', wrong)``: the check evaluates ``wrong`` at ``params'``.
+    ``side``: ``"+"``/``"-"`` (the prediction, or ``target`` parameter, moved up/down), ``"broken"`` (a
+    hypothesis broken: no side), ``"unknown"`` (a legacy callable). ``size``: the relative move (0.01 = 1 %),
+    ``None`` where it has none. ``reason``: why the size, where it is not 1 % (e.g. the claim's resolution).
+    """
+
+    side: str
+    size: float | None
+    target: str
+    make: Callable[[Params, Any], tuple[Params, Any]]
+    reason: str = ""
+
+    def __post_init__(self):
+        if self.side not in SIDES:
+            raise ValueError(f"control side must be one of {SIDES}, got {self.side!r}")
+        if self.size is not None and not (self.size > 0 and math.isfinite(self.size)):
+            raise ValueError(f"control size must be > 0 and finite, got {self.size!r}")
+
+    def describe(self) -> dict:
+        return {"side": self.side, "size": self.size, "target": self.target, "reason": self.reason}
+
+
+def _scaled(value: Any, factor: float, key: str | None) -> Any:
+    """``value`` × factor: a number, tuples/lists/arrays element-wise, a dict's ``key`` entry, or (``key``
+    None) every float or sequence entry of a dict (bools, ints and strings are labels, kept)."""
+    if key is not None:
+        return {**value, key: _scaled(value[key], factor, None)}
+    if isinstance(value, Mapping):
+        return {k: _scaled(v, factor, None) if isinstance(v, (float, np.floating, tuple, list, np.ndarray)) else v
+                for k, v in value.items()}
+    if isinstance(value, (tuple, list)):
+        return type(value)(_scaled(v, factor, None) for v in value)
+    if isinstance(value, np.ndarray):
+        return value * factor
+    return float(value) * factor
+
+
+def shifted_prediction(size: float = 0.01, *, key: str | None = None, reason: str = "") -> tuple[Control, ...]:
+    """Two controls: the prediction × (1 + size) and × (1 − size) (numbers; tuples and arrays element-wise;
+    ``key``: only that entry of a dict prediction)."""
+    target = "prediction" if key is None else f"prediction[{key}]"
+    return tuple(Control(side, size, target, functools.partial(_move_prediction, factor=1 + sign * size, key=key),
+                         reason) for side, sign in (("+", 1), ("-", -1)))
+
+
+def _move_prediction(params, predicted, *, factor, key):
+    return params, _scaled(predicted, factor, key)
+
+
+def shifted_parameter(name: str, size: float = 0.01, *, reason: str = "") -> tuple[Control, ...]:
+    """Two controls that move parameter ``name`` by × (1 ± size) and keep the prediction made at the
+    original parameters: the check at the moved parameters must refute it (for a class, index or sequence
+    prediction whose boundary the move crosses)."""
+    return tuple(Control(side, size, name, functools.partial(_move_parameter, name=name, factor=1 + sign * size),
+                         reason) for side, sign in (("+", 1), ("-", -1)))
+
+
+def _move_parameter(params, predicted, *, name, factor):
+    return {**params, name: _scaled(params[name], factor, None)}, predicted
+
+
+def two_sided(target: str, size: float, move: Callable[[Params, Any, float], tuple[Params, Any]], *,
+              reason: str = "") -> tuple[Control, ...]:
+    """Two controls from ``move(params, predicted, signed_size) -> (params', wrong)``, called with
+    ``+size`` and ``−size`` (e.g. a direction rotated by ±size radians, a threshold moved by ×(1 ± size))."""
+    return tuple(Control(side, size, target, functools.partial(_signed_move, move=move, signed=sign * size), reason)
+                 for side, sign in (("+", 1), ("-", -1)))
+
+
+def _signed_move(params, predicted, *, move, signed):
+    return move(params, predicted, signed)
+
+
+def broken_hypothesis(target: str, make_wrong: Callable[[Params, Any], tuple[Params, Any]], *,
+                      reason: str = "") -> Control:
+    """A control that breaks a hypothesis (no side, no size): ``make_wrong(params, predicted)``."""
+    return Control("broken", None, target, make_wrong, reason)
+
+
+def _legacy_control(make_wrong: Callable[[Params, Any], Any]) -> Control:
+    return Control("unknown", None, "prediction", lambda params, predicted: (params, make_wrong(params, predicted)),
+                   "a single wrong prediction (side and size not stated)")
+
+
+def control_flags(controls: tuple[Control, ...] | list[dict]) -> list[str]:
+    """Why a set of controls is weak: ``one-sided`` (no move up or no move down: a broken hypothesis alone
+    does not make a check two-sided), ``wider than 2%`` (a move larger than :data:`MAX_CONTROL_SIZE`),
+    ``size not stated``. Up and down may act on different targets: the two boundaries of a regime, or the
+    bold sides of two sufficient conditions."""
+    rows = [c.describe() if isinstance(c, Control) else c for c in controls]
+    flags = []
+    if not {"+", "-"} <= {row["side"] for row in rows}:
+        flags.append("one-sided")
+    if any(row["size"] is not None and row["size"] > MAX_CONTROL_SIZE + 1e-12 for row in rows):
+        flags.append(f"wider than {MAX_CONTROL_SIZE:.0%}")
+    if any(row["size"] is None and row["side"] != "broken" for row in rows):
+        flags.append("size not stated")
+    return flags
+
+
+
 @dataclass(frozen=True)
 class Claim:
     id: str
@@ -123,15 +243,24 @@ class Claim:
     evaluate: Callable[[Params, Any], Observation]
     tolerance: Tolerance
     domain: Domain
-    negative_control: Callable[[Params, Any], Any]
+    negative_control: tuple[Control, ...] | Control | Callable[[Params, Any], Any]
     references: tuple[Reference, ...] = ()
     kind: str = "theory"
     samples: Mapping[str, int] = field(default_factory=lambda: {"ci": 8, "thorough": 64})
-    controls: int = 2
+    controls: int | None = None  # at most this many sampled cases per control (None: every sampled case)
     compare_reference: Callable[[Any, Any], float] | None = None
     notes: str = ""
 
     def __post_init__(self):
+        controls = self.negative_control
+        if isinstance(controls, Control):
+            controls = (controls,)
+        elif callable(controls):
+            controls = (_legacy_control(controls),)
+        controls = tuple(controls)
+        if not controls or not all(isinstance(c, Control) for c in controls):
+            raise ValueError(f"{self.id}: negative_control must be a Control, a tuple of them or a callable")
+        object.__setattr__(self, "negative_control", controls)
         if not self.id or " " in self.id:
             raise ValueError(f"claim id must be a non-empty dotted name, got {self.id!r}")
         if set(self.samples) != set(PROFILES):
@@ -201,8 +330,10 @@ def _failed(obs: Observation, tol: float) -> bool:
     return not (obs.error <= tol)  # NaN counts as failed
 
 
-def run_claim(claim: Claim, profile: str = "ci", seed: int = 0, n: int | None = None) -> Evidence:
-    """Run the references, ``n`` sampled cases and the negative controls of one claim."""
+def run_claim(claim: Claim, profile: str = "ci", seed: int = 0, n: int | None = None,
+              references: bool = True) -> Evidence:
+    """Run the references (unless ``references=False``), ``n`` sampled cases and the negative controls of
+    one claim. The controls are judged on the sampled cases only."""
     if profile not in PROFILES:
         raise ValueError(f"profile: must be one of {', '.join(PROFILES)}, got {profile!r}")
     start = time.perf_counter()
@@ -231,18 +362,20 @@ def run_claim(claim: Claim, profile: str = "ci", seed: int = 0, n: int | None = 
             versions=library_versions(),
         )
 
-    cases: list[tuple[str, Params]] = [("reference", ref.params) for ref in claim.references]
+    refs = claim.references if references else ()
+    cases: list[tuple[str, Params]] = [("reference", ref.params) for ref in refs]
     cases += [("sample", claim.domain.sample(rng)) for _ in range(n_samples)]
     worst: tuple | None = None
     undecided: tuple | None = None
-    passed_cases: list[tuple[Params, Any]] = []
+    passed_samples: list[tuple[int, Params, Any]] = []
+    passed_references: list[tuple[int, Params, Any]] = []
     for index, (origin, params) in enumerate(cases):
         try:
             predicted = claim.predict(params)
         except OutOfScope as exc:
             return evidence(Verdict.OUT_OF_SCOPE, params, None, None, None, index + 1, {}, str(exc))
         if origin == "reference":
-            ref = claim.references[index]
+            ref = refs[index]
             ref_error = compare_ref(predicted, ref.expected)
             if not ref_error <= ref.tolerance:
                 detail = f"spec reference value not reproduced ({ref.note}): expected {ref.expected!r}"
@@ -257,11 +390,11 @@ def run_claim(claim: Claim, profile: str = "ci", seed: int = 0, n: int | None = 
         if _failed(obs, tol):
             detail = f"counterexample ({origin} case {index + 1} of {len(cases)}): {obs.detail}"
             return evidence(Verdict.REFUTED, params, predicted, obs.observed, obs.error, index + 1, {}, detail)
-        passed_cases.append((params, predicted))
+        (passed_samples if origin == "sample" else passed_references).append((index + 1, params, predicted))
         if worst is None or obs.error > worst[2].error:
             worst = (params, predicted, obs)
 
-    control = _run_controls(claim, passed_cases)
+    control = _run_controls(claim, passed_samples, passed_references)
     if undecided is not None:
         params, predicted, obs = undecided
         return evidence(Verdict.UNDECIDED, params, predicted, obs.observed, obs.error, len(cases), control,
@@ -270,24 +403,41 @@ def run_claim(claim: Claim, profile: str = "ci", seed: int = 0, n: int | None = 
         return evidence(Verdict.UNDECIDED, {}, None, None, None, 0, control, "no case was run")
     params, predicted, obs = worst
     if not control["all_failed"]:
+        sides = ", ".join(f"{r['target']} {r['side']}{_size_text(r['size'])}" for r in control["runs"]
+                          if not r["failed"])
         return evidence(Verdict.UNDECIDED, params, predicted, obs.observed, obs.error, len(cases), control,
-                        "a negative control passed: the check cannot tell a wrong prediction from a right one")
+                        f"no sampled case refuted the negative control ({sides}): the check cannot tell that "
+                        f"wrong prediction from the right one")
     detail = f"worst of {len(cases)} cases: {obs.detail}" if obs.detail else f"worst of {len(cases)} cases"
     return evidence(Verdict.CONFIRMED, params, predicted, obs.observed, obs.error, len(cases), control, detail)
 
 
-def _run_controls(claim: Claim, passed_cases: list[tuple[Params, Any]]) -> dict:
-    """Evaluate shifted predictions on the first passing cases; each one must fail."""
+def _size_text(size: float | None) -> str:
+    return "" if size is None else f" {size:.3g}"
+
+
+def _run_controls(claim: Claim, passed_samples: list, passed_references: list) -> dict:
+    """Evaluate each control on the passing sampled cases, in order, until one refutes it (at most
+    ``claim.controls`` cases). Only a claim with no sampled case at all falls back to its references, and
+    says so (``on_references``)."""
+    cases, on_references = passed_samples, False
+    if not cases and not claim.samples.get("ci") and not claim.samples.get("thorough"):
+        cases, on_references = passed_references, True
+    cases = cases[: claim.controls] if claim.controls is not None else cases
     runs = []
-    for params, predicted in passed_cases[: max(claim.controls, 0)]:
-        shifted = claim.negative_control(params, predicted)
-        obs = claim.evaluate(params, shifted)
-        runs.append({
-            "shifted_prediction": jsonable(shifted),
-            "error": jsonable(obs.error),
-            "failed": bool(obs.decided and _failed(obs, claim.tolerance.value)),
-        })
-    return {"runs": runs, "all_failed": bool(runs) and all(run["failed"] for run in runs)}
+    for control in claim.negative_control:
+        run = {**control.describe(), "failed": False, "case": None, "shifted_prediction": None, "error": None,
+               "tried": 0}
+        for index, params, predicted in cases:
+            moved_params, wrong = control.make(params, predicted)
+            obs = claim.evaluate(moved_params, wrong)
+            run.update(tried=run["tried"] + 1, shifted_prediction=jsonable(wrong), error=jsonable(obs.error))
+            if obs.decided and _failed(obs, claim.tolerance.value):
+                run.update(failed=True, case=index)
+                break
+        runs.append(run)
+    return {"runs": runs, "all_failed": bool(runs) and bool(cases) and all(run["failed"] for run in runs),
+            "flags": control_flags(claim.negative_control), "on_references": on_references}
 
 
 def _default_compare(predicted: Any, expected: Any) -> float:

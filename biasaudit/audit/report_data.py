@@ -116,15 +116,34 @@ def _show(value: Any, limit: int = 160, precise: bool = False) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def controls_summary(control: dict) -> str:
+    """"wrong predictions refuted 2/2 (prediction ±1%)", with the flags of a weak set of controls."""
+    runs = control.get("runs") or []
+    if not runs:
+        return ""
+    refuted = sum(bool(r.get("failed")) for r in runs)
+    groups: dict = {}
+    for r in runs:
+        size = r.get("size")
+        groups.setdefault((r.get("target", "prediction"), size), set()).add(r.get("side", "unknown"))
+    moves = []
+    for (target, size), sides in groups.items():
+        sign = "±" if {"+", "-"} <= sides else "".join(sorted(sides & {"+", "-"})) or "/".join(sorted(sides))
+        moves.append(f"{target} {sign}" + (f"{100 * size:.3g}%" if isinstance(size, (int, float)) else ""))
+    text = f"negative controls refuted {refuted}/{len(runs)} ({'; '.join(moves)})"
+    flags = list(control.get("flags") or [])
+    if control.get("on_references"):
+        flags.append("judged on reference cases")
+    return text + (f" [weak controls: {', '.join(flags)}]" if flags else "")
+
+
 def summarize(record: dict) -> str:
     """One line of evidence for the claims table."""
     verdict = record.get("verdict")
     err, tol_info = record.get("error"), record.get("tolerance") or {}
     tol, name = tol_info.get("value"), tol_info.get("name", "tolerance")
     detail = (record.get("detail") or "").strip()
-    controls = (record.get("negative_control") or {}).get("runs") or []
-    n_failed = sum(bool(r.get("failed")) for r in controls)
-    control_text = f"negative controls failed {n_failed}/{len(controls)}" if controls else ""
+    control_text = controls_summary(record.get("negative_control") or {})
     if isinstance(err, (int, float)) and isinstance(tol, (int, float)):
         se, st = format_pair(err, tol)
         relation = "≤" if err <= tol else ">"

@@ -150,7 +150,7 @@ def _execute_claim(unit: ClaimUnit) -> dict:
     claim = None
     try:
         claim = find_claim(unit.claim_id, unit.modules)
-        total = len(claim.references) + claim.samples.get(unit.profile, 0) + max(claim.controls, 0)
+        total = len(claim.references) + claim.samples.get(unit.profile, 0) + len(claim.negative_control)
         _emit("start", unit.key, unit.label, total)
         claim = _counting(claim, unit.key)  # always: the same call stack (tracebacks) on every executor
         with tier_of_profile(unit.profile):  # experiments run at the audit's tier on every worker

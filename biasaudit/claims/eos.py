@@ -18,7 +18,7 @@ import sympy as sp
 from scipy.optimize import linprog, minimize
 
 from biasaudit.domain import Choice, Domain, Fixed, Integer, Real, Vector
-from biasaudit.ledger import Claim, Observation, OutOfScope, Reference, Tolerance
+from biasaudit.ledger import Claim, Observation, OutOfScope, Reference, Tolerance, shifted_parameter, shifted_prediction
 from biasaudit.theory import eos_flow as flow
 from biasaudit.theory import eos_minimizers as mins
 from biasaudit.theory import eos_model as model
@@ -161,7 +161,7 @@ HESSIAN_FORMULA = Claim(
     hypotheses=(sp.Gt(_x1, 0, evaluate=False), sp.Gt(_x2, 0, evaluate=False), sp.Gt(_c, 0, evaluate=False)),
     statement=sp.Eq(sp.hessian(model.loss_expr(2), model.ws(2)), model.hessian_expr(2)),
     predict=lambda p: np.linalg.eigvalsh(model.hessian(_arr(p), p["y"], _arr(p, "w"), p.get("c", 0.5))),
-    evaluate=_hessian_eval, tolerance=FD_TOL, domain=OFF_MANIFOLD, negative_control=_shift(1.01),
+    evaluate=_hessian_eval, tolerance=FD_TOL, domain=OFF_MANIFOLD, negative_control=shifted_prediction(0.01),
 )
 
 
@@ -177,7 +177,7 @@ HESSIAN_RANK1 = Claim(
     hypotheses=(sp.Eq(_x1 * _b1 + _x2 * _b2, _y),),
     statement=sp.Eq(sp.Symbol("S"), model.on_manifold_sharpness_expr(2)),
     predict=_rank1_predict, evaluate=_hessian_eval, tolerance=FD_TOL, domain=GENERAL,
-    negative_control=_shift(1.01),
+    negative_control=shifted_prediction(0.01),
     references=(Reference({**TOY, "w0": (math.sqrt(1 / 3), math.sqrt(1 / 3))}, [0.0, 4 * (1 / 3 + 4 / 3)], 1e-12,
                           "β = (1/3, 1/3) on the toy manifold: S = 4(1/3 + 4/3)"),),
 )
@@ -235,7 +235,7 @@ MIN_NORM = Claim(
     predict=_min_norm_predict, evaluate=_min_norm_eval,
     tolerance=Tolerance("slsqp_lp", 1e-8, "HiGHS LP optimum (~1e-15) and SLSQP at ftol 1e-15 on the concave "
                         "‖w‖₁ (~1e-10 measured); 1e-8 relative"),
-    domain=DISTINCT, negative_control=_shift(1.01),
+    domain=DISTINCT, negative_control=shifted_prediction(0.01),
     references=(Reference(TOY, {"beta_l1": 0.5, "w_l1": math.sqrt(0.5), "vertex": 2}, 1e-12, "toy: v_2"),),
     compare_reference=lambda p, e: max(_rel(p["beta_l1"], e["beta_l1"]), _rel(p["w_l1"], e["w_l1"]),
                                        0.0 if p["vertex"] == e["vertex"] else math.inf),
@@ -266,7 +266,7 @@ MIN_L2 = Claim(
     predict=lambda p: mins.min_l2_beta(_arr(p), p["y"]), evaluate=_l2_eval,
     tolerance=Tolerance("slsqp_qp", 1e-7, "SLSQP on a strictly convex QP at ftol 1e-15: KKT residual ~1e-9; "
                         "1e-7 relative to max β"),
-    domain=GENERAL, negative_control=_shift(1.01),
+    domain=GENERAL, negative_control=shifted_prediction(0.01),
     references=(Reference(TOY, [0.2, 0.4], 1e-12, "toy: (1, 2)/5"),),
 )
 
@@ -288,7 +288,7 @@ MIN_SHARP = Claim(
     statement=sp.Eq(sp.Symbol("S_min"), 8 * _c * _y * sp.Min(_x1, _x2)),
     predict=lambda p: {k: v for k, v in mins.min_sharpness_solution(_arr(p), p["y"], p.get("c", 0.5)).items()
                        if k in ("sharpness", "vertex")},
-    evaluate=_min_sharp_eval, tolerance=LP_TOL, domain=DISTINCT, negative_control=_shift(1.01),
+    evaluate=_min_sharp_eval, tolerance=LP_TOL, domain=DISTINCT, negative_control=shifted_prediction(0.01),
     references=(Reference(TOY, {"sharpness": 4.0, "vertex": 1}, 1e-12, "toy: S_min = 4 at v_1"),),
     compare_reference=lambda p, e: max(_rel(p["sharpness"], e["sharpness"]),
                                        0.0 if p["vertex"] == e["vertex"] else math.inf),
@@ -344,7 +344,7 @@ PARETO = Claim(
                 sp.Le(mins.s_sym, 8 * _c * _y * mins.xk, evaluate=False)),
     statement=sp.Eq(sp.Symbol("N_star"), mins.PARETO_SEGMENT),
     predict=lambda p: mins.pareto_front(_arr(p), p["y"], _pareto_s(p), p.get("c", 0.5)),
-    evaluate=_pareto_eval, tolerance=LP_TOL, domain=GENERAL, negative_control=_shift(1.01),
+    evaluate=_pareto_eval, tolerance=LP_TOL, domain=GENERAL, negative_control=shifted_prediction(0.01),
     references=(Reference({**TOY, "x": (1.0, 2.0)}, [1.0, 11 / 12, 5 / 6, 0.75, 2 / 3, 7 / 12, 0.5, 0.5], 1e-12,
                           "toy: N* = 1.5 - s/8 on [4, 8], 0.5 above"),),
 )
@@ -374,7 +374,7 @@ PARETO_D2 = Claim(
     evaluate=_d2_eval,
     tolerance=Tolerance("linear_solve", 1e-10, "2x2 solve with condition number <= ~1e3 here (x2 - x1 >= 0.1): "
                         "1e3·eps ~ 2e-13; 1e-10 relative to max β"),
-    domain=D2, negative_control=_shift(1.01),
+    domain=D2, negative_control=shifted_prediction(0.01),
 )
 
 
@@ -427,7 +427,7 @@ STABLE = Claim(
     predict=_stable_predict, evaluate=_stable_eval,
     tolerance=Tolerance("exact_decision", 0.0, f"both sides of each threshold at relative distance {STABLE_DELTA:g} "
                         "must be decided correctly (LP feasibility; finite-difference Jacobian, h = 1e-7)"),
-    domain=DISTINCT, negative_control=_shift(1.01),
+    domain=DISTINCT, negative_control=shifted_prediction(0.01),
     references=(Reference(TOY, {"eta_stable_max": 0.5, "eta_min_norm_stable_max": 0.25}, 1e-12,
                           "toy: stable minima up to eta 0.5"),),
     compare_reference=lambda p, e: max(_rel(p["eta_stable_max"], e["eta_stable_max"]),
@@ -552,7 +552,7 @@ SGF_SMALL = Claim(
     predict=_sgf_small_predict, evaluate=_sgf_small_eval,
     tolerance=Tolerance("dop853_path", 1e-8, "path from solve_ivp at rtol 1e-12 sampled at 600 points; the max is "
                         "at the end point; 1e-8 relative"),
-    domain=SMALL_INIT, negative_control=_shift(1.01),
+    domain=SMALL_INIT, negative_control=shifted_prediction(0.01),
     references=(Reference(TOY, 7.727, 5e-4, "toy: s_GF = 7.727 (4 digits)"),),
 )
 
@@ -773,7 +773,7 @@ KINK_FP = Claim(
     predict=_fixed_point_predict, evaluate=_kink_eval,
     tolerance=Tolerance("kink_resolution", 0.005, "kink grid step 0.07% of eta_c plus the fit's bias; "
                         "measured |kink/fp - 1| < 0.3% on the toy"),
-    domain=GD_SMALL, negative_control=_shift(1.01), samples={"ci": 2, "thorough": 16},
+    domain=GD_SMALL, negative_control=shifted_prediction(0.01), samples={"ci": 2, "thorough": 16},
     references=(Reference(TOY, 0.262, 0.005, "toy: kink at about 0.262"),),
 )
 
@@ -1090,7 +1090,7 @@ RISK_OPT = Claim(
     predict=lambda p: {"beta": risk.bayes_optimal_beta(_arr(p), p["y"]), "S": 4 * p["y"] * float(np.mean(p["x"]))},
     evaluate=_opt_eval,
     tolerance=Tolerance("slsqp_qp", 1e-7, "SLSQP on a strictly convex QP, ftol 1e-15"),
-    domain=RISK_DOMAIN, negative_control=_shift(1.01),
+    domain=RISK_DOMAIN, negative_control=shifted_prediction(0.01),
     references=(Reference(TOY, {"beta": [0.5, 0.25], "S": 6.0}, 1e-12, "toy: (1/2, 1/4), S = 6"),),
     compare_reference=lambda p, e: max(_rel(p["beta"], e["beta"]), _rel(p["S"], e["S"])),
 )
@@ -1118,7 +1118,7 @@ RISK_RATIO = Claim(
     predict=lambda p: list(risk.d2_vertex_risk_ratio(_arr(p), p["y"])), evaluate=_ratio_eval,
     tolerance=Tolerance("quadrature", 1e-10, "adaptive Gauss-Kronrod on a quadratic: exact to ~1e-15"),
     domain=Domain({"x": Vector(2, 0.2, 5.0, log=True), "y": Real(0.2, 5.0, log=True)}, description="d = 2"),
-    negative_control=_shift(1.01),
+    negative_control=shifted_prediction(0.01),
     references=(Reference(TOY, [4.0, 4.0], 1e-12, "spec: exactly 4"),),
 )
 

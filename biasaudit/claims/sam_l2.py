@@ -21,7 +21,8 @@ import numpy as np
 import sympy as sp
 
 from biasaudit.domain import Choice, Domain, Fixed, Integer, Real, Vector
-from biasaudit.ledger import Claim, Observation, Reference, Tolerance
+from biasaudit.ledger import (Claim, Control, Observation, Reference, Tolerance, broken_hypothesis, shifted_prediction,
+                              two_sided)
 
 PAPER = "sam"
 EPS = np.finfo(float).eps
@@ -155,14 +156,14 @@ def _loglin_evaluate(p, predicted):
     return Observation(err, err, f"max |ln w_reduction − ln w_fullflow|/(1+|ln w|) over {both.sum()} times, d={mu.size}")
 
 
-def _loglin_control(p, predicted):
-    # break the formula: c → 1.01 c in ln w_j = ln α_j + μ_j τ − c μ_j² A (same A)
+def _loglin_control(p, predicted, signed_size):
+    # the formula with c → (1 ± 1 %) c in ln w_j = ln α_j + μ_j τ − c μ_j² A (same A)
     mu, c = _arr(p), predicted["c"]
     tau = np.asarray(predicted["tau"])
     log_w = np.asarray(predicted["log_w"])
     A = (np.log(c * _arr(p, "alpha_over_c"))[0] + mu[0] * tau - log_w[:, 0]) / (c * mu[0] ** 2)
-    wrong = np.log(c * _arr(p, "alpha_over_c")) + mu * tau[:, None] - 1.01 * c * mu**2 * A[:, None]
-    return {"tau": tau, "log_w": wrong, "c": c}
+    wrong = np.log(c * _arr(p, "alpha_over_c")) + mu * tau[:, None] - (1 + signed_size) * c * mu**2 * A[:, None]
+    return p, {"tau": tau, "log_w": wrong, "c": c}
 
 
 LOG_LINEAR = Claim(
@@ -177,21 +178,23 @@ LOG_LINEAR = Claim(
     domain=Domain(_base(alpha_over_c=Vector("d", 0.3, 3.0, log=True)),
                   where=lambda p: float(np.linalg.norm(_arr(p) * _arr(p, "alpha_over_c"))) > 1.05 * p["mu"][0],
                   description="S(0) > 1.05 c mu_1: not collapsed at tau = 0"),
-    negative_control=_loglin_control,
+    negative_control=two_sided("c in the formula", 0.01, _loglin_control),
 )
 
 
 # ========================================================================== j† formula
-def _jd_predict(p):
+def _jd_predict(p, c_factor=1.0):
+    """j† on a τ grid from the formula; ``c_factor`` ≠ 1 only in the negative controls (c moved in the score,
+    A from the true flow)."""
     from biasaudit.theory.sam_l2 import jdagger_general
 
     mu, c = _arr(p), _c(p)
     alpha = c * _arr(p, "alpha_over_c")
-    grid = np.linspace(0.0, 15.0 / mu[0], 301)[1:]
+    grid = np.linspace(0.0, 15.0 / mu[0], 3001)[1:]  # dense: a 1 % move of a switch time spans grid points
     tr = _reduction(mu, alpha, c, grid)
     live = np.isfinite(tr.A)
     jd = np.zeros(grid.size, dtype=int)
-    jd[live] = jdagger_general(mu, alpha, c, grid[live], tr.A[live])
+    jd[live] = jdagger_general(mu, alpha, c * c_factor, grid[live], tr.A[live])
     return {"tau": grid, "j_dagger": jd}
 
 
@@ -218,9 +221,10 @@ JDAGGER = Claim(
     predict=_jd_predict, evaluate=_jd_evaluate,
     tolerance=Tolerance("exact_index", 0.0, "an index either matches or not (near-ties < 1e-7 excluded)"),
     domain=Domain(_base(alpha_over_c=Vector("d", 0.5, 2.0, log=True))),
-    # hypothesis broken: GD's index (ρ = 0 ⇒ j† = argmax ln α_j + μ_j τ)
-    negative_control=lambda p, pred: {"tau": pred["tau"], "j_dagger": np.argmax(
-        np.log(_arr(p, "alpha_over_c")) + _arr(p) * np.asarray(pred["tau"])[:, None], axis=1) + 1},
+    negative_control=(*two_sided("c in the score", 0.01, lambda p, pred, s: (p, _jd_predict(p, c_factor=1 + s))),
+                      # hypothesis broken: GD's index (ρ = 0 ⇒ j† = argmax ln α_j + μ_j τ)
+                      broken_hypothesis("rho > 0", lambda p, pred: (p, {"tau": pred["tau"], "j_dagger": np.argmax(
+                          np.log(_arr(p, "alpha_over_c")) + _arr(p) * np.asarray(pred["tau"])[:, None], axis=1) + 1}))),
     samples={"ci": 6, "thorough": 48},
 )
 
@@ -260,21 +264,32 @@ FIXED_POINTS = Claim(
     tolerance=Tolerance("central_difference", 1e-7,
                         "central differences at h = 1e-6 c: truncation ~h², roundoff ~eps/h·|f| ≈ 1e-10"),
     domain=Domain(_base(k=Integer(1, 5)), where=lambda p: p["k"] <= p["d"]),
-    negative_control=lambda p, pred: np.sort(np.where(np.isclose(pred, _arr(p)[int(p["k"]) - 1]),
-                                                      pred * 1.01, pred)),
+    negative_control=shifted_prediction(0.01),
 )
 
 
 # ========================================================================== certificates
 def _cert_state(p):
+    """The initial state of a case. ``case`` "collapse": S = margin · cμ₁ < cμ₁; "escape": one coordinate at
+    (2 − margin)c > c. The negative controls' edge states sit on the wrong side of a certificate moved by
+    ``edge`` (relative): "collapse_edge" has S = (1 + edge/2)cμ₁ along e₁ (which escapes), "escape_edge" has
+    max_j w_j = (1 − edge/2)c along e_d (which shrinks)."""
     mu, c = _arr(p), _c(p)
     rng = np.random.default_rng(int(p["seed"]))
     w = rng.uniform(0.1, 1.0, mu.size)
     if p["case"] == "collapse":
         w *= p["margin"] * c * mu[0] / np.linalg.norm(mu * w)  # S = margin · cμ₁ < cμ₁
-    else:
+    elif p["case"] == "escape":
         w *= c / np.max(w) * 0.9
         w[int(p["seed"]) % mu.size] = c * (2.0 - p["margin"])  # one coordinate just above c
+    else:
+        edge = p["edge"]
+        w *= 1e-3 * c / np.max(w)
+        j = 0 if p["case"] == "collapse_edge" else mu.size - 1
+        w[j] = c * (1 + edge / 2) if j == 0 else c * (1 - edge / 2)
+        if j == 0:  # S = (1 + edge/2) c μ₁ exactly
+            rest = np.linalg.norm(np.delete(mu * w, 0))
+            w[0] = math.sqrt(max(((1 + edge / 2) * c * mu[0]) ** 2 - rest**2, 0.0)) / mu[0]
     return w
 
 
@@ -298,15 +313,18 @@ def _cert_evaluate(p, predicted):
                     t_eval=np.linspace(0, T, 400))
     S = np.linalg.norm(mu[:, None] * sol.y, axis=0)
     wmax = np.max(sol.y, axis=0)
-    if predicted == "collapse":  # S must never increase, and β → 0 in finite τ (event hit)
+    outcome, threshold = predicted["outcome"], predicted["threshold"]
+    if outcome == "collapse":  # S must never increase, and β → 0 in finite τ (event hit)
         rise = float(np.max(np.diff(S), initial=0.0)) / (c * mu[0])
         err = max(rise, 0.0) + (0.0 if sol.status == 1 else 1.0)
         return Observation("collapse" if sol.status == 1 else "no collapse", err,
-                           f"max rise of S/(c mu_1) = {rise:.1e}; hit S = 1e-9 c mu_1 at tau = {sol.t[-1]:.3g}")
-    drop = float(np.max(c - wmax, initial=0.0)) / c  # max_j w_j must stay > c, and grow
+                           f"S(0)/(c mu_1) = {S[0] / (c * mu[0]):.6f} (certificate: < {threshold:.4g}); max rise "
+                           f"of S/(c mu_1) = {rise:.1e}; hit S = 1e-9 c mu_1 at tau = {sol.t[-1]:.3g}")
+    drop = float(np.max(threshold * c - wmax, initial=0.0)) / c  # max_j w_j must stay above the threshold, and grow
     err = max(drop, 0.0) + (0.0 if wmax[-1] > 2 * c else 1.0)
     return Observation("escape" if err == 0 else "no escape", err,
-                       f"min over tau of max_j w_j/c = {np.min(wmax) / c:.6f}; end {wmax[-1] / c:.3g}")
+                       f"min over tau of max_j w_j/c = {np.min(wmax) / c:.6f} (certificate: > {threshold:.4g}); "
+                       f"end {wmax[-1] / c:.3g}")
 
 
 CERTIFICATES = Claim(
@@ -315,11 +333,21 @@ CERTIFICATES = Claim(
     hypotheses=(sp.Eq(_L, 2),),
     statement=sp.And(sp.Implies(sp.Lt(_S, _cs * _mu_1, evaluate=False), sp.Symbol("collapse")),
                      sp.Implies(sp.Gt(_w, _cs, evaluate=False), sp.Symbol("escape"))),
-    predict=lambda p: p["case"], evaluate=_cert_evaluate,
+    predict=lambda p: {"outcome": p["case"], "threshold": 1.0}, evaluate=_cert_evaluate,
     tolerance=Tolerance("monotone_exact", 1e-10,
                         "S nonincreasing / max w ≥ c hold exactly; DOP853 at rtol 1e-11 adds ~1e-11 jitter"),
     domain=Domain(_base(case=Choice(("collapse", "escape")), margin=Real(0.5, 0.999), seed=Integer(0, 10**6))),
-    negative_control=lambda p, pred: "escape" if pred == "collapse" else "collapse",
+    negative_control=(
+        Control("+", 0.01, "collapse certificate S < c mu_1", lambda p, pred: (
+            {**p, "case": "collapse_edge", "edge": 0.01}, {"outcome": "collapse", "threshold": 1.01}),
+            reason="a sufficient condition: only the bold side (a larger threshold) can be wrong"),
+        Control("-", 0.01, "escape certificate max_j w_j > c", lambda p, pred: (
+            {**p, "case": "escape_edge", "edge": 0.01}, {"outcome": "escape", "threshold": 0.99}),
+            reason="a sufficient condition: only the bold side (a smaller threshold) can be wrong"),
+    ),
+    notes="Both certificates are sufficient conditions, so each can be wrong on one side only: the controls move "
+          "each threshold 1 % to its bold side and start just past it (S = 1.005 c mu_1 along e_1 escapes; "
+          "max_j w_j = 0.995 c along e_d shrinks).",
 )
 
 
@@ -331,6 +359,8 @@ def _sandwich_predict(p):
 
 
 def _sandwich_evaluate(p, predicted):
+    """The independent full flow (DOP853, no reduction, no bisection) at each bound: collapse at the lower,
+    escape at the upper."""
     mu, c = _arr(p), _c(p)
     lo, hi = predicted
     grid = np.linspace(0.0, 60.0 / mu[0], 600)
@@ -338,10 +368,20 @@ def _sandwich_evaluate(p, predicted):
     for a in (lo, hi):
         ref = _flow(mu, np.full(mu.size, a * c), c, grid)
         out.append("collapse" if (ref.status == -1).any() else "escape" if (ref.status == 1).any() else "none")
-    ac_over_c = _alpha_c(p) / c
-    err = float(out[0] != "collapse") + float(out[1] != "escape") + float(not lo <= ac_over_c <= hi)
-    return Observation(tuple(out), err, f"full flow at the bounds: {out}; alpha_c/c = {ac_over_c:.10f} in "
-                                         f"[{lo:.6f}, {hi:.6f}]")
+    if "none" in out:
+        return Observation(tuple(out), math.nan, f"full flow undecided by tau = {grid[-1]:.3g}: {out}",
+                           decided=False)
+    err = float(out[0] != "collapse") + float(out[1] != "escape")
+    return Observation(tuple(out), err, f"full flow at alpha/c = {lo:.6f} and {hi:.6f}: {out}")
+
+
+def _bound_past_alpha_c(index: int, factor: float):
+    """A bound moved 1 % past the true α_c (from the bisection): the wrong sandwich the check must refute."""
+    def make(p, pred):
+        wrong = list(pred)
+        wrong[index] = _alpha_c(p) / _c(p) * factor
+        return p, tuple(wrong)
+    return make
 
 
 SANDWICH = Claim(
@@ -352,8 +392,14 @@ SANDWICH = Claim(
     predict=_sandwich_predict, evaluate=_sandwich_evaluate,
     tolerance=Tolerance("exact_classification", 0.0, "collapse/escape at the bounds is a yes/no fact"),
     domain=Domain(_base()),
-    # boundary moved: the interval shifted 1% above the upper bound (its lower end then escapes)
-    negative_control=lambda p, pred: (pred[1] * 1.01, pred[1] * 1.02),
+    negative_control=(
+        Control("+", 0.01, "lower bound", _bound_past_alpha_c(0, 1.01),
+                reason="a bound, not a boundary: the control puts it 1 % past alpha_c, the first wrong value"),
+        Control("-", 0.01, "upper bound", _bound_past_alpha_c(1, 0.99),
+                reason="a bound, not a boundary: the control puts it 1 % past alpha_c, the first wrong value"),
+    ),
+    notes="Each bound is an inequality, so each can be wrong on one side only; the controls move it 1 % past "
+          "alpha_c. The check never reads alpha_c itself (that would be the bisection checking its own interval).",
     references=(Reference({"d": 2, "mu": (1.0, 1.01), "rho": 1.0, "normalization": "joint"},
                           (0.70358, 0.71062), 1e-5, "the lower bound at mu=(1,1.01) is 0.70358"),),
     compare_reference=lambda pred, exp: abs(pred[0] - exp[0]) / exp[0],
@@ -391,7 +437,7 @@ ALPHA_COLLAPSE = Claim(
     tolerance=Tolerance("float64_vs_mpmath", 1e-9, "the issue's agreement target between float64 and mpmath"),
     domain=Domain({"d": Integer(2, 3), "mu": Vector("d", 0.5, 2.0, increasing=(0.25, 1.0)),
                    "rho": Real(0.05, 2.0, log=True), "normalization": Choice(("joint", "layer"))}),
-    negative_control=lambda p, pred: pred * 1.01,
+    negative_control=shifted_prediction(0.01),
     references=tuple(Reference({"d": len(mu), "mu": mu, "rho": 1.0, "normalization": "joint"}, val, 5e-6 / val,
                                f"alpha_c/c = {val} at mu = {mu} (5 digits: half a unit of the last digit)")
                      for mu, val in SPEC_TABLE),
@@ -400,15 +446,25 @@ ALPHA_COLLAPSE = Claim(
 
 
 # ========================================================================== scale invariance
-def _scale_evaluate(p, predicted):
-    from biasaudit.numerics.l2_boundaries import alpha_collapse
+SCALE_RESOLUTION = 1e-6  # the invariance is checked at α/c = prediction × (1 ± 1e−6) on the rescaled problem
 
+
+def _scale_evaluate(p, predicted):
+    """Independent of the bisection: the full flow (DOP853) of the *rescaled* problem (sμ, ρ') started at
+    α = c'·prediction·(1 ∓ 1e−6) must collapse below and escape above."""
     mu = _arr(p) * p["scale"]
     rho2 = p["rho"] * p["rho_factor"]
-    other = alpha_collapse(mu, rho2, normalization=p["normalization"])
     c2 = _c({**p, "rho": rho2})
-    err = abs(other / c2 - predicted) / predicted
-    return Observation(other / c2, err, f"alpha_c/c at (s mu, rho') = ({p['scale']:.3g} mu, {rho2:.3g})")
+    grid = np.linspace(0.0, 80.0 / mu[0], 400)
+    out = []
+    for factor in (1 - SCALE_RESOLUTION, 1 + SCALE_RESOLUTION):
+        ref = _flow(mu, np.full(mu.size, float(predicted) * factor * c2), c2, grid)
+        out.append("collapse" if (ref.status == -1).any() else "escape" if (ref.status == 1).any() else "none")
+    if "none" in out:
+        return Observation(tuple(out), math.nan, f"full flow undecided by tau = {grid[-1]:.3g}", decided=False)
+    err = float(out[0] != "collapse") + float(out[1] != "escape")
+    return Observation(tuple(out), err, f"full flow of (s mu, rho') = ({p['scale']:.3g} mu, {rho2:.3g}) at "
+                                        f"alpha/c' = prediction x (1 -/+ 1e-6): {out}")
 
 
 SCALE_INVARIANCE = Claim(
@@ -417,48 +473,74 @@ SCALE_INVARIANCE = Claim(
     hypotheses=(sp.Eq(_L, 2), sp.Gt(sp.Symbol("s"), 0, evaluate=False)),
     statement=sp.Eq(sp.Function("alpha_c")(sp.Symbol("s") * _mu_j, _cs) / _cs, sp.Function("alpha_c")(_mu_j, 1)),
     predict=lambda p: _alpha_c(p) / _c(p), evaluate=_scale_evaluate,
-    tolerance=Tolerance("bisection_rel", 1e-10, "two bisections to rel 1e-12 with RK4 error ~1e-13 each"),
+    tolerance=Tolerance("exact_classification", 0.0, "collapse below and escape above alpha_c(1 -/+ 1e-6) of the "
+                                                      "rescaled problem is a yes/no fact of its full flow"),
     domain=Domain(_base(scale=Real(0.1, 10.0, log=True), rho_factor=Real(0.1, 10.0, log=True))),
-    negative_control=lambda p, pred: pred * 1.01,
+    negative_control=shifted_prediction(0.01),
     samples={"ci": 4, "thorough": 32},
 )
 
 
 # ========================================================================== regime 1: collapse
+R1_RESOLUTION = 2e-3  # regime 1 is also checked at α_c(1 ∓ 0.2 %): collapse just below, escape just above
+
+
+def _r1_outcome(mu, c, alpha):
+    ref = _flow(mu, np.full(mu.size, alpha), c, np.linspace(0.0, 80.0 / mu[0], 400))
+    return "collapse" if (ref.status == -1).any() else "escape" if (ref.status == 1).any() else "none"
+
+
 def _r1_evaluate(p, predicted):
+    """At α = α_c(1 − below): β → 0 in finite τ with the loss rising to ln 2 (DOP853 to S = 1e−10 cμ₁). At
+    α_c(1 ∓ 0.2 %): the full flow collapses below and escapes above, so a wrong α_c is refuted on either side."""
     from scipy.integrate import solve_ivp
 
     from biasaudit.theory.sam_l2 import rescaled_field_l2
 
     mu, c = _arr(p), _c(p)
-    alpha = _alpha_c(p) * (1 - p["below"])
+    ac = float(predicted["alpha_c"])
+    edges = tuple(_r1_outcome(mu, c, ac * (1 + sign * R1_RESOLUTION)) for sign in (-1, 1))
+    if "none" in edges:
+        return Observation(edges, math.nan, "full flow undecided near alpha_c", decided=False)
+    edge_err = float(edges[0] != "collapse") + float(edges[1] != "escape")
+    alpha = ac * (1 - p["below"])
     w0 = np.full(mu.size, alpha)
 
     def tiny(t, w):
         return np.linalg.norm(mu * w) - 1e-10 * c * mu[0]
 
-    tiny.terminal = True
+    def escaped(t, w):
+        return np.max(w) - 2 * c
+
+    tiny.terminal = escaped.terminal = True
     T = 200.0 / mu[0]
     sol = solve_ivp(lambda t, w: rescaled_field_l2(np.maximum(w, 0.0), mu, c), (0, T), w0, method="DOP853",
-                    rtol=1e-11, atol=1e-18 * c, events=tiny)
+                    rtol=1e-11, atol=1e-18 * c, events=(tiny, escaped))
+    if sol.t_events[1].size:  # escaped where regime 1 was predicted: a counterexample, not an undecided run
+        return Observation("escape", math.inf, f"alpha = alpha_c (1 - {p['below']:.3g}) escaped (max w = 2c at "
+                                               f"tau = {sol.t[-1]:.4g}); near alpha_c: {edges}")
     if sol.status != 1:
         return Observation("no collapse", math.nan, f"beta did not reach 0 by tau = {T}", decided=False)
     margin = float(mu @ sol.y[:, -1] ** 2)
     loss = math.log1p(math.exp(-margin))
-    err = abs(loss - predicted)
-    return Observation(loss, err, f"S = 1e-10 c mu_1 at finite tau = {sol.t[-1]:.4g}; loss there {loss:.15f}")
+    err = abs(loss - predicted["loss"]) + edge_err
+    return Observation(loss, err, f"S = 1e-10 c mu_1 at finite tau = {sol.t[-1]:.4g}; loss there {loss:.15f}; "
+                                  f"full flow at alpha_c (1 -/+ 0.2%): {edges}")
 
 
 REGIME1 = Claim(
     id="sam.l2.regime1_collapse", paper=PAPER, source="C (regime 1)",
-    title="alpha < alpha_c: beta → 0 in finite tau and the loss rises to ln 2",
+    title="alpha < alpha_c: beta → 0 in finite tau and the loss rises to ln 2 (and alpha_c is where that stops: "
+          "collapse at alpha_c(1 − 0.2%), escape at alpha_c(1 + 0.2%))",
     hypotheses=(sp.Lt(_alpha, sp.Symbol("alpha_c"), evaluate=False),),
     statement=sp.Eq(sp.Limit(sp.Function("loss")(_tau), _tau, sp.Symbol("tau_star")), sp.log(2)),
-    predict=lambda p: math.log(2.0), evaluate=_r1_evaluate,
+    predict=lambda p: {"alpha_c": _alpha_c(p), "loss": math.log(2.0)}, evaluate=_r1_evaluate,
     tolerance=Tolerance("loss_at_S_tiny", 1e-12,
-                        "at S = 1e-10 c mu_1 the margin is < 1e-20, so the loss is ln 2 up to roundoff"),
+                        "at S = 1e-10 c mu_1 the margin is < 1e-20, so the loss is ln 2 up to roundoff; a "
+                        "wrong class at alpha_c(1 -/+ 0.2%) adds 1"),
     domain=Domain(_base(below=Real(1e-4, 0.5, log=True))),
-    negative_control=lambda p, pred: 0.0,  # escape would drive the loss to 0
+    negative_control=(*shifted_prediction(0.01, key="alpha_c"),
+                      broken_hypothesis("loss", lambda p, pred: (p, {**pred, "loss": 0.0}))),  # escape's loss
     samples={"ci": 5, "thorough": 40},
 )
 
@@ -468,7 +550,12 @@ def _grow_predict(p):
     return _regimes(p).alpha_grow
 
 
+GROW_RESOLUTION = 2e-3  # below the prediction, α_grow is checked at α = α_grow(1 − 0.2 %)
+
+
 def _grow_evaluate(p, predicted):
+    """Above α_grow (×(1 + 1e−6) and ×(1 + above)): every growth rate ≥ 0 along the full flow and j† never
+    decreases. Below (×(1 − 0.2 %)): the full flow's major coordinate w_d must shrink at first."""
     mu, c = _arr(p), _c(p)
     worst, decreases = math.inf, 0
     for factor in (1 + 1e-6, 1 + p["above"]):
@@ -480,19 +567,26 @@ def _grow_evaluate(p, predicted):
         worst = min(worst, float(np.min(rates)))
         jd = np.argmax(ref.log_w, axis=1) + 1
         decreases += int(np.sum(np.diff(jd) < 0))
-    err = max(0.0, -worst) / mu[-1] + decreases
-    return Observation(worst, err, f"min growth rate {worst:.3e}; j† decreases {decreases} times")
+    below = predicted * (1 - GROW_RESOLUTION)
+    early = np.linspace(0.0, 0.1 / mu[-1], 11)
+    first = _flow(mu, np.full(mu.size, below), c, early).log_w[:, -1]
+    shrinks = bool(first[1] < first[0])
+    err = max(0.0, -worst) / mu[-1] + decreases + (0.0 if shrinks else 1.0)
+    return Observation(worst, err, f"min growth rate above {worst:.3e}; j† decreases {decreases} times; at "
+                                   f"alpha_grow(1 - 0.2%) w_d {'shrinks' if shrinks else 'does not shrink'} at first")
 
 
 ALPHA_GROW = Claim(
     id="sam.l2.alpha_grow", paper=PAPER, source="C (alpha_grow)",
-    title="above alpha_grow = c mu_d/‖mu‖ every coordinate grows monotonically and j† is nondecreasing in tau",
+    title="above alpha_grow = c mu_d/‖mu‖ every coordinate grows monotonically and j† is nondecreasing in tau; "
+          "just below it (alpha_grow(1 − 0.2%)) the major coordinate shrinks at first",
     hypotheses=(sp.Ge(_alpha, _cs * _mu_d / _norm, evaluate=False),),
     statement=sp.Eq(sp.Symbol("alpha_grow"), _cs * _mu_d / _norm),
     predict=_grow_predict, evaluate=_grow_evaluate,
-    tolerance=Tolerance("sign_roundoff", 1e-12, "growth rates ≥ 0 exactly; roundoff of 1 − c mu_d/S is ~eps"),
+    tolerance=Tolerance("sign_roundoff", 1e-12, "growth rates ≥ 0 exactly; roundoff of 1 − c mu_d/S is ~eps; a "
+                                                "missing shrink below, or a j† decrease, adds 1"),
     domain=Domain(_base(above=Real(1e-3, 1.0, log=True))),
-    negative_control=lambda p, pred: pred * 0.99,
+    negative_control=shifted_prediction(0.01),
     references=(Reference({"d": 2, "mu": (1.0, 2.0), "rho": 1.0, "normalization": "joint", "above": 0.1}, 0.632,
                           5e-4 / 0.632,
                           "alpha_grow = 0.632 rho at mu = (1, 2)"),),
@@ -525,7 +619,7 @@ REGIME3 = Claim(
     predict=_r3_predict, evaluate=_r3_evaluate,
     tolerance=Tolerance("exact_sequence", 0.0, "a j† sequence matches or not"),
     domain=Domain(_base()),
-    negative_control=lambda p, pred: pred * 1.01,
+    negative_control=shifted_prediction(0.01),
     references=(Reference({"d": 2, "mu": (1.0, 2.0), "rho": 1.0, "normalization": "joint"}, 0.949, 5e-4 / 0.949,
                           "alpha_R3 = 0.949 rho at mu = (1, 2)"),),
     samples={"ci": 4, "thorough": 32},
@@ -534,14 +628,23 @@ REGIME3 = Claim(
 
 # ========================================================================== regime 2
 def _r2_alpha(p):
+    """α = α_c + u(α_R3 − α_c); a negative control sets ``alpha`` directly (just across a boundary)."""
+    if "alpha" in p:
+        return p["alpha"]
     r = _regimes(p)
     return r.alpha_collapse + p["u"] * (r.alpha_gd_like - r.alpha_collapse)
 
 
 def _r2_predict(p):
+    """The j† sequence (exact reduction) and j†(0+) from the closed form argmax_j μ_j(1 − cμ_j/(α‖μ‖)): minor
+    first, i.e. j†(0+) < d, throughout regime 2."""
+    from biasaudit.theory.sam_l2 import jdagger_uniform
+
     mu, c = _arr(p), _c(p)
     alpha = np.full(mu.size, _r2_alpha(p))
-    return _sequence(_reduction(mu, alpha, c, _seq_grid(mu, c, alpha)).j_dagger)
+    sequence = _sequence(_reduction(mu, alpha, c, _seq_grid(mu, c, alpha)).j_dagger)
+    first = int(jdagger_uniform(mu, c, alpha[0] * float(np.linalg.norm(mu))))
+    return {"sequence": sequence, "first": first}
 
 
 def _r2_evaluate(p, predicted):
@@ -551,19 +654,36 @@ def _r2_evaluate(p, predicted):
     obs = _sequence(np.argmax(ref.log_w, axis=1) + 1)
     escaped = bool((ref.status == 1).any())
     sequential = len(obs) >= 2 and obs[-1] == mu.size
-    err = float(tuple(predicted) != obs) + float(not escaped) + float(not sequential)
-    return Observation(obs, err, f"full-flow j† sequence {obs}, escaped={escaped}")
+    minor_first = obs[0] == predicted["first"] < mu.size
+    err = (float(tuple(predicted["sequence"]) != obs) + float(not escaped) + float(not sequential)
+           + float(not minor_first))
+    return Observation(obs, err, f"full-flow j† sequence {obs} (predicted {tuple(predicted['sequence'])}, first "
+                                 f"{predicted['first']}), escaped={escaped}")
+
+
+def _r2_across(boundary: str, factor: float):
+    """α moved 1 % across a regime-2 boundary, the regime-2 prediction kept."""
+    def make(p, pred):
+        r = _regimes(p)
+        return {**p, "alpha": getattr(r, boundary) * factor}, pred
+    return make
 
 
 REGIME2 = Claim(
     id="sam.l2.regime2_sequential", paper=PAPER, source="C (regime 2)",
-    title="alpha_c < alpha < alpha_R3: sequential amplification, j† moves up to d through minor coordinates",
+    title="alpha_c < alpha < alpha_R3: sequential amplification, minor first: j† starts at the minor index "
+          "argmax_j mu_j(1 − c mu_j/(alpha‖mu‖)) < d and moves up to d",
     hypotheses=(sp.Lt(sp.Symbol("alpha_c"), _alpha, evaluate=False), sp.Lt(_alpha, sp.Symbol("alpha_R3"), evaluate=False)),
     statement=sp.Eq(sp.Symbol("j_dagger_inf"), sp.Symbol("d")),
     predict=_r2_predict, evaluate=_r2_evaluate,
     tolerance=Tolerance("exact_sequence", 0.0, "a j† sequence matches or not"),
     domain=Domain(_base(u=Real(0.02, 0.98))),
-    negative_control=lambda p, pred: (int(_arr(p).size),),  # GD's sequence
+    negative_control=(
+        Control("+", 0.01, "alpha across alpha_R3", _r2_across("alpha_gd_like", 1.01)),
+        Control("-", 0.01, "alpha across alpha_c", _r2_across("alpha_collapse", 0.99)),
+    ),
+    notes="negative controls: alpha moved 1 % across each boundary of regime 2 with the regime-2 prediction kept "
+          "(above alpha_R3 the run is GD-like, below alpha_c it collapses)",
     samples={"ci": 4, "thorough": 32},
 )
 
@@ -603,7 +723,7 @@ PLATEAU = Claim(
                         "is within 1e-3 of 1/mu_1 (measured), the plateau distance ~1e-4"),
     domain=Domain({"d": Integer(2, 4), "mu": Vector("d", 0.5, 2.0, increasing=(0.3, 1.0)),
                    "rho": Real(0.05, 2.0, log=True), "normalization": Choice(("joint", "layer"))}),
-    negative_control=lambda p, pred: pred * 1.01,
+    negative_control=shifted_prediction(0.01),
     samples={"ci": 3, "thorough": 24},
 )
 
@@ -668,7 +788,7 @@ SWITCH_TIMES = Claim(
     domain=Domain({"d": Integer(2, 4), "mu": Vector("d", 0.5, 2.0, increasing=(0.3, 1.0)),
                    "rho": Real(0.1, 2.0, log=True), "normalization": Fixed("joint"),
                    "delta": Real(1e-6, 1e-2, log=True)}),
-    negative_control=lambda p, pred: tuple(np.asarray(pred) * 1.01),
+    negative_control=shifted_prediction(0.01),
     references=(Reference({"d": 5, "mu": (1.0, 1.5, 2.0, 2.5, 3.0), "rho": math.sqrt(2), "normalization": "joint",
                            "delta": 1e-8}, (42.0, 58.7, 75.5, 92.3), 0.05 / 42.0,
                           "switch times at alpha_c(1+1e-8), 1 decimal given"),),
@@ -703,7 +823,7 @@ MONOTONE_ALPHA = Claim(
     predict=lambda p: 1, evaluate=_mono_evaluate,
     tolerance=Tolerance("exact_order", 0.0, "an order either holds or not"),
     domain=Domain(_base()),
-    negative_control=lambda p, pred: -1,
+    negative_control=broken_hypothesis("order in alpha", lambda p, pred: (p, -1)),
     samples={"ci": 3, "thorough": 24},
 )
 
@@ -734,7 +854,7 @@ NONMONOTONE_TAU = Claim(
     tolerance=Tolerance("exact_sequence", 0.0, "a j† sequence matches or not"),
     domain=Domain({"d": Fixed(10), "mu": Fixed(_MU10), "rho": Real(0.1, 2.0, log=True),
                    "normalization": Choice(("joint", "layer")), "delta": Real(1e-5, 1e-3, log=True)}),
-    negative_control=lambda p, pred: tuple(sorted(set(pred))),  # the monotone sequence 1, 2, …, 10
+    negative_control=broken_hypothesis("monotone sequence", lambda p, pred: (p, tuple(sorted(set(pred))))),
     references=(Reference({"d": 10, "mu": _MU10, "rho": 1.0, "normalization": "joint", "delta": 1e-4},
                           (3, 2, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10), 0.0, "mu=(1..10) near alpha_c"),),
     samples={"ci": 1, "thorough": 12}, controls=1,
@@ -777,7 +897,7 @@ ASYMPTOTICS = Claim(
     predict=_asym_predict, evaluate=_asym_evaluate,
     tolerance=Tolerance("converged_A", 1e-7, "A(60/mu_1) − A_inf ~ e^{−60 mu_d/mu_1}; RK4 vs DOP853 ~1e-9"),
     domain=Domain(_base(u=Real(0.05, 1.5))),
-    negative_control=lambda p, pred: {**pred, "A_inf": pred["A_inf"] * 1.01},
+    negative_control=shifted_prediction(0.01, key="A_inf"),
     samples={"ci": 4, "thorough": 32},
 )
 
@@ -789,33 +909,52 @@ def _dvf_predict(p):
     return {"alpha_c": _alpha_c(p), "sequence": _sequence(_reduction(mu, alpha, c, _seq_grid(mu, c, alpha)).j_dagger)}
 
 
+@functools.lru_cache(maxsize=16)
+def _discrete_run(mu: tuple, rho: float, normalization: str, eta: float, alpha: float):
+    """1e5 iterations of discrete logistic l2-SAM at uniform α (every 20th recorded) and the full flow at
+    the τ_k they reach: (τ_k, j† discrete, j† flow, max |ln S_disc − ln S_flow|)."""
+    from biasaudit.numerics.heatmap import dominant_index_heatmap
+
+    mu_a = np.array(mu)
+    c = _c({"rho": rho, "normalization": normalization})
+    n_iter, every = 100_000, 20
+    hm = dominant_index_heatmap(mu_a, rho, np.array([alpha]), np.arange(0, n_iter + 1, every),
+                                time="iterations", method="rk4", eta=eta, normalization=normalization)
+    tau_k = hm.tau[0]
+    flow = _flow(mu_a, np.full(mu_a.size, alpha), c, tau_k)
+    track = float(np.max(np.abs(hm.log_S[0] - flow.log_S)))
+    return tau_k, _sequence(hm.j_dagger[0][1:]), _sequence((np.argmax(flow.log_w, axis=1) + 1)[1:]), track
+
+
+def _discrete_key(p):
+    return tuple(float(m) for m in p["mu"]), float(p["rho"]), p["normalization"], float(p["eta"]), float(_r2_alpha(p))
+
+
 def _dvf_evaluate(p, predicted):
     """(a) the separatrix of discrete logistic SAM at η: |α_c(η)/α_c − 1|; (b) the j† sequence of 1e5
-    discrete iterations against the flow's at the τ_k reached; the ln S tracking error is reported.
+    discrete iterations against the flow's at the τ_k reached. The trajectory reading of the spec's 5e−3 is
+    the claim ``sam.l2.discrete_trajectory_tracking``.
 
     dτ/dk = η σ(−z̃) ≈ η e^{−margin}: τ grows only like ln k once the margin is large, so the discrete run
     covers the flow's j† sequence only up to τ_K (reported)."""
-    from biasaudit.numerics.heatmap import discrete_alpha_collapse, dominant_index_heatmap
+    from biasaudit.numerics.heatmap import discrete_alpha_collapse
 
-    mu, c = _arr(p), _c(p)
-    alpha = _r2_alpha(p)
-    ac_eta = discrete_alpha_collapse(mu, p["rho"], p["eta"], step="logistic", normalization=p["normalization"],
+    ac_eta = discrete_alpha_collapse(_arr(p), p["rho"], p["eta"], step="logistic", normalization=p["normalization"],
                                      rel_tol=1e-9)
     shift = abs(ac_eta / predicted["alpha_c"] - 1.0)
-    n_iter, every = 100_000, 20
-    hm = dominant_index_heatmap(mu, p["rho"], np.array([alpha]), np.arange(0, n_iter + 1, every),
-                                time="iterations", method="rk4", eta=p["eta"], normalization=p["normalization"])
-    tau_k = hm.tau[0]
-    flow = _flow(mu, np.full(mu.size, alpha), c, tau_k)
-    track = float(np.max(np.abs(hm.log_S[0] - flow.log_S)))
-    seq_d = _sequence(hm.j_dagger[0][1:])
-    seq_f = _sequence((np.argmax(flow.log_w, axis=1) + 1)[1:])
+    tau_k, seq_d, seq_f, track = _discrete_run(*_discrete_key(p))
     seq_pred = tuple(predicted["sequence"])[: len(seq_f)]
     err = shift + float(seq_d != seq_f) + float(seq_f != seq_pred)
     return Observation({"alpha_c_eta": ac_eta, "sequence": seq_d}, err,
                        f"|alpha_c(eta)/alpha_c − 1| = {shift:.2e}; j† discrete {seq_d} = flow up to tau_K = "
-                       f"{tau_k[-1]:.3g} {seq_f} (full flow {tuple(predicted['sequence'])}); not judged: "
-                       f"max |ln S_disc − ln S_flow| = {track:.2e} over {n_iter} iterations")
+                       f"{tau_k[-1]:.3g} {seq_f} (full flow {tuple(predicted['sequence'])}); trajectory: "
+                       f"max |ln S_disc − ln S_flow| = {track:.2e} (judged by sam.l2.discrete_trajectory_tracking)")
+
+
+def _tracking_evaluate(p, predicted):
+    tau_k, _, _, track = _discrete_run(*_discrete_key(p))
+    return Observation(track, track / predicted, f"max |ln S_disc − ln S_flow| = {track:.3e} over 1e5 iterations "
+                                                 f"(tau_K = {tau_k[-1]:.3g}) against the bound {predicted:g}")
 
 
 DISCRETE_VS_FLOW = Claim(
@@ -827,8 +966,25 @@ DISCRETE_VS_FLOW = Claim(
     tolerance=Tolerance("spec_tracking", 5e-3, "the spec's 5e-3 at eta = 0.01, read as a relative separatrix shift "
                                                "(the trajectory reading is reported, see notes/sam-l2.md)"),
     domain=Domain(_base(u=Real(0.1, 0.9), eta=Fixed(0.01))),
-    negative_control=lambda p, pred: {**pred, "alpha_c": pred["alpha_c"] * 1.01},
+    negative_control=shifted_prediction(0.01, key="alpha_c"),
     samples={"ci": 3, "thorough": 24},
+)
+
+
+DISCRETE_TRACKING = Claim(
+    id="sam.l2.discrete_trajectory_tracking", paper=PAPER, source="C (discrete versus flow: the spec's 5e-3)",
+    title="discrete logistic l2-SAM at eta = 0.01 tracks the flow's trajectory to 5e−3: "
+          "max_k |ln S_k − ln S(tau_k)| ≤ 5e−3 (the trajectory reading of the spec's number)",
+    hypotheses=(sp.Eq(sp.Symbol("eta"), sp.Rational(1, 100)),),
+    statement=sp.Le(sp.Symbol("max_k |ln S_k - ln S(tau_k)|"), 5 * sp.Rational(1, 1000), evaluate=False),
+    predict=lambda p: 5e-3, evaluate=_tracking_evaluate,
+    tolerance=Tolerance("bound_ratio", 1.0, "the observed tracking error over the stated bound must be ≤ 1"),
+    domain=Domain(_base(u=Real(0.1, 0.9), eta=Fixed(0.01))),
+    negative_control=shifted_prediction(0.01, reason="an upper bound: only the smaller bound can be refuted, "
+                                                     "and only where it is tight"),
+    samples={"ci": 3, "thorough": 24},
+    notes="The spec's 5e-3 has two readings; sam.l2.discrete_vs_flow judges the separatrix reading, this claim "
+          "the trajectory reading. Session-2 measurements put the trajectory error at up to 4.5e-2 at small rho.",
 )
 
 
@@ -854,7 +1010,8 @@ DISCRETE_SHIFT = Claim(
     tolerance=Tolerance("spec_digits", 5e-4, "half a unit of the last digit the spec gives (0.050)"),
     domain=Domain({"d": Fixed(5), "mu": Fixed((1.0, 1.5, 2.0, 2.5, 3.0)), "rho": Real(0.1, 2.0, log=True),
                    "normalization": Choice(("joint", "layer"))}),
-    negative_control=lambda p, pred: pred * 1.02,
+    negative_control=shifted_prediction(0.02, reason="the claim's resolution: the spec gives two digits (0.050), "
+                                                      "so the tolerance is ±1 % and the controls sit just outside"),
     samples={"ci": 1, "thorough": 4}, controls=1,
 )
 
@@ -917,7 +1074,7 @@ DEEP_EVEN = Claim(
     predict=_deep_predict, evaluate=_deep_evaluate,
     tolerance=Tolerance("exact_sign", 0.0, "collapse vs growth is a yes/no fact"),
     domain=Domain(_base(depth=Choice((2, 4, 6)), frac=Real(0.05, 0.9))),
-    negative_control=lambda p, pred: -pred,
+    negative_control=broken_hypothesis("sign of the small-alpha field", lambda p, pred: (p, -pred)),
     samples={"ci": 4, "thorough": 32},
 )
 
@@ -929,7 +1086,7 @@ DEEP_ODD = Claim(
     predict=_deep_predict, evaluate=_deep_evaluate,
     tolerance=Tolerance("exact_sign", 0.0, "collapse vs growth is a yes/no fact"),
     domain=Domain(_base(depth=Choice((3, 5)), frac=Real(0.05, 0.9))),
-    negative_control=lambda p, pred: -pred,
+    negative_control=broken_hypothesis("sign of the small-alpha field", lambda p, pred: (p, -pred)),
     samples={"ci": 4, "thorough": 32},
 )
 
@@ -968,7 +1125,7 @@ DEEP_ALPHA_COLLAPSE = Claim(
     tolerance=Tolerance("bracket_rel", 1e-9, "10 significant digits (the issue's alpha_collapse target): "
                         "alpha_c(1 ± 2e-10) must fall on the two sides"),
     domain=Domain(_base(d=Integer(2, 3), depth=Choice((4, 6)))),
-    negative_control=lambda p, pred: pred * (1 + 1e-6),
+    negative_control=shifted_prediction(0.01),
     samples={"ci": 2, "thorough": 16},
 )
 
@@ -1023,5 +1180,5 @@ DEEP_L3 = Claim(
 CLAIMS = (
     LOG_LINEAR, JDAGGER, FIXED_POINTS, CERTIFICATES, SANDWICH, ALPHA_COLLAPSE, SCALE_INVARIANCE, REGIME1,
     ALPHA_GROW, REGIME3, REGIME2, PLATEAU, SWITCH_TIMES, MONOTONE_ALPHA, NONMONOTONE_TAU, ASYMPTOTICS,
-    DISCRETE_VS_FLOW, DISCRETE_SHIFT, DEEP_EVEN, DEEP_ODD, DEEP_ALPHA_COLLAPSE, DEEP_L3,
+    DISCRETE_VS_FLOW, DISCRETE_TRACKING, DISCRETE_SHIFT, DEEP_EVEN, DEEP_ODD, DEEP_ALPHA_COLLAPSE, DEEP_L3,
 )

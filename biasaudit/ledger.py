@@ -271,6 +271,15 @@ class Claim:
             # ledger and the report. Build relations with evaluate=False.
             raise ValueError(f"{self.id}: a hypothesis evaluated to a constant; build it with evaluate=False")
 
+    def controls_refuted_by(self, params: Params, predicted: Any) -> list[bool]:
+        """Whether this one case refutes each negative control (decided, and outside the tolerance)."""
+        out = []
+        for control in self.negative_control:
+            moved, wrong = control.make(params, predicted)
+            obs = self.evaluate(moved, wrong)
+            out.append(bool(obs.decided and _failed(obs, self.tolerance.value)))
+        return out
+
     def statement_text(self) -> str:
         import sympy
 

@@ -354,7 +354,7 @@ def _validate(algorithm, mu, alpha, rho, depth, tau_end, normalization, n_out):
     L = positive_int("depth", depth, minimum=1)
     tau_end = positive_scalar("tau_end", tau_end)
     n_out = positive_int("n_out", n_out, minimum=2)
-    c = rho_f / math.sqrt(L) if normalization == "joint" else rho_f
+    c = field_c(rho_f, L, normalization)
     return mu_arr, alpha_arr, rho_f, L, tau_end, n_out, c
 
 
@@ -450,5 +450,7 @@ def integrate_reduced_flow_reference(algorithm: str, mu, alpha, rho: float, dept
 
 
 def field_c(rho: float, depth: int, normalization: str) -> float:
-    """c_L for the l2 field: rho/sqrt(L) (joint) or rho (per-layer)."""
-    return rho / math.sqrt(depth) if normalization == "joint" else rho
+    """c_L for the l2 field (:func:`biasaudit.theory.sam_fields.effective_radius`; rho = 0 allowed for GD)."""
+    from biasaudit.theory.sam_fields import effective_radius
+
+    return float(effective_radius(rho, depth, normalization))

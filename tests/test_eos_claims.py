@@ -18,8 +18,12 @@ CLAIMS = {c.id: c for c in eos_claims.CLAIMS}
 
 # Refuted on purpose: the spec's statements that the numerics contradict (see notes/eos.md).
 EXPECTED = {cid: Verdict.CONFIRMED for cid in CLAIMS}
-EXPECTED["eos.s_gf.large_init"] = Verdict.REFUTED  # 2/s_GF fails at large init (catapults): a boundary
 EXPECTED["eos.gd.d3_excess_9pct"] = Verdict.REFUTED  # up to ~49% excess at isolated eta, not 9%
+EXPECTED["eos.gd.tracking_gap"] = Verdict.REFUTED  # < 95% in the band on a third of the domain
+EXPECTED["eos.gd.kink_location"] = Verdict.REFUTED  # the kink is 0.5-2.2% above 2/s_GF, not within 1%
+EXPECTED["eos.gd.kink_fixed_point"] = Verdict.REFUTED  # within 0.5% on 97% of the domain, up to 0.7% off
+# refuted somewhere in the domain, not everywhere: the property test asserts only the verdict's side
+PARTLY_REFUTED = {"eos.gd.tracking_gap", "eos.gd.kink_location", "eos.gd.kink_fixed_point"}
 
 # GD-sweep claims cost 0.1-3 s per example: fewer hypothesis examples.
 HEAVY = {"eos.gd.projected_monotone": 2, "eos.gd.toy_numbers": 1, "eos.gd.d3_excess_9pct": 1,
@@ -54,8 +58,8 @@ def _make_control_test(claim):
         params = claim.references[0].params if claim.references else claim.domain.sample(rng)
         predicted = claim.predict(params)
         obs = claim.evaluate(params, predicted)
-        wrong = claim.evaluate(params, claim.negative_control(params, predicted))
-        assert not (wrong.error <= claim.tolerance.value), wrong.detail
+        if claim.id not in PARTLY_REFUTED:
+            assert all(claim.controls_refuted_by(params, predicted))
         if EXPECTED[claim.id] is Verdict.CONFIRMED:
             assert obs.error <= claim.tolerance.value, obs.detail
     return test
@@ -72,8 +76,10 @@ def _make_property_test(claim):
         if EXPECTED[claim.id] is Verdict.CONFIRMED:
             assert obs.decided, obs.detail
             assert obs.error <= claim.tolerance.value, obs.detail
-        else:  # the refuted claims fail everywhere in their domain
+        elif claim.id not in PARTLY_REFUTED:  # these refuted claims fail everywhere in their domain
             assert not (obs.error <= claim.tolerance.value), obs.detail
+        else:
+            assert obs.decided, obs.detail
     return test
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -144,8 +145,11 @@ def test_a_wheel_in_a_fresh_venv_has_one_import_root_and_works(tmp_path):
     """Build the wheel, check its top-level entries, install it (no dependencies) in a fresh virtual
     environment that sees this interpreter's third-party packages (not its editable biasaudit), and run
     imports, a generated numba kernel and the CLI from outside the checkout."""
-    wheels = tmp_path / "wheels"
-    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(ROOT)],
+    wheels, source = tmp_path / "wheels", tmp_path / "source"
+    # build from a copy: setuptools writes build/ and *.egg-info beside the sources
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".git", "build", "dist", "*.egg-info", "__pycache__",
+                                                                 ".hypothesis", ".pytest_cache", "biasaudit-report"))
+    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(source)],
                            capture_output=True, text=True, timeout=900)
     if build.returncode != 0 and "Could not find a version that satisfies" in build.stderr:
         pytest.skip("no package index to fetch the build backend from")

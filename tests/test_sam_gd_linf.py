@@ -180,6 +180,9 @@ def test_sam_core_claim_is_confirmed(claim):
     assert ev.negative_control["all_failed"]
 
 
+ONE_SIDE_PER_CASE = {"sam.linf.unbalanced_growth"}
+
+
 @pytest.mark.parametrize("claim", CORE, ids=lambda c: c.id)
 def test_sam_core_claim_property_and_negative_control(claim):
     """(3) hypothesis over the claim's valid region; (4) its negative control fails on every example."""
@@ -194,8 +197,10 @@ def test_sam_core_claim_property_and_negative_control(claim):
             # rho 0.1875): such data give "undecided", which is not a counterexample (notes/sam-gd-linf.md)
             assume(obs.decided)
         assert obs.decided and obs.error <= claim.tolerance.value, obs.detail
-        bad = claim.evaluate(params, claim.negative_control(params, predicted))
-        assert bad.decided and not bad.error <= claim.tolerance.value, bad.detail
+        refuted = claim.controls_refuted_by(params, predicted)
+        # unbalanced growth: coordinate 1 sits 0.5 % on one side of 2 rho, so each case refutes the threshold
+        # moved towards it; the sampled cases together refute both sides (test_sam_core_claim_is_confirmed)
+        assert any(refuted) if claim.id in ONE_SIDE_PER_CASE else all(refuted), refuted
 
     if claim.id in SLOW_PROPERTY:
         from hypothesis import settings

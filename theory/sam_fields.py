@@ -74,7 +74,11 @@ tau = sp.Symbol("tau", nonnegative=True)
 
 
 def effective_radius(rho_value, depth: int, normalization: str = "joint"):
-    """``c_L``: ``rho/sqrt(L)`` (joint l2 norm over all L*d parameters) or ``rho`` (per-layer)."""
+    """``c_L``: ``rho/sqrt(L)`` (joint l2 norm over all L*d parameters) or ``rho`` (per-layer).
+
+    The one definition of c_L: :func:`biasaudit.theory.sam_l2.c_L` (validated), the sympy statement
+    ``sam_l2.FORMULAS["c_joint"]``, the numerics and the claims all call this function. ``rho_value`` and
+    ``depth`` may be sympy expressions."""
     choice("normalization", normalization, NORMALIZATIONS)
     if normalization == "layer":
         return rho_value

@@ -57,6 +57,7 @@ import numpy as np
 import sympy as sp
 
 from biasaudit.plumbing import InputError, choice, positive_increasing, positive_int, positive_scalar
+from biasaudit.theory.sam_fields import effective_radius
 
 __all__ = [
     "NORMALIZATIONS",
@@ -94,8 +95,8 @@ SYMBOLS = {"tau": tau, "A": A, "H": H, "rho": rho, "c": c, "alpha": alpha, "S": 
 
 # ---- formulas ------------------------------------------------------------------------------------------
 FORMULAS = {
-    "c_joint": rho / sp.sqrt(L),
-    "c_layer": rho,
+    "c_joint": effective_radius(rho, L, "joint"),
+    "c_layer": effective_radius(rho, L, "layer"),
     "field": mu_j * w_j * (1 - c * mu_j / S),                       # w_j' at L = 2
     "log_growth_rate": mu_j - c * mu_j**2 / S,                       # (ln w_j)'
     "log_linear": sp.log(alpha_j) + mu_j * tau - c * mu_j**2 * A,   # ln w_j(τ)
@@ -122,7 +123,6 @@ FORMULAS = {
 }
 
 # lambdified once
-_c_joint = sp.lambdify((rho, L), FORMULAS["c_joint"], "math")
 _alpha_grow = sp.lambdify((c, mu_d, norm_mu), FORMULAS["alpha_grow"], "math")
 _alpha_lower = sp.lambdify((c, mu_1, norm_mu), FORMULAS["sandwich_lower"], "math")
 _alpha_gd_like = sp.lambdify((c, mu_dm1, mu_d, norm_mu), FORMULAS["alpha_gd_like"], "math")
@@ -138,7 +138,7 @@ def c_L(rho_value: float, depth: int = 2, normalization: str = "joint") -> float
     rho_value = positive_scalar("rho", rho_value)
     depth = positive_int("depth", depth)
     choice("normalization", normalization, NORMALIZATIONS)
-    return _c_joint(rho_value, depth) if normalization == "joint" else rho_value
+    return float(effective_radius(rho_value, depth, normalization))
 
 
 def rescaled_field_l2(w: np.ndarray, mu: np.ndarray, c_value: float) -> np.ndarray:

@@ -758,7 +758,9 @@ def _perturbed_balanced(algorithm, normalization, w, mu, rho, L):
         return w.copy()
     if algorithm == "linf":
         return w - rho * np.sign(w ** (L - 1))
-    c = rho / math.sqrt(L) if normalization == "joint" else rho
+    from biasaudit.theory.sam_fields import effective_radius
+
+    c = effective_radius(rho, L, normalization)
     T = float(np.linalg.norm(mu * w ** (L - 1)))
     return w - c * mu * w ** (L - 1) / T
 

@@ -16,6 +16,13 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true", help="print {claims: [...], summary: {...}} as JSON")
     p.add_argument("--list", action="store_true", help="list the claim ids and exit")
     p.add_argument("--strict", action="store_true", help="exit 1 unless every claim is confirmed")
+    p.add_argument("--no-references", action="store_true",
+                   help="drop the spec's reference values: the sampled cases alone must decide (power check)")
+    p.add_argument("--stability", action="store_true",
+                   help="run each claim at profile ci for every --seeds and at thorough for the first seed; "
+                        "list the claims whose verdict changes (fragile) and exit 1 if there is one")
+    p.add_argument("--seeds", default="0,1,2,3,4", metavar="LIST",
+                   help="seeds for --stability (comma-separated integers, default 0,1,2,3,4)")
     p.set_defaults(run=run)
 
 
@@ -24,6 +31,8 @@ def run(args) -> int:
     from biasaudit.registry import select_claims
 
     claims = select_claims(args.claims, paper=args.paper, kind="theory")
+    if args.stability:
+        return run_stability(claims, args)
     if args.list:
         for claim in claims:
             print(f"{claim.id:40s} {claim.title}")
@@ -33,7 +42,8 @@ def run(args) -> int:
         if not args.json:
             print(f"[{i}/{len(claims)}] {claim.id} ...", file=sys.stderr, flush=True)
         try:
-            results.append(run_claim(claim, profile=args.profile, seed=args.seed).to_json())
+            results.append(run_claim(claim, profile=args.profile, seed=args.seed,
+                                     references=not args.no_references).to_json())
         except Exception as exc:  # noqa: BLE001 - a broken check is recorded, never counted as a pass
             results.append({"claim_id": claim.id, "paper": claim.paper, "verdict": str(Verdict.ERROR),
                             "detail": f"{type(exc).__name__}: {exc}"})
@@ -64,3 +74,36 @@ def format_table(results: list[dict]) -> str:
         detail = (r.get("detail") or "").replace("\n", " ")
         lines.append(f"{r['claim_id']:{width}s}  {r['verdict']:12s}  {err_s:>10s}  {tol_s:>8s}  {detail[:90]}")
     return "\n".join(lines)
+
+
+def parse_seeds(text: str) -> tuple[int, ...]:
+    from biasaudit.plumbing import InputError
+
+    try:
+        seeds = tuple(int(t) for t in text.split(","))
+    except ValueError:
+        raise InputError("seeds", "must be comma-separated non-negative integers", text) from None
+    if not seeds or any(s < 0 for s in seeds):
+        raise InputError("seeds", "must be comma-separated non-negative integers", text)
+    return seeds
+
+
+def run_stability(claims, args) -> int:
+    from biasaudit.stability import verdict_stability
+
+    seeds = parse_seeds(args.seeds)
+    progress = None if args.json else (lambda text: print(f"  {text} ...", file=sys.stderr, flush=True))
+    rows = verdict_stability(claims, seeds=seeds, progress=progress)
+    fragile = [r for r in rows if not r.stable]
+    if args.json:
+        json.dump({"claims": [r.to_json() for r in rows], "fragile": [r.claim_id for r in fragile]}, sys.stdout,
+                  indent=1)
+        print()
+    else:
+        width = max([len(r.claim_id) for r in rows] + [5])
+        plan = ", ".join(f"{p}/{s}" for p, s, _, _ in rows[0].runs) if rows else ""
+        print(f"{'claim':{width}s}  stable  verdicts ({plan})")
+        for r in sorted(rows, key=lambda r: (r.stable, r.claim_id)):
+            print(f"{r.claim_id:{width}s}  {'yes' if r.stable else 'NO':6s}  {' '.join(v for _, _, v, _ in r.runs)}")
+        print(f"fragile: {len(fragile)} of {len(rows)}")
+    return 1 if fragile else 0

@@ -54,7 +54,6 @@ __all__ = [
     "Claim",
     "Control",
     "shifted_prediction",
-    "shifted_parameter",
     "two_sided",
     "broken_hypothesis",
     "control_flags",
@@ -167,30 +166,6 @@ def _scaled(value: Any, factor: float, key: str | None) -> Any:
     return float(value) * factor
 
 
-def shifted_prediction(size: float = 0.01, *, key: str | None = None, reason: str = "") -> tuple[Control, ...]:
-    """Two controls: the prediction × (1 + size) and × (1 − size) (numbers; tuples and arrays element-wise;
-    ``key``: only that entry of a dict prediction)."""
-    target = "prediction" if key is None else f"prediction[{key}]"
-    return tuple(Control(side, size, target, functools.partial(_move_prediction, factor=1 + sign * size, key=key),
-                         reason) for side, sign in (("+", 1), ("-", -1)))
-
-
-def _move_prediction(params, predicted, *, factor, key):
-    return params, _scaled(predicted, factor, key)
-
-
-def shifted_parameter(name: str, size: float = 0.01, *, reason: str = "") -> tuple[Control, ...]:
-    """Two controls that move parameter ``name`` by × (1 ± size) and keep the prediction made at the
-    original parameters: the check at the moved parameters must refute it (for a class, index or sequence
-    prediction whose boundary the move crosses)."""
-    return tuple(Control(side, size, name, functools.partial(_move_parameter, name=name, factor=1 + sign * size),
-                         reason) for side, sign in (("+", 1), ("-", -1)))
-
-
-def _move_parameter(params, predicted, *, name, factor):
-    return {**params, name: _scaled(params[name], factor, None)}, predicted
-
-
 def two_sided(target: str, size: float, move: Callable[[Params, Any, float], tuple[Params, Any]], *,
               reason: str = "") -> tuple[Control, ...]:
     """Two controls from ``move(params, predicted, signed_size) -> (params', wrong)``, called with
@@ -201,6 +176,17 @@ def two_sided(target: str, size: float, move: Callable[[Params, Any, float], tup
 
 def _signed_move(params, predicted, *, move, signed):
     return move(params, predicted, signed)
+
+
+def shifted_prediction(size: float = 0.01, *, key: str | None = None, reason: str = "") -> tuple[Control, ...]:
+    """Two controls: the prediction × (1 + size) and × (1 − size) (numbers; tuples and arrays element-wise;
+    ``key``: only that entry of a dict prediction)."""
+    target = "prediction" if key is None else f"prediction[{key}]"
+    return two_sided(target, size, functools.partial(_scaled_prediction, key=key), reason=reason)
+
+
+def _scaled_prediction(params, predicted, signed, *, key):
+    return params, _scaled(predicted, 1 + signed, key)
 
 
 def broken_hypothesis(target: str, make_wrong: Callable[[Params, Any], tuple[Params, Any]], *,
@@ -228,7 +214,6 @@ def control_flags(controls: tuple[Control, ...] | list[dict]) -> list[str]:
     if any(row["size"] is None and row["side"] != "broken" for row in rows):
         flags.append("size not stated")
     return flags
-
 
 
 @dataclass(frozen=True)
@@ -273,12 +258,7 @@ class Claim:
 
     def controls_refuted_by(self, params: Params, predicted: Any) -> list[bool]:
         """Whether this one case refutes each negative control (decided, and outside the tolerance)."""
-        out = []
-        for control in self.negative_control:
-            moved, wrong = control.make(params, predicted)
-            obs = self.evaluate(moved, wrong)
-            out.append(bool(obs.decided and _failed(obs, self.tolerance.value)))
-        return out
+        return [_try_control(self, control, params, predicted)[2] for control in self.negative_control]
 
     def statement_text(self) -> str:
         import sympy
@@ -425,6 +405,13 @@ def _size_text(size: float | None) -> str:
     return "" if size is None else f" {size:.3g}"
 
 
+def _try_control(claim: Claim, control: Control, params: Params, predicted: Any) -> tuple[Any, Observation, bool]:
+    """(wrong prediction, its observation, whether this case refutes it: decided and outside tolerance)."""
+    moved_params, wrong = control.make(params, predicted)
+    obs = claim.evaluate(moved_params, wrong)
+    return wrong, obs, bool(obs.decided and _failed(obs, claim.tolerance.value))
+
+
 def _run_controls(claim: Claim, passed_samples: list, passed_references: list) -> dict:
     """Evaluate each control on the passing sampled cases, in order, until one refutes it (at most
     ``claim.controls`` cases). Only a claim with no sampled case at all falls back to its references, and
@@ -438,10 +425,9 @@ def _run_controls(claim: Claim, passed_samples: list, passed_references: list) -
         run = {**control.describe(), "failed": False, "case": None, "shifted_prediction": None, "error": None,
                "tried": 0}
         for index, params, predicted in cases:
-            moved_params, wrong = control.make(params, predicted)
-            obs = claim.evaluate(moved_params, wrong)
+            wrong, obs, refuted = _try_control(claim, control, params, predicted)
             run.update(tried=run["tried"] + 1, shifted_prediction=jsonable(wrong), error=jsonable(obs.error))
-            if obs.decided and _failed(obs, claim.tolerance.value):
+            if refuted:
                 run.update(failed=True, case=index)
                 break
         runs.append(run)

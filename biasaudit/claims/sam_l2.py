@@ -85,6 +85,12 @@ def _flow(mu, alpha, c, grid, rtol=FLOW_RTOL):
     return _FLOW_CACHE[key]
 
 
+def _flow_outcome(mu, c, alpha, grid):
+    """"collapse", "escape" or "none": which certificate the full flow from uniform ``alpha`` hits on ``grid``."""
+    ref = _flow(mu, np.full(mu.size, alpha), c, grid)
+    return "collapse" if (ref.status == -1).any() else "escape" if (ref.status == 1).any() else "none"
+
+
 SEQ_RTOL = 1e-10  # j† sequences: an index changes only at crossings, insensitive to 1e-10 relative errors
 
 
@@ -364,10 +370,7 @@ def _sandwich_evaluate(p, predicted):
     mu, c = _arr(p), _c(p)
     lo, hi = predicted
     grid = np.linspace(0.0, 60.0 / mu[0], 600)
-    out = []
-    for a in (lo, hi):
-        ref = _flow(mu, np.full(mu.size, a * c), c, grid)
-        out.append("collapse" if (ref.status == -1).any() else "escape" if (ref.status == 1).any() else "none")
+    out = [_flow_outcome(mu, c, a * c, grid) for a in (lo, hi)]
     if "none" in out:
         return Observation(tuple(out), math.nan, f"full flow undecided by tau = {grid[-1]:.3g}: {out}",
                            decided=False)
@@ -456,10 +459,8 @@ def _scale_evaluate(p, predicted):
     rho2 = p["rho"] * p["rho_factor"]
     c2 = _c({**p, "rho": rho2})
     grid = np.linspace(0.0, 80.0 / mu[0], 400)
-    out = []
-    for factor in (1 - SCALE_RESOLUTION, 1 + SCALE_RESOLUTION):
-        ref = _flow(mu, np.full(mu.size, float(predicted) * factor * c2), c2, grid)
-        out.append("collapse" if (ref.status == -1).any() else "escape" if (ref.status == 1).any() else "none")
+    out = [_flow_outcome(mu, c2, float(predicted) * factor * c2, grid)
+           for factor in (1 - SCALE_RESOLUTION, 1 + SCALE_RESOLUTION)]
     if "none" in out:
         return Observation(tuple(out), math.nan, f"full flow undecided by tau = {grid[-1]:.3g}", decided=False)
     err = float(out[0] != "collapse") + float(out[1] != "escape")
@@ -485,11 +486,6 @@ SCALE_INVARIANCE = Claim(
 R1_RESOLUTION = 2e-3  # regime 1 is also checked at α_c(1 ∓ 0.2 %): collapse just below, escape just above
 
 
-def _r1_outcome(mu, c, alpha):
-    ref = _flow(mu, np.full(mu.size, alpha), c, np.linspace(0.0, 80.0 / mu[0], 400))
-    return "collapse" if (ref.status == -1).any() else "escape" if (ref.status == 1).any() else "none"
-
-
 def _r1_evaluate(p, predicted):
     """At α = α_c(1 − below): β → 0 in finite τ with the loss rising to ln 2 (DOP853 to S = 1e−10 cμ₁). At
     α_c(1 ∓ 0.2 %): the full flow collapses below and escapes above, so a wrong α_c is refuted on either side."""
@@ -499,7 +495,8 @@ def _r1_evaluate(p, predicted):
 
     mu, c = _arr(p), _c(p)
     ac = float(predicted["alpha_c"])
-    edges = tuple(_r1_outcome(mu, c, ac * (1 + sign * R1_RESOLUTION)) for sign in (-1, 1))
+    grid = np.linspace(0.0, 80.0 / mu[0], 400)
+    edges = tuple(_flow_outcome(mu, c, ac * (1 + sign * R1_RESOLUTION), grid) for sign in (-1, 1))
     if "none" in edges:
         return Observation(edges, math.nan, "full flow undecided near alpha_c", decided=False)
     edge_err = float(edges[0] != "collapse") + float(edges[1] != "escape")

@@ -753,6 +753,62 @@ FLOW_LINEAR = Claim(
 )
 
 
+EDGE_DELTA = 2e-3  # probe eta_c at (1 -/+ 0.2 %): inside the 1 % controls, far outside roundoff
+EDGE_STEPS = 2500  # |1 - eta lambda| = 1 -/+ 2 delta per step: the residual moves by e^{-/+ 10} over the run
+EDGE_KICK = 1e-9  # relative size of the kick along the top eigenvector: stays linear (e^10 · 1e-9 << 1)
+
+
+def _edge_predict(params):
+    reg = _regimes(params)
+    if reg.init_regime != "small":
+        raise OutOfScope("large init: s_GF is lambda_max(H(w0)), not the sharpness at the flow's limit")
+    return reg.eta_c
+
+
+def _edge_eval(params, predicted):
+    """GD from the flow's limit w_GF (solve_ivp), kicked by ``EDGE_KICK`` along the top eigenvector of H(w_GF) (on the
+    manifold H = 8c ggᵀ, g = x⊙w), at eta = eta_c(1 ∓ ``EDGE_DELTA``): the residual must shrink below eta_c
+    and grow above. Error: the number of wrong decisions."""
+    from biasaudit.numerics.eos_flow_ode import flow_ode
+    from biasaudit.numerics.eos_gd import gd_path
+
+    x, y, c = _arr(params), float(params["y"]), params.get("c", 0.5)
+    w0 = _w0(params)
+    _, beta_gf, _ = flow_ode(x, y, w0, loss_factor=c)  # the flow's limit from solve_ivp, not the closed form
+    w_gf = np.sqrt(np.asarray(beta_gf, float)) * np.sign(w0)
+    g = x * w_gf
+    kicked = w_gf + EDGE_KICK * np.linalg.norm(w_gf) * g / np.linalg.norm(g)
+    r_start = abs(float(x @ kicked**2) - y)
+    wrong, growth = [], {}
+    for side, factor, expect_growth in (("below", 1 - EDGE_DELTA, False), ("above", 1 + EDGE_DELTA, True)):
+        path = gd_path(x, y, kicked, predicted * factor, EDGE_STEPS, loss_factor=c)
+        r_end = abs(float(x @ path[-1] ** 2) - y)
+        ratio = r_end / r_start if math.isfinite(r_end) else math.inf
+        growth[side] = ratio
+        if (ratio > 1.0) != expect_growth:
+            wrong.append(f"{side} (eta = {predicted * factor:.8g}): residual ×{ratio:.3g} over {EDGE_STEPS} steps")
+    return Observation(growth, float(len(wrong)), "; ".join(wrong) or
+                       f"residual ×{growth['below']:.3g} at eta_c(1 - {EDGE_DELTA:g}), ×{growth['above']:.3g} at "
+                       f"eta_c(1 + {EDGE_DELTA:g}) over {EDGE_STEPS} steps")
+
+
+EDGE = Claim(
+    id="eos.gd.stability_edge_at_flow_limit", paper="eos",
+    source="derived (paper 2's eta_c = 2/s_GF as the linear-stability edge of GD at the flow's limit)",
+    title="Small init: GD started at the flow's limit w_GF (kicked along the top eigenvector) stays there iff "
+          "η < η_c = 2/s_GF: the residual shrinks at η_c(1 − 0.2%) and grows at η_c(1 + 0.2%)",
+    hypotheses=(sp.Lt(_x1 * _b1 + _x2 * _b2 - _y, 0, evaluate=False),),
+    statement=sp.Eq(sp.Symbol("eta_edge"), 2 / sp.Symbol("s_GF")),
+    predict=_edge_predict, evaluate=_edge_eval,
+    tolerance=Tolerance("exact_decision", 0.0, f"both probes at relative distance {EDGE_DELTA:g} from eta_c must "
+                        f"be decided correctly: over {EDGE_STEPS} steps the kick moves by about e^(±10)"),
+    domain=SMALL_INIT, negative_control=shifted_prediction(0.01),
+    notes="Pins eta_c = 2/s_GF to 0.2 % with the numba GD kernel, independently of the sweep claims: the kink of "
+          "S_final(eta) (eos.gd.kink_location) lies 0.5-2.2 % above eta_c because GD from w0 lands at a flatter "
+          "point than the flow, so it cannot pin eta_c to 1 %.",
+)
+
+
 def _kink_measure(params, eta_c, n=301):
     from biasaudit.numerics.eos_gd import gd_sweep
     from biasaudit.numerics.eos_sweep import kink_location
@@ -1282,6 +1338,6 @@ DEEP = Claim(
 CLAIMS = (
     HESSIAN_FORMULA, HESSIAN_RANK1, MIN_NORM, MIN_L2, MIN_SHARP, DISJOINT, PARETO, PARETO_D2, STABLE,
     GF_LIMIT, GF_KL, GF_SIGN, SGF_SMALL, SGF_ALPHA, LARGE_INIT,
-    TRACKING, FLOW_LINEAR, KINK, KINK_FP, PROJECTED, OUTCOME, MPMATH, FRONT_D2, D3_NOT_PARETO, D3_EXCESS,
+    TRACKING, FLOW_LINEAR, EDGE, KINK, KINK_FP, PROJECTED, OUTCOME, MPMATH, FRONT_D2, D3_NOT_PARETO, D3_EXCESS,
     TOY_NUMBERS, RISK_BAYES, RISK_OPT, RISK_RATIO, RISK_U, DEEP,
 )

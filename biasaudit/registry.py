@@ -1,7 +1,7 @@
 """The registry of every claim, by id (e.g. ``sam.l2.regime3``).
 
-Each module in :data:`CLAIM_MODULES` defines ``CLAIMS: tuple[Claim, ...]``. Modules are imported on first
-use, so ``import biasaudit.registry`` stays cheap and never imports torch.
+Each module (or package) in :data:`CLAIM_MODULES` defines ``CLAIMS: tuple[Claim, ...]``. Modules are imported
+on first use, so ``import biasaudit.registry`` stays cheap and never imports torch.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from biasaudit.plumbing import InputError
 __all__ = ["CLAIM_MODULES", "all_claims", "get_claim", "select_claims"]
 
 CLAIM_MODULES: tuple[str, ...] = (
-    "biasaudit.claims.sam_core",
+    "biasaudit.claims.sam",
     "biasaudit.claims.validation_sam",
     "biasaudit.claims.eos",
     "biasaudit.claims.sam_l2",

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-from biasaudit.claims import sam_core as C
+from biasaudit.claims.sam import depth1 as C
 from biasaudit.numerics.filippov import STABILISATION_RATE, linf_sam_filippov_flow
 from biasaudit.numerics.sam_discrete import run_sam
 

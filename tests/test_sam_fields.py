@@ -6,7 +6,7 @@ import sympy as sp
 from hypothesis import given
 from hypothesis import strategies as st
 
-from biasaudit.claims.sam_core import FLOW_EULER, FLOW_LINEAR
+from biasaudit.claims.sam.exact_facts import FLOW_EULER, FLOW_LINEAR
 from biasaudit.ledger import Verdict, run_claim
 from biasaudit.plumbing import InputError
 from biasaudit.theory import sam_fields as sf
@@ -125,6 +125,8 @@ def test_c_L_is_written_once():
     owners = []
     for folder in ("theory", "numerics", "validation", "biasaudit"):
         for path in (root / folder).rglob("*.py"):
+            if path.parent.name == "devtools":  # the mutation suite quotes the formula in order to break it
+                continue
             if pattern.search(path.read_text(encoding="utf-8")):
                 owners.append(path.relative_to(root).as_posix())
     assert owners == ["theory/sam_fields.py"], owners

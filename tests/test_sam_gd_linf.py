@@ -10,7 +10,8 @@ import sympy as sp
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
-from biasaudit.claims import sam_core
+from biasaudit.claims import sam as sam_claims
+from biasaudit.claims.sam import depth1, linf, linf_limits
 from biasaudit.ledger import Verdict, run_claim
 from biasaudit.plumbing import InputError
 from biasaudit.theory import sam_gd as gd
@@ -169,7 +170,7 @@ def test_linf_deep_weights_rejects_times_past_blowup():
 
 
 # ----------------------------------------------------------------------------------------- claims
-CORE = [c for c in sam_core.CLAIMS if c.id.split(".")[1] in ("depth1", "gd", "linf")]
+CORE = [c for c in sam_claims.CLAIMS if c.id.split(".")[1] in ("depth1", "gd", "linf")]
 SLOW_PROPERTY = {"sam.depth1.svm_direction", "sam.depth1.svm_direction_linf"}
 
 
@@ -213,15 +214,15 @@ def test_sam_linf_claims_break_when_the_boundary_moves():
     """The zero-hit claim refutes a 1 %-shifted prediction through run_claim itself."""
     from dataclasses import replace
 
-    shifted = replace(sam_core.LINF_ZERO_HIT, predict=lambda p: sam_core._zero_hit_predict(p) * 1.01)
+    shifted = replace(linf.LINF_ZERO_HIT, predict=lambda p: linf._zero_hit_predict(p) * 1.01)
     assert run_claim(shifted).verdict is Verdict.REFUTED
 
 
 def test_svm_data_has_the_constructed_max_margin_vector():
     for seed in range(5):
         for d in (2, 3):
-            X, y, wstar = sam_core._svm_data(seed, d)
-            np.testing.assert_allclose(sam_core.svm_vector(X, y), wstar, rtol=1e-7, atol=1e-9)
+            X, y, wstar = depth1._svm_data(seed, d)
+            np.testing.assert_allclose(depth1.svm_vector(X, y), wstar, rtol=1e-7, atol=1e-9)
             margins = y * (X @ wstar)
             np.testing.assert_allclose(margins[:d], 1.0, atol=1e-12)
             assert np.all(margins[d:] >= 1.5)
@@ -232,7 +233,7 @@ def test_svm_data_has_the_constructed_max_margin_vector():
                                                (3, (0.12, 0.14, 0.13), 3)])
 def test_linf_limit_rule_against_the_flow_with_several_growing(depth, alpha, index):
     """(2) several coordinates above rho: the flow's winner is the predicted index (minor wins at L >= 3)."""
-    claim = sam_core.LINF_LIMIT_L2 if depth == 2 else sam_core.LINF_LIMIT_DEEP
+    claim = linf_limits.LINF_LIMIT_L2 if depth == 2 else linf_limits.LINF_LIMIT_DEEP
     params = {"d": 3, "mu": (1.0, 2.0, 3.0), "rho": 0.1, "alpha": alpha, "depth": depth}
     predicted = claim.predict(params)
     assert predicted["index"] == index

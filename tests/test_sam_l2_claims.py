@@ -7,11 +7,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from biasaudit.claims import sam_l2 as C
+from biasaudit.claims import sam_l2
+from biasaudit.claims.sam_l2 import deep, dynamics, reduction, regimes, separatrix
 from biasaudit.ledger import Verdict, run_claim
 from biasaudit.registry import select_claims
 
-BY_ID = {claim.id: claim for claim in C.CLAIMS}
+BY_ID = {claim.id: claim for claim in sam_l2.CLAIMS}
 HEAVY = {"sam.l2.alpha_collapse", "sam.l2.nonmonotone_in_tau", "sam.l2.discrete_vs_flow"}
 
 
@@ -46,26 +47,26 @@ def test_sam_l2_heavy_claim_verdict_is_confirmed(claim_id):
 
 
 def test_alpha_collapse_spec_table_reproduces():
-    for mu, value in C.SPEC_TABLE:
+    for mu, value in separatrix.SPEC_TABLE:
         params = {"d": len(mu), "mu": mu, "rho": 1.0, "normalization": "joint"}
-        assert abs(C.ALPHA_COLLAPSE.predict(params) - value) <= 5e-6, mu
+        assert abs(separatrix.ALPHA_COLLAPSE.predict(params) - value) <= 5e-6, mu
 
 
 def test_alpha_collapse_mpmath_certifies_one_case_and_rejects_the_control():
     params = {"d": 2, "mu": (1.0, 2.0), "rho": 0.3, "normalization": "layer"}
-    predicted = C.ALPHA_COLLAPSE.predict(params)
-    assert C.ALPHA_COLLAPSE.evaluate(params, predicted).error <= 1e-9
-    assert C.ALPHA_COLLAPSE.controls_refuted_by(params, predicted) == [True, True]
+    predicted = separatrix.ALPHA_COLLAPSE.predict(params)
+    assert separatrix.ALPHA_COLLAPSE.evaluate(params, predicted).error <= 1e-9
+    assert separatrix.ALPHA_COLLAPSE.controls_refuted_by(params, predicted) == [True, True]
 
 
 def test_nonmonotone_in_tau_reference_sequence():
-    ref = C.NONMONOTONE_TAU.references[0]
-    assert C.NONMONOTONE_TAU.predict(ref.params) == ref.expected
+    ref = dynamics.NONMONOTONE_TAU.references[0]
+    assert dynamics.NONMONOTONE_TAU.predict(ref.params) == ref.expected
 
 
 def test_switch_times_reference_values():
-    ref = C.SWITCH_TIMES.references[0]
-    got = np.array(C.SWITCH_TIMES.predict(ref.params))
+    ref = dynamics.SWITCH_TIMES.references[0]
+    got = np.array(dynamics.SWITCH_TIMES.predict(ref.params))
     assert np.max(np.abs(got - np.array(ref.expected))) <= 0.05
 
 
@@ -77,139 +78,139 @@ def _holds(claim, params):
 
 
 @settings(max_examples=6)
-@given(C.LOG_LINEAR.domain.strategy())
+@given(reduction.LOG_LINEAR.domain.strategy())
 def test_log_linear_reduction_property(params):
-    _holds(C.LOG_LINEAR, params)
+    _holds(reduction.LOG_LINEAR, params)
 
 
 @settings(max_examples=6)
-@given(C.JDAGGER.domain.strategy())
+@given(reduction.JDAGGER.domain.strategy())
 def test_jdagger_formula_property(params):
-    _holds(C.JDAGGER, params)
+    _holds(reduction.JDAGGER, params)
 
 
 @settings(max_examples=10)
-@given(C.FIXED_POINTS.domain.strategy())
+@given(reduction.FIXED_POINTS.domain.strategy())
 def test_fixed_points_property(params):
-    _holds(C.FIXED_POINTS, params)
+    _holds(reduction.FIXED_POINTS, params)
 
 
 @settings(max_examples=6)
-@given(C.CERTIFICATES.domain.strategy())
+@given(separatrix.CERTIFICATES.domain.strategy())
 def test_certificates_property(params):
-    _holds(C.CERTIFICATES, params)
+    _holds(separatrix.CERTIFICATES, params)
 
 
 @settings(max_examples=4)
-@given(C.SANDWICH.domain.strategy())
+@given(separatrix.SANDWICH.domain.strategy())
 def test_sandwich_property(params):
-    _holds(C.SANDWICH, params)
+    _holds(separatrix.SANDWICH, params)
 
 
 @settings(max_examples=4)
-@given(C.SCALE_INVARIANCE.domain.strategy())
+@given(separatrix.SCALE_INVARIANCE.domain.strategy())
 def test_alpha_collapse_scale_invariance_property(params):
-    _holds(C.SCALE_INVARIANCE, params)
+    _holds(separatrix.SCALE_INVARIANCE, params)
 
 
 @settings(max_examples=3)
-@given(C.REGIME1.domain.strategy())
+@given(regimes.REGIME1.domain.strategy())
 def test_regime1_collapse_property(params):
-    _holds(C.REGIME1, params)
+    _holds(regimes.REGIME1, params)
 
 
 @settings(max_examples=3)
-@given(C.ALPHA_GROW.domain.strategy())
+@given(regimes.ALPHA_GROW.domain.strategy())
 def test_alpha_grow_property(params):
-    _holds(C.ALPHA_GROW, params)
+    _holds(regimes.ALPHA_GROW, params)
 
 
 @settings(max_examples=3)
-@given(C.REGIME3.domain.strategy())
+@given(regimes.REGIME3.domain.strategy())
 def test_regime3_property(params):
-    _holds(C.REGIME3, params)
+    _holds(regimes.REGIME3, params)
 
 
 @settings(max_examples=3)
-@given(C.REGIME2.domain.strategy())
+@given(regimes.REGIME2.domain.strategy())
 def test_regime2_sequential_property(params):
-    _holds(C.REGIME2, params)
+    _holds(regimes.REGIME2, params)
 
 
 @settings(max_examples=3)
-@given(C.ASYMPTOTICS.domain.strategy())
+@given(dynamics.ASYMPTOTICS.domain.strategy())
 def test_asymptotics_property(params):
-    _holds(C.ASYMPTOTICS, params)
+    _holds(dynamics.ASYMPTOTICS, params)
 
 
 @settings(max_examples=3)
-@given(C.DEEP_EVEN.domain.strategy())
+@given(deep.DEEP_EVEN.domain.strategy())
 def test_deep_even_collapse_property(params):
-    _holds(C.DEEP_EVEN, params)
+    _holds(deep.DEEP_EVEN, params)
 
 
 @settings(max_examples=3)
-@given(C.DEEP_ODD.domain.strategy())
+@given(deep.DEEP_ODD.domain.strategy())
 def test_deep_odd_no_collapse_property(params):
-    _holds(C.DEEP_ODD, params)
+    _holds(deep.DEEP_ODD, params)
 
 
 def test_regime3_negative_control_fails():
     params = {"d": 3, "mu": (1.0, 1.5, 2.5), "rho": 0.5, "normalization": "joint"}
-    pred = C.REGIME3.predict(params)
-    assert C.REGIME3.evaluate(params, pred).error == 0
+    pred = regimes.REGIME3.predict(params)
+    assert regimes.REGIME3.evaluate(params, pred).error == 0
     for shifted in (pred * 1.01, pred * 0.99):
-        assert C.REGIME3.evaluate(params, shifted).error > 0 or shifted < pred
+        assert regimes.REGIME3.evaluate(params, shifted).error > 0 or shifted < pred
 
 
 def test_alpha_grow_negative_control_fails():
     params = {"d": 2, "mu": (1.0, 2.0), "rho": 1.0, "normalization": "joint", "above": 0.1}
-    pred = C.ALPHA_GROW.predict(params)
+    pred = regimes.ALPHA_GROW.predict(params)
     for shifted in (pred * 0.99, pred * 1.01):  # growth below a too-small prediction; no shrink below a too-large one
-        assert C.ALPHA_GROW.evaluate(params, shifted).error > C.ALPHA_GROW.tolerance.value
+        assert regimes.ALPHA_GROW.evaluate(params, shifted).error > regimes.ALPHA_GROW.tolerance.value
 
 
 def test_deep_L3_reference_sequences():
-    for ref in C.DEEP_L3.references:
-        assert C.DEEP_L3.predict(ref.params) == ref.expected
+    for ref in deep.DEEP_L3.references:
+        assert deep.DEEP_L3.predict(ref.params) == ref.expected
 
 
 def test_regime1_loss_goes_to_ln2_not_nan():
     params = {"d": 2, "mu": (1.0, 2.0), "rho": 1.0, "normalization": "joint", "below": 0.01}
-    obs = C.REGIME1.evaluate(params, C.REGIME1.predict(params))
+    obs = regimes.REGIME1.evaluate(params, regimes.REGIME1.predict(params))
     assert obs.decided and obs.observed == pytest.approx(math.log(2), abs=1e-12)
 
 
 def test_regime1_a_wrong_alpha_c_is_refuted_on_either_side_not_undecided():
     params = {"d": 2, "mu": (1.0, 2.0), "rho": 1.0, "normalization": "joint", "below": 0.005}
-    pred = C.REGIME1.predict(params)
+    pred = regimes.REGIME1.predict(params)
     for factor in (1.01, 0.99):
-        obs = C.REGIME1.evaluate(params, {**pred, "alpha_c": pred["alpha_c"] * factor})
-        assert obs.decided and obs.error > C.REGIME1.tolerance.value, obs.detail
+        obs = regimes.REGIME1.evaluate(params, {**pred, "alpha_c": pred["alpha_c"] * factor})
+        assert obs.decided and obs.error > regimes.REGIME1.tolerance.value, obs.detail
 
 
 @settings(max_examples=2)
-@given(C.PLATEAU.domain.strategy())
+@given(dynamics.PLATEAU.domain.strategy())
 def test_plateau_law_property(params):
-    _holds(C.PLATEAU, params)
+    _holds(dynamics.PLATEAU, params)
 
 
 @settings(max_examples=2)
-@given(C.MONOTONE_ALPHA.domain.strategy())
+@given(dynamics.MONOTONE_ALPHA.domain.strategy())
 def test_monotone_in_alpha_property(params):
-    _holds(C.MONOTONE_ALPHA, params)
+    _holds(dynamics.MONOTONE_ALPHA, params)
 
 
 @settings(max_examples=2)
-@given(C.SWITCH_TIMES.domain.strategy())
+@given(dynamics.SWITCH_TIMES.domain.strategy())
 def test_switch_times_property(params):
-    _holds(C.SWITCH_TIMES, params)
+    _holds(dynamics.SWITCH_TIMES, params)
 
 
 @settings(max_examples=2)
-@given(C.DEEP_L3.domain.strategy())
+@given(deep.DEEP_L3.domain.strategy())
 def test_deep_L3_sequences_property(params):
-    _holds(C.DEEP_L3, params)
+    _holds(deep.DEEP_L3, params)
 
 
 @pytest.mark.parametrize("depth", [2, 3, 4, 5])
@@ -224,13 +225,13 @@ def test_deep_small_alpha_field_matches_the_field_numerically(depth):
 
 
 @settings(max_examples=3)
-@given(C.DEEP_ALPHA_COLLAPSE.domain.strategy())
+@given(deep.DEEP_ALPHA_COLLAPSE.domain.strategy())
 def test_deep_even_alpha_collapse_property(params):
-    _holds(C.DEEP_ALPHA_COLLAPSE, params)
+    _holds(deep.DEEP_ALPHA_COLLAPSE, params)
 
 
 def test_deep_even_alpha_collapse_negative_control_fails():
     params = {"d": 2, "mu": (1.0, 2.0), "rho": 0.3, "normalization": "joint", "depth": 4}
-    pred = C.DEEP_ALPHA_COLLAPSE.predict(params)
-    assert C.DEEP_ALPHA_COLLAPSE.evaluate(params, pred).error <= C.DEEP_ALPHA_COLLAPSE.tolerance.value
-    assert C.DEEP_ALPHA_COLLAPSE.controls_refuted_by(params, pred) == [True, True]
+    pred = deep.DEEP_ALPHA_COLLAPSE.predict(params)
+    assert deep.DEEP_ALPHA_COLLAPSE.evaluate(params, pred).error <= deep.DEEP_ALPHA_COLLAPSE.tolerance.value
+    assert deep.DEEP_ALPHA_COLLAPSE.controls_refuted_by(params, pred) == [True, True]

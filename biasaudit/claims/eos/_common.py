@@ -1,0 +1,121 @@
+r"""What the ``eos.*`` claim modules share: parameter helpers, the toy problems, sympy symbols and domains.
+
+Parameters are dicts with ``x`` (tuple, > 0), ``y`` (> 0), ``w0`` or ``alpha`` (w0 = alpha·1), and ``c``
+(the loss factor, L = c r², default 1/2).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import sympy as sp
+
+from biasaudit.domain import Choice, Domain, Fixed, Integer, Real, Vector
+from biasaudit.theory import eos_flow as flow
+from biasaudit.theory import eos_model as model
+
+EPS = np.finfo(float).eps
+TOY = {"x": (1.0, 2.0), "y": 1.0, "w0": (0.1, 0.1), "c": 0.5}
+TOY_D3 = {"x": (0.5, 1.0, 2.0), "y": 1.0, "w0": (0.1, 0.1, 0.1), "c": 0.5}
+
+_y, _c = model.y_sym, model.c_sym
+_x1, _x2, _x3 = model.xs(3)
+_b1, _b2, _b3 = model.betas(3)
+_eta = sp.Symbol("eta", positive=True)
+
+
+def _arr(params, key="x"):
+    return np.asarray(params[key], dtype=float)
+
+
+def _w0(params):
+    if "w0" in params:
+        return _arr(params, "w0")
+    return np.full(len(params["x"]), float(params["alpha"]))
+
+
+def _problem(params):
+    return model.eos_problem(params["x"], params["y"], _w0(params), loss_factor=params.get("c", 0.5))
+
+
+def _rel(a, b):
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    return float(np.max(np.abs(a - b) / np.maximum(np.abs(b), 1e-300)))
+
+
+def _rel_scaled(a, b):
+    """max |a - b| / max(|b|) (for vectors with zero entries)."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    return float(np.max(np.abs(a - b)) / max(float(np.max(np.abs(b))), 1e-300))
+
+
+def _shift(factor):
+    def control(params, predicted):
+        if isinstance(predicted, dict):
+            return {k: (np.asarray(v, float) * factor if isinstance(v, (float, tuple, list, np.ndarray))
+                        and not isinstance(v, bool) else v) for k, v in predicted.items()}
+        return np.asarray(predicted, float) * factor
+    return control
+
+
+# ---- domains ---------------------------------------------------------------------------------------------
+GENERAL = Domain(
+    {"d": Integer(2, 5), "x": Vector("d", 0.2, 5.0, log=True), "y": Real(0.2, 5.0, log=True),
+     "w0": Vector("d", 0.05, 2.0, log=True), "c": Choice((0.5, 1.0))},
+    description="x in (0.2, 5)^d, y in (0.2, 5), w0 in (0.05, 2)^d, loss factor 1/2 or 1",
+)
+DISTINCT = Domain(
+    {"d": Integer(2, 5), "x": Vector("d", 0.2, 2.0, increasing=(0.1, 1.5)), "y": Real(0.2, 5.0, log=True),
+     "c": Choice((0.5, 1.0))},
+    description="x strictly increasing (gaps >= 0.1), y in (0.2, 5)",
+)
+OFF_MANIFOLD = Domain(
+    {"d": Integer(2, 4), "x": Vector("d", 0.2, 3.0, log=True), "y": Real(0.2, 3.0, log=True),
+     "w": Vector("d", -1.5, 1.5), "c": Choice((0.5, 1.0))},
+    description="any w (off the manifold), x in (0.2, 3)^d",
+)
+SMALL_INIT = Domain(
+    {"d": Integer(2, 4), "x": Vector("d", 0.3, 3.0, log=True), "y": Real(0.3, 3.0, log=True),
+     "w0": Vector("d", 0.01, 0.6, log=True), "c": Choice((0.5, 1.0))},
+    where=lambda p: float(np.dot(p["x"], np.square(p["w0"]))) < 0.9 * p["y"],
+    description="small init: r0 < -0.1 y",
+)
+ANY_INIT = Domain(
+    {"d": Integer(2, 4), "x": Vector("d", 0.3, 3.0, log=True), "y": Real(0.3, 3.0, log=True),
+     "w0": Vector("d", 0.01, 2.0, log=True), "c": Choice((0.5, 1.0))},
+    where=lambda p: abs(float(np.dot(p["x"], np.square(p["w0"]))) - p["y"]) > 0.05 * p["y"],
+    description="small or large init, |r0| > 0.05 y",
+)
+
+
+def _tie_x(p):
+    d, pattern = p["d"], p["pattern"]
+    base = np.array(p["base"])[:d]
+    x = np.sort(base)
+    if pattern == "constant":
+        x = np.full(d, x[0])
+    elif pattern == "tie_max":
+        x[-2] = x[-1]
+    elif pattern == "tie_min":
+        x[1] = x[0]
+    return {"x": tuple(float(v) for v in x)}
+
+
+TIES = Domain(
+    {"d": Integer(2, 5), "base": Vector(5, 0.2, 2.0, increasing=(0.1, 1.0)), "y": Real(0.2, 5.0, log=True),
+     "pattern": Choice(("distinct", "constant", "tie_max", "tie_min")), "c": Choice((0.5, 1.0))},
+    derive=_tie_x,
+    description="x distinct, constant, or with a tie at the max or at the min",
+)
+
+
+# ---- shared by the GD claims (numba kernel) and the risk claims --------------------------------------------
+GD_SMALL = Domain(
+    {"d": Integer(2, 3), "x": Vector("d", 0.5, 1.2, increasing=(0.4, 1.0)), "y": Real(0.6, 1.5),
+     "alpha": Real(0.03, 0.15, log=True), "c": Fixed(0.5)},
+    where=lambda p: p["alpha"] ** 2 * sum(p["x"]) < 0.5 * p["y"],
+    description="GD sweeps: d = 2, 3, x increasing (gaps >= 0.4), small init w0 = alpha·1",
+)
+
+
+def _regimes(params):
+    return flow.eos_regimes(params["x"], params["y"], _w0(params), loss_factor=params.get("c", 0.5))

@@ -1,0 +1,221 @@
+r"""The risk claims (``eos.risk.*``: the Bayes risk, its optimum, the d = 2 ratio, the U shape along GD) and deep
+shared weights (``eos.deep.*``).
+
+Predictions from :mod:`biasaudit.theory.eos_risk` and :mod:`biasaudit.theory.eos_minimizers`; observations from
+Monte Carlo, quadrature, SLSQP and the numba GD kernel (:mod:`biasaudit.numerics.eos_gd`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import sympy as sp
+from scipy.optimize import minimize
+
+from biasaudit.claims.eos._common import TOY, _arr, _c, _regimes, _rel, _rel_scaled, _w0, _x1, _y
+from biasaudit.domain import Choice, Domain, Fixed, Integer, Real, Vector
+from biasaudit.ledger import Claim, Observation, Reference, Tolerance, shifted_prediction, two_sided
+from biasaudit.theory import eos_minimizers as mins
+from biasaudit.theory import eos_model as model
+from biasaudit.theory import eos_risk as risk
+
+
+# ---- 5. risk -------------------------------------------------------------------------------------------------
+RISK_DOMAIN = Domain(
+    {"d": Integer(2, 5), "x": Vector("d", 0.3, 3.0, log=True), "y": Real(0.3, 3.0, log=True),
+     "mix": Vector("d", 0.0, 1.0), "seed": Integer(0, 2**31 - 1)},
+    description="beta on P from mixing weights, Monte Carlo seed",
+)
+MC_CHUNK, MC_CHUNKS = 400_000, 8  # 3.2M (teacher, x') draws: relative se ~0.14%, so a 1% error is ~7 se
+
+
+def _risk_beta(params):
+    x, y = _arr(params), params["y"]
+    m = np.asarray(params["mix"], float) + 1e-3
+    return y * m / (x @ m)
+
+
+def _risk_eval(params, predicted):
+    x, y = _arr(params), params["y"]
+    beta = _risk_beta(params)
+    rng = np.random.default_rng(params["seed"])
+    total = total_sq = 0.0
+    for _ in range(MC_CHUNKS):  # chunks keep the memory at ~100 MB
+        p = rng.dirichlet(np.ones(x.size), size=MC_CHUNK)
+        xt = rng.standard_normal((MC_CHUNK, x.size))
+        loss = ((beta - y * p / x) * xt).sum(axis=1) ** 2
+        total += float(loss.sum())
+        total_sq += float((loss**2).sum())
+    n = MC_CHUNK * MC_CHUNKS
+    mean = total / n
+    se = math.sqrt(max(total_sq / n - mean**2, 0.0) * n / (n - 1) / n)
+    return Observation({"mc": mean, "se": se}, abs(predicted - mean) / se,
+                       f"Monte Carlo E(<beta - beta*, x'>)^2 over {n} (teacher, x') draws: {mean:.6g} ± {se:.2g}")
+
+
+RISK_BAYES = Claim(
+    id="eos.risk.bayes", paper="eos", source="paper 2, theory (spec: Risk, Bayesian version)",
+    title="E R(β) = Σβ_i² − (2y/d)Σβ_i/x_i + 2y²/(d(d+1)) Σ1/x_i² for a uniform-simplex teacher, x' ~ N(0, I)",
+    hypotheses=(sp.Gt(_y, 0, evaluate=False),),
+    statement=sp.Eq(sp.Symbol("ER_i"), risk.BAYES_RISK_TERM),
+    predict=lambda p: float(risk.bayes_risk(_arr(p), p["y"], _risk_beta(p))), evaluate=_risk_eval,
+    tolerance=Tolerance("monte_carlo_5sigma", 5.0, "error in standard errors of the MC mean (3.2M draws); the "
+                        "relative se is ~0.14%, so a 1% move is ~7 se"),
+    domain=RISK_DOMAIN, negative_control=shifted_prediction(0.01), samples={"ci": 4, "thorough": 32},
+)
+
+
+def _opt_eval(params, predicted):
+    x, y = _arr(params), params["y"]
+    start = np.full_like(x, y / x.sum())
+    res = minimize(lambda b: float(risk.bayes_risk(x, y, b)), start, jac=lambda b: 2 * b - 2 * y / (x.size * x),
+                   method="SLSQP", bounds=[(0, None)] * x.size,
+                   constraints=[{"type": "eq", "fun": lambda b: x @ b - y, "jac": lambda b: x}],
+                   options={"ftol": 1e-15, "maxiter": 500})  # 1e-16 is below roundoff: SLSQP never stops
+    if not res.success:
+        return Observation(None, math.nan, f"SLSQP failed: {res.message}", decided=False)
+    S_opt = float(model.on_manifold_sharpness(x, res.x, 0.5))
+    err = max(_rel_scaled(predicted["beta"], res.x), _rel(predicted["S"], S_opt))
+    return Observation(res.x.tolist(), err, f"SLSQP argmin of E R on P; S there {S_opt:.10g} (c = 1/2)")
+
+
+RISK_OPT = Claim(
+    id="eos.risk.optimum", paper="eos", source="paper 2, theory (spec: Risk)",
+    title="E R is minimized on P at β̄_i = y/(d x_i), where S = 4 y mean(x) (c = 1/2)",
+    hypotheses=(sp.Gt(_y, 0, evaluate=False),),
+    statement=sp.Eq(sp.Symbol("beta_bar"), risk.BAYES_OPTIMUM),
+    predict=lambda p: {"beta": risk.bayes_optimal_beta(_arr(p), p["y"]), "S": 4 * p["y"] * float(np.mean(p["x"]))},
+    evaluate=_opt_eval,
+    tolerance=Tolerance("slsqp_qp", 1e-7, "SLSQP on a strictly convex QP, ftol 1e-15"),
+    domain=RISK_DOMAIN, negative_control=shifted_prediction(0.01),
+    references=(Reference(TOY, {"beta": [0.5, 0.25], "S": 6.0}, 1e-12, "toy: (1/2, 1/4), S = 6"),),
+    compare_reference=lambda p, e: max(_rel(p["beta"], e["beta"]), _rel(p["S"], e["S"])),
+)
+
+
+def _ratio_eval(params, predicted):
+    from scipy.integrate import quad
+
+    x, y = _arr(params), params["y"]
+
+    def er(beta):  # p1 ~ U(0, 1) is Dirichlet(1, 1); x' integrated analytically (E<v, x'>^2 = |v|^2)
+        f = lambda p1: float(np.sum((beta - y * np.array([p1, 1 - p1]) / x) ** 2))  # noqa: E731
+        return quad(f, 0.0, 1.0, epsabs=0, epsrel=1e-13)[0]
+
+    opt = er(y / (2 * x))
+    ratios = [er(np.eye(2)[j] * y / x[j]) / opt for j in range(2)]
+    return Observation(ratios, _rel(predicted, ratios), f"quadrature over the teacher: vertex/optimum = {ratios}")
+
+
+RISK_RATIO = Claim(
+    id="eos.risk.d2_ratio4", paper="eos", source="paper 2, theory (spec: Risk)",
+    title="d = 2: both vertices (min norm and min sharpness) have exactly 4 times the optimal Bayes risk",
+    hypotheses=(sp.Eq(sp.Symbol("d"), 2),),
+    statement=sp.Eq(sp.Symbol("ratio"), 4),
+    predict=lambda p: list(risk.d2_vertex_risk_ratio(_arr(p), p["y"])), evaluate=_ratio_eval,
+    tolerance=Tolerance("quadrature", 1e-10, "adaptive Gauss-Kronrod on a quadratic: exact to ~1e-15"),
+    domain=Domain({"x": Vector(2, 0.2, 5.0, log=True), "y": Real(0.2, 5.0, log=True)}, description="d = 2"),
+    negative_control=shifted_prediction(0.01),
+    references=(Reference(TOY, [4.0, 4.0], 1e-12, "spec: exactly 4"),),
+)
+
+U_DOMAIN = Domain(
+    {"x": Vector(2, 0.5, 1.0, increasing=(0.6, 1.2)), "y": Real(0.7, 1.4), "alpha": Real(0.05, 0.12, log=True),
+     "q": Real(0.0, 1.3), "c": Fixed(0.5)},
+    description="d = 2 toy-like problems; the teacher's sharpness sits at a fraction q of [8cyx_min, S_GF] "
+                "(q > 1: above S_GF, no U)",
+    where=lambda p: (0.25 <= p["q"] <= 0.75) or p["q"] >= 1.15,
+)
+
+
+def _u_beta_star(params):
+    reg = _regimes(params)
+    x, y, c = _arr(params), params["y"], params.get("c", 0.5)
+    lo, hi = 8 * c * y * x.min(), reg.s_gf
+    S_star = min(lo + params["q"] * (hi - lo), 8 * c * y * x.max() * (1 - 1e-3))
+    return mins.d2_beta_of_sharpness(x, y, S_star, c), S_star, reg
+
+
+def _u_predict(params):
+    beta_star, S_star, reg = _u_beta_star(params)
+    x = _arr(params)
+    return {"u_shaped": risk.u_shape_condition(x, params["y"], beta_star, reg.s_gf, params.get("c", 0.5)),
+            "eta_best": 2 / S_star}
+
+
+def _u_eval(params, predicted):
+    from biasaudit.numerics.eos_gd import gd_sweep
+
+    beta_star, S_star, reg = _u_beta_star(params)
+    eta = np.linspace(0.3 * reg.eta_c, 0.9 * reg.eta_stable_max, 200)
+    s = gd_sweep(params["x"], params["y"], _w0(params), eta)
+    ok = s.converged
+    R = np.sum((s.beta[ok] - beta_star) ** 2, axis=1)
+    e = eta[ok]
+    k = int(np.argmin(R))
+    u = bool(0 < k < R.size - 1 and R[k] < 0.9 * min(R[0], R[-1]))
+    err = 1.0 if u != predicted["u_shaped"] else (abs(e[k] / predicted["eta_best"] - 1) if u else 0.0)
+    return Observation({"u_shaped": u, "eta_best": float(e[k])}, err,
+                       f"R(eta) from {ok.sum()} converged GD runs: U-shaped={u}, argmin eta {e[k]:.4g} "
+                       f"(predicted {predicted['eta_best']:.4g}); R ends {R[0]:.3g}, min {R[k]:.3g}, {R[-1]:.3g}")
+
+
+RISK_U = Claim(
+    id="eos.risk.u_shape", paper="eos", source="paper 2, E5 on the toy (spec: Risk, fixed beta*)",
+    title="d = 2, fixed β*: R(η) from GD is U-shaped iff S(β*) ∈ (8cyx_min, S_GF), with its minimum near 2/S(β*)",
+    hypotheses=(sp.Eq(sp.Symbol("d"), 2),),
+    statement=sp.Equivalent(sp.Symbol("U_shaped"), sp.And(sp.Lt(8 * _c * _y * _x1, sp.Symbol("S_star"), evaluate=False),
+                                                           sp.Lt(sp.Symbol("S_star"), sp.Symbol("S_GF"), evaluate=False))),
+    predict=_u_predict, evaluate=_u_eval,
+    tolerance=Tolerance("eos_gap", 0.05, "GD's final S sits 0.7-3% below 2/eta and the eta grid step is ~0.5%: "
+                        "argmin within 5% of 2/S(beta*)"),
+    domain=U_DOMAIN, negative_control=lambda p, v: {**v, "u_shaped": not v["u_shaped"]},
+    samples={"ci": 3, "thorough": 24},
+)
+
+DEEP_DOMAIN = Domain(
+    {"d": Integer(2, 5), "x": Vector("d", 0.3, 3.0, log=True), "y": Real(0.3, 3.0, log=True), "L": Integer(3, 6),
+     "c": Choice((0.5, 1.0))},
+    description="depth L = 3..6",
+)
+
+
+def _deep_eval(params, predicted):
+    x, y, L, c = _arr(params), params["y"], params["L"], params.get("c", 0.5)
+    start = np.full_like(x, y / x.sum())
+    scale = float(mins.deep_sharpness(x, start, L, c))
+    res = minimize(lambda b: float(mins.deep_sharpness(x, np.maximum(b, 0), L, c)) / scale, start,
+                   jac=lambda b: 2 * c * L**2 * x**2 * (2 - 2 / L) * np.maximum(b, 1e-300) ** (1 - 2 / L) / scale,
+                   method="SLSQP", bounds=[(0, None)] * x.size,
+                   constraints=[{"type": "eq", "fun": lambda b: x @ b / y - 1, "jac": lambda b: x / y}],
+                   options={"ftol": 1e-15, "maxiter": 1000})  # 1e-16 is below roundoff: SLSQP may never stop
+    if not res.success:
+        return Observation(None, math.nan, f"SLSQP failed: {res.message}", decided=False)
+    return Observation(res.x.tolist(), _rel_scaled(predicted, res.x),
+                       f"SLSQP argmin of L^2 sum x^2 beta^(2-2/L) on P (L = {L})")
+
+
+def _deep_power(params, power):
+    """The interior minimizer raised to ``power`` and put back on P (the negative controls)."""
+    x, y = _arr(params), params["y"]
+    beta = mins.deep_min_sharpness_beta(x, y, params["L"]) ** power
+    return beta * (y / (x @ beta))
+
+
+DEEP = Claim(
+    id="eos.deep.min_sharpness_interior", paper="eos", source="paper 2, theory (spec: Deep shared weights)",
+    title="β = w^L (L ≥ 3): S = 2cL²Σx_i²β_i^{2−2/L} is minimized on P at the interior β_i ∝ x_i^{−L/(L−2)}",
+    hypotheses=(sp.Ge(mins.L_sym, 3, evaluate=False),),
+    statement=sp.Eq(sp.Symbol("beta_i"), sp.Symbol("k") * _x1 ** (-mins.L_sym / (mins.L_sym - 2))),
+    predict=lambda p: mins.deep_min_sharpness_beta(_arr(p), p["y"], p["L"]), evaluate=_deep_eval,
+    tolerance=Tolerance("slsqp_convex", 1e-5, "SLSQP on a strictly convex objective, ftol 1e-15 (flat to second "
+                        "order: ~sqrt(ftol)·cond); measured ~1e-8"),
+    domain=DEEP_DOMAIN,
+    negative_control=two_sided("exponent of the interior point", 0.01, lambda p, v, s: (p, _deep_power(p, 1 + s))),
+)
+
+
+CLAIMS = (
+    RISK_BAYES, RISK_OPT, RISK_RATIO, RISK_U, DEEP,
+)

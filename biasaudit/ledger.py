@@ -61,6 +61,7 @@ __all__ = [
     "Evidence",
     "OutOfScope",
     "run_claim",
+    "loosened",
     "jsonable",
     "claim_seed",
     "PROFILES",
@@ -86,11 +87,17 @@ class OutOfScope(Exception):
 
 @dataclass(frozen=True)
 class Tolerance:
-    """A named tolerance and why it has that size (e.g. ``rk4_global``: ``1e-8``, 'RK4 at h=1e-3 ...')."""
+    """A named tolerance and why it has that size (e.g. ``rk4_global``: ``1e-8``, 'RK4 at h=1e-3 ...').
+
+    ``at_10x``: why a ten times looser tolerance would change no verdict of its claim (e.g. it bounds float64
+    roundoff far below the errors the ±1 % controls make), or ``""`` where it would. ``biasaudit check
+    --tolerance-x10`` runs every claim at 10× its tolerance and holds each claim to the side it states.
+    """
 
     name: str
     value: float
     reason: str
+    at_10x: str = ""
 
     def __post_init__(self):
         if not (self.value >= 0 and math.isfinite(self.value)):
@@ -200,14 +207,16 @@ def _legacy_control(make_wrong: Callable[[Params, Any], Any]) -> Control:
                    "a single wrong prediction (side and size not stated)")
 
 
-def control_flags(controls: tuple[Control, ...] | list[dict]) -> list[str]:
+def control_flags(controls: tuple[Control, ...] | list[dict], inequality: str = "") -> list[str]:
     """Why a set of controls is weak: ``one-sided`` (no move up or no move down: a broken hypothesis alone
     does not make a check two-sided), ``wider than 2%`` (a move larger than :data:`MAX_CONTROL_SIZE`),
     ``size not stated``. Up and down may act on different targets: the two boundaries of a regime, or the
-    bold sides of two sufficient conditions."""
+    bold sides of two sufficient conditions. A claim that states a bound (``inequality``, e.g. 'upper bound')
+    needs only its tight side: a looser bound is never refuted, by nature, and that is not a weakness."""
     rows = [c.describe() if isinstance(c, Control) else c for c in controls]
     flags = []
-    if not {"+", "-"} <= {row["side"] for row in rows}:
+    sides = {row["side"] for row in rows}
+    if not ({"+", "-"} <= sides or (inequality and sides & {"+", "-"})):
         flags.append("one-sided")
     if any(row["size"] is not None and row["size"] > MAX_CONTROL_SIZE + 1e-12 for row in rows):
         flags.append(f"wider than {MAX_CONTROL_SIZE:.0%}")
@@ -233,6 +242,7 @@ class Claim:
     kind: str = "theory"
     samples: Mapping[str, int] = field(default_factory=lambda: {"ci": 8, "thorough": 64})
     controls: int | None = None  # at most this many sampled cases per control (None: every sampled case)
+    inequality: str = ""  # a bound: which side is tight ("upper bound: ..."); its controls move only that side
     compare_reference: Callable[[Any, Any], float] | None = None
     notes: str = ""
 
@@ -294,6 +304,17 @@ class Evidence:
         values = dict(data)
         values["verdict"] = Verdict(values["verdict"])
         return cls(**values)
+
+
+def loosened(claim: Claim, factor: float) -> Claim:
+    """The same claim with its tolerance × ``factor`` (the tolerance-sensitivity check)."""
+    import dataclasses
+
+    if not (factor > 0 and math.isfinite(factor)):
+        raise ValueError(f"factor: must be > 0 and finite, got {factor!r}")
+    tol = dataclasses.replace(claim.tolerance, value=claim.tolerance.value * factor,
+                              name=f"{claim.tolerance.name} x{factor:g}")
+    return dataclasses.replace(claim, tolerance=tol)
 
 
 def claim_seed(claim_id: str, seed: int) -> np.random.SeedSequence:
@@ -432,7 +453,8 @@ def _run_controls(claim: Claim, passed_samples: list, passed_references: list) -
                 break
         runs.append(run)
     return {"runs": runs, "all_failed": bool(runs) and bool(cases) and all(run["failed"] for run in runs),
-            "flags": control_flags(claim.negative_control), "on_references": on_references}
+            "flags": control_flags(claim.negative_control, claim.inequality), "on_references": on_references,
+            **({"inequality": claim.inequality} if claim.inequality else {})}
 
 
 def _default_compare(predicted: Any, expected: Any) -> float:

@@ -4,6 +4,10 @@
 first seed, and calls a claim *fragile* when the verdicts differ. A fragile claim is a defect of the check
 (too few samples to find a failing region that exists, or a statistic sitting on its threshold), never a
 property of the theorem.
+
+:func:`tolerance_sensitivity` runs each claim at its tolerance and at 10× it: a tolerance either decides
+some verdict (10× turns it), or its claim states why it cannot (``Tolerance.at_10x``, e.g. a roundoff bound
+far below the errors the ±1 % controls make).
 """
 
 from __future__ import annotations
@@ -13,7 +17,8 @@ from dataclasses import dataclass
 
 from biasaudit.ledger import Claim, Verdict, run_claim
 
-__all__ = ["StabilityRow", "verdict_stability", "DEFAULT_SEEDS"]
+__all__ = ["StabilityRow", "verdict_stability", "DEFAULT_SEEDS", "ToleranceRow", "tolerance_sensitivity",
+           "TOLERANCE_FACTOR"]
 
 DEFAULT_SEEDS = (0, 1, 2, 3, 4)
 
@@ -60,4 +65,55 @@ def verdict_stability(claims: Iterable[Claim], seeds: Sequence[int] = DEFAULT_SE
             verdict, detail = _verdict(claim, profile, seed)
             runs.append((profile, seed, verdict, detail))
         rows.append(StabilityRow(claim.id, tuple(runs)))
+    return rows
+
+
+TOLERANCE_FACTOR = 10.0
+
+
+@dataclass(frozen=True)
+class ToleranceRow:
+    """One claim at its tolerance and at ``TOLERANCE_FACTOR``× it (sampled cases only, no references)."""
+
+    claim_id: str
+    tolerance: float
+    verdict: str
+    loosened_verdict: str
+    at_10x: str  # the claim's stated reason why 10× changes nothing ("" if it says 10× does change it)
+
+    @property
+    def changes(self) -> bool:
+        return self.verdict != self.loosened_verdict
+
+    @property
+    def consistent(self) -> bool:
+        """The verdict changes at 10× exactly when the claim does not state a reason why it cannot."""
+        return self.changes != bool(self.at_10x)
+
+    def to_json(self) -> dict:
+        return {"claim_id": self.claim_id, "tolerance": self.tolerance, "verdict": self.verdict,
+                "verdict_at_10x": self.loosened_verdict, "changes": self.changes, "at_10x": self.at_10x,
+                "consistent": self.consistent}
+
+
+def _run_verdict(claim: Claim, seed: int) -> str:
+    try:
+        return str(run_claim(claim, profile="ci", seed=seed, references=False).verdict)
+    except Exception as exc:  # noqa: BLE001
+        return f"{Verdict.ERROR} ({type(exc).__name__})"
+
+
+def tolerance_sensitivity(claims: Iterable[Claim], seed: int = 0,
+                          progress: Callable[[str], None] | None = None) -> list[ToleranceRow]:
+    """Each claim (profile ci, no references) at its tolerance and at 10× it. A tolerance that matters turns
+    some verdict (a control no longer refuted: undecided; a counterexample forgiven: confirmed); one that
+    does not must say why in ``Tolerance.at_10x``."""
+    from biasaudit.ledger import loosened
+
+    rows = []
+    for claim in claims:
+        if progress is not None:
+            progress(f"{claim.id} [tolerance {claim.tolerance.value:g} and x{TOLERANCE_FACTOR:g}]")
+        rows.append(ToleranceRow(claim.id, claim.tolerance.value, _run_verdict(claim, seed),
+                                 _run_verdict(loosened(claim, TOLERANCE_FACTOR), seed), claim.tolerance.at_10x))
     return rows

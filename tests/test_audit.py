@@ -276,6 +276,9 @@ def test_audit_figure_job_writes_its_png(figure_id, tmp_path):
 
     job = get_figure(figure_id)
     ok, why = figure_available(job)
+    # a missing third-party library may skip a figure; a missing biasaudit attribute is a broken requirement
+    # (issue 12 moved l2_sam_regime_boundaries and three SAM figures went silently missing from the audit)
+    assert ok or not why.startswith("biasaudit"), f"{figure_id}: {why}"
     if not ok:
         pytest.skip(f"{figure_id}: {why}")
     paths = job.make(tmp_path, "quick")

@@ -182,6 +182,9 @@ def test_sam_core_claim_is_confirmed(claim):
 
 
 ONE_SIDE_PER_CASE = {"sam.linf.unbalanced_growth"}
+# Controls that only some cases can refute (each is refuted by the sampled cases together: run_claim's test):
+# the chatter's sup reaches 0.99 h mu rho on most runs, not all; a limit-rule move needs a winner to move.
+SOME_CASES = {"sam.linf.chatter_bound", "sam.linf.limit_rule_L2"}
 
 
 @pytest.mark.parametrize("claim", CORE, ids=lambda c: c.id)
@@ -201,7 +204,8 @@ def test_sam_core_claim_property_and_negative_control(claim):
         refuted = claim.controls_refuted_by(params, predicted)
         # unbalanced growth: coordinate 1 sits 0.5 % on one side of 2 rho, so each case refutes the threshold
         # moved towards it; the sampled cases together refute both sides (test_sam_core_claim_is_confirmed)
-        assert any(refuted) if claim.id in ONE_SIDE_PER_CASE else all(refuted), refuted
+        if claim.id not in SOME_CASES:
+            assert any(refuted) if claim.id in ONE_SIDE_PER_CASE else all(refuted), refuted
 
     if claim.id in SLOW_PROPERTY:
         from hypothesis import settings

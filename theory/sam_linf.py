@@ -54,9 +54,9 @@ from biasaudit.plumbing import (InputError, as_finite_vector, matching_length, p
 __all__ = [
     "alpha", "mu", "rho", "tau", "L",
     "LINF_L2", "LINF_ZERO_HIT", "LINF_DEEP_GROW", "LINF_DEEP_BLOWUP", "LINF_DEEP_ZERO_HIT", "LINF_DEEP_SCORE",
-    "LINF_ODD_BELOW", "UNBALANCED_SUM", "CHATTER_BOUND",
+    "LINF_ODD_BELOW", "UNBALANCED_SUM", "UNBALANCED_THRESHOLD", "CHATTER_BOUND",
     "LinfLimit", "linf_sam_limit", "linf_l2_weights", "linf_zero_hit_time", "linf_deep_weights",
-    "linf_blowup_times", "linf_grows_unbalanced", "linf_chatter_bound",
+    "linf_blowup_times", "linf_grows_unbalanced", "linf_chatter_bound", "linf_deep_scores",
 ]
 
 alpha = sp.Symbol("alpha", positive=True)
@@ -76,6 +76,8 @@ LINF_DEEP_SCORE = mu * (alpha - rho) ** (L - 2)
 LINF_ODD_BELOW = rho - ((rho - alpha) ** (2 - L) + (L - 2) * mu * tau) ** (1 / (2 - L))
 LINF_EVEN_BELOW = rho - ((rho - alpha) ** (2 - L) - (L - 2) * mu * tau) ** (1 / (2 - L))
 UNBALANCED_SUM = 2 * rho + (s0 - 2 * rho) * sp.exp(mu * tau)
+#: The growth threshold of s_0: where d/dtau UNBALANCED_SUM vanishes (2 rho).
+UNBALANCED_THRESHOLD = sp.solve(sp.diff(UNBALANCED_SUM, tau), s0)[0]
 CHATTER_BOUND = 2 * h * mu * rho
 
 _l2 = sp.lambdify((mu, alpha, rho, tau), LINF_L2, modules="numpy")
@@ -87,6 +89,7 @@ _deep_score = sp.lambdify((mu, alpha, rho, L), LINF_DEEP_SCORE, modules="numpy")
 _odd_below = sp.lambdify((mu, alpha, rho, tau, L), LINF_ODD_BELOW, modules="numpy")
 _even_below = sp.lambdify((mu, alpha, rho, tau, L), LINF_EVEN_BELOW, modules="numpy")
 _chatter = sp.lambdify((h, mu, rho), CHATTER_BOUND, modules="numpy")
+_unbalanced_threshold = sp.lambdify((rho,), UNBALANCED_THRESHOLD, modules="math")
 
 TIE_RTOL = 1e-12  # relative gap below which two L >= 3 scores count as a tie
 
@@ -141,7 +144,7 @@ def linf_sam_limit(mu_value, alpha_value, rho_value, depth) -> LinfLimit:
             return LinfLimit("basis", k, None, sp.Gt(a_j, rho),
                              f"L = 2, G = {{j : alpha_j > rho}} = {_set(grow)} is non-empty: "
                              f"beta/||beta|| -> e_max G = e_{k}")
-        score = np.where(grow, m * np.abs(a - r) ** (depth - 2), -np.inf)
+        score = linf_deep_scores(m, a, r, depth)
         k0 = int(np.argmax(score))
         others = np.delete(score, k0)
         if others.size and np.max(others) >= score[k0] * (1 - TIE_RTOL):
@@ -161,6 +164,17 @@ def linf_sam_limit(mu_value, alpha_value, rho_value, depth) -> LinfLimit:
                          "(the loss does not tend to 0)")
     return LinfLimit("zero", None, tuple(0.0 for _ in range(d)), sp.Lt(a_j, rho),
                      f"L = {depth} even, every alpha_j < rho: each w_j hits 0 in finite tau and slides there")
+
+
+def linf_deep_scores(mu_value, alpha_value, rho_value, depth: int) -> np.ndarray:
+    """``mu_j (alpha_j - rho)^(L-2)`` over G = {alpha_j > rho}, ``-inf`` outside G (L >= 3: the largest wins)."""
+    m, a = _mu_alpha(mu_value, alpha_value, increasing=False)
+    r = positive_scalar("rho", rho_value)
+    depth = positive_int("depth", depth, minimum=3)
+    out = np.full(m.size, -np.inf)
+    grow = a > r
+    out[grow] = _deep_score(m[grow], a[grow], r, depth)
+    return out
 
 
 def _set(mask) -> str:
@@ -227,7 +241,7 @@ def linf_grows_unbalanced(mu_value, u0, v0, rho_value) -> np.ndarray:
     u = matching_length("u0", positive_vector("u0", u0), m.size, "mu")
     v = matching_length("v0", positive_vector("v0", v0), m.size, "mu")
     r = positive_scalar("rho", rho_value)
-    return (u + v) > 2 * r
+    return (u + v) > _unbalanced_threshold(r)
 
 
 def linf_chatter_bound(h_value, mu_value, rho_value) -> np.ndarray:

@@ -131,6 +131,8 @@ def controls_summary(control: dict) -> str:
         sign = "±" if {"+", "-"} <= sides else "".join(sorted(sides & {"+", "-"})) or "/".join(sorted(sides))
         moves.append(f"{target} {sign}" + (f"{100 * size:.3g}%" if isinstance(size, (int, float)) else ""))
     text = f"negative controls refuted {refuted}/{len(runs)} ({'; '.join(moves)})"
+    if control.get("inequality"):
+        text += f" — {control['inequality']}"
     flags = list(control.get("flags") or [])
     if control.get("on_references"):
         flags.append("judged on reference cases")

@@ -21,6 +21,7 @@ BENCH_MODULES: tuple[str, ...] = (
     "biasaudit.benchmarks.ledger",
     "biasaudit.benchmarks.validation_eos",
     "biasaudit.benchmarks.eos",
+    "biasaudit.benchmarks.mutation",
 )
 
 

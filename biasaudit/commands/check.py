@@ -23,6 +23,9 @@ def register(sub) -> None:
                         "list the claims whose verdict changes (fragile) and exit 1 if there is one")
     p.add_argument("--seeds", default="0,1,2,3,4", metavar="LIST",
                    help="seeds for --stability (comma-separated integers, default 0,1,2,3,4)")
+    p.add_argument("--tolerance-x10", action="store_true",
+                   help="run each claim (no references) at its tolerance and at 10x it; exit 1 if a verdict "
+                        "that should turn does not, or turns where the claim states why it cannot")
     p.set_defaults(run=run)
 
 
@@ -33,6 +36,8 @@ def run(args) -> int:
     claims = select_claims(args.claims, paper=args.paper, kind="theory")
     if args.stability:
         return run_stability(claims, args)
+    if args.tolerance_x10:
+        return run_tolerance_x10(claims, args)
     if args.list:
         for claim in claims:
             print(f"{claim.id:40s} {claim.title}")
@@ -107,3 +112,26 @@ def run_stability(claims, args) -> int:
             print(f"{r.claim_id:{width}s}  {'yes' if r.stable else 'NO':6s}  {' '.join(v for _, _, v, _ in r.runs)}")
         print(f"fragile: {len(fragile)} of {len(rows)}")
     return 1 if fragile else 0
+
+
+def run_tolerance_x10(claims, args) -> int:
+    from biasaudit.stability import tolerance_sensitivity
+
+    progress = None if args.json else (lambda text: print(f"  {text} ...", file=sys.stderr, flush=True))
+    rows = tolerance_sensitivity(claims, seed=args.seed, progress=progress)
+    bad = [r for r in rows if not r.consistent]
+    if args.json:
+        json.dump({"claims": [r.to_json() for r in rows], "inconsistent": [r.claim_id for r in bad]}, sys.stdout,
+                  indent=1)
+        print()
+    else:
+        width = max([len(r.claim_id) for r in rows] + [5])
+        print(f"{'claim':{width}s}  {'tol':>8s}  {'verdict':10s}  {'at 10x':10s}  ok   why 10x changes nothing")
+        for r in sorted(rows, key=lambda r: (r.consistent, not r.changes, r.claim_id)):
+            why = r.at_10x if r.at_10x else ("(turns: the tolerance decides)" if r.changes else "(no reason stated)")
+            print(f"{r.claim_id:{width}s}  {r.tolerance:8.1e}  {r.verdict:10s}  {r.loosened_verdict:10s}  "
+                  f"{'yes' if r.consistent else 'NO':4s} {why[:90]}")
+        turned = sum(r.changes for r in rows)
+        print(f"10x tolerance turns {turned} of {len(rows)} verdicts; inconsistent with the stated reasons: "
+              f"{len(bad)}")
+    return 1 if bad else 0

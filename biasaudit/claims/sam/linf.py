@@ -4,6 +4,7 @@ equilibrium alpha_j = rho, the chatter of the discrete iterates, and growth from
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -11,7 +12,7 @@ import sympy as sp
 
 from biasaudit.claims.sam._common import PAPER, _L_s, _a_s, _arr, _mu_domain, _mu_s, _r_s, _sigma_neg, _t_s, _w_s
 from biasaudit.domain import Choice, Domain, Integer, Real, Vector
-from biasaudit.ledger import Claim, Observation, Tolerance, shifted_prediction, two_sided
+from biasaudit.ledger import Claim, Control, Observation, Tolerance, shifted_prediction, two_sided
 
 
 # ============================================================================================ l_inf, L = 2
@@ -130,20 +131,36 @@ def _chatter_evaluate(p, predicted):
     bound = float(predicted)
     err = max(0.0, ratio - bound) / bound
     return Observation(ratio, err, f"sup |w_j| / (h mu_j rho) over {chatter.size} chatter steps = {ratio:.4f} "
-                                   f"(h = max eta sigma(-z~_k) = {np.max(h):.3g}); spec constant {bound}")
+                                   f"(h = max eta sigma(-z~_k) = {np.max(h):.3g}); bound constant {bound}")
+
+
+CHATTER_SHARP = 1.0  # sup |w_j| / (h mu_j rho): the invariant interval of the chatter map is [-h mu rho, h mu rho]
+
+
+def _chatter_bound_moved(p, predicted, signed_size):
+    return p, predicted * (1 + signed_size)
 
 
 LINF_CHATTER = Claim(
-    id="sam.linf.chatter_bound", paper=PAPER, source="B (L = 2, Filippov point)",
-    title="discrete l_inf-SAM iterates chatter at 0 with |w_j| <= 2 h mu_j rho (h = eta sigma(-z~))",
+    id="sam.linf.chatter_bound", paper=PAPER, source="B (L = 2, Filippov point); sharp constant derived",
+    title="discrete l_inf-SAM iterates chatter at 0 with |w_j| <= h mu_j rho (sharp; the spec's 2 h mu_j rho holds "
+          "with a factor 2 to spare)",
     hypotheses=(sp.Eq(_L_s, 2), sp.Lt(_a_s, _r_s, evaluate=False), sp.Le(sp.Symbol("h") * _mu_s, 1, evaluate=False)),
-    statement=sp.Le(sp.Abs(_w_s), 2 * sp.Symbol("h") * _mu_s * _r_s, evaluate=False),
-    predict=lambda p: 2.0, evaluate=_chatter_evaluate,
-    tolerance=Tolerance("exact_inequality", 1e-12, "an inequality; 1e-12 absorbs float roundoff only"),
+    statement=sp.Le(sp.Abs(_w_s), sp.Symbol("h") * _mu_s * _r_s, evaluate=False),
+    predict=lambda p: CHATTER_SHARP, evaluate=_chatter_evaluate,
+    tolerance=Tolerance("exact_inequality", 1e-12, "an inequality; 1e-12 absorbs float roundoff only",
+                        at_10x="an inequality checked to roundoff: sup |w|/(h mu rho) is 0.86-0.9999 in the sampled "
+                               "runs, 1e-11 above the bound changes nothing; the tight control (bound 1 % lower) is "
+                               "refuted by a 1 % margin, 1e10 times the tolerance"),
     domain=Domain({"mu": Real(0.5, 3.0), "alpha_over_rho": Real(0.2, 0.9), "rho": Real(0.05, 0.5),
                    "eta_mu": Real(0.02, 0.5)}),
-    negative_control=lambda p, pred: 0.5,
-    notes="the sharp constant is 1 (|w| <= h mu rho once inside); the control predicts 0.5 and must fail",
+    negative_control=(Control("-", 0.01, "the constant", functools.partial(_chatter_bound_moved, signed_size=-0.01)),),
+    inequality="an upper bound: only a tighter constant can be refuted (the sharp constant 1 moved down 1 %)",
+    notes="Each step maps w to w(1 + h mu) - h mu rho sign(w), so [-h mu rho, h mu rho] is invariant once entered "
+          "and the sup is approached just after a sign change from 0+. Measured sup/(h mu rho): 0.86-0.9999 over "
+          "40 draws (median 0.986-0.9996): the sup is not always attained (some orbits settle in cycles), so the "
+          "constant is sharp as a bound, not as an equality. The control moves the constant 1 % down (0.99): the "
+          "cases with sup > 0.99 h mu rho refute it.",
 )
 
 

@@ -4,6 +4,7 @@ can win), and the parity of L for alpha_j < rho.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -12,7 +13,8 @@ import sympy as sp
 from biasaudit.claims.sam._common import PAPER, _L_s, _a_s, _mu_s, _r_s, _t_s, _w_s
 from biasaudit.claims.sam.linf import _LINF_CLASS_DOMAIN, _alpha_from_classes
 from biasaudit.domain import Choice, Domain, Integer, Real
-from biasaudit.ledger import Claim, Observation, Reference, Tolerance, broken_hypothesis, shifted_prediction
+from biasaudit.ledger import (Claim, Control, Observation, Reference, Tolerance, broken_hypothesis,
+                              shifted_prediction, two_sided)
 
 
 # ============================================================================================ l_inf limit rules
@@ -68,17 +70,27 @@ def _limit_evaluate_l2(p, predicted):
                                       f"{predicted['index'] or ''}")
 
 
-def _wrong_limit(p, predicted):
-    """A deliberately wrong limit: a neighbouring basis vector, or zero <-> fixed rho^L 1."""
-    d = len(p["mu"])
-    if predicted["kind"] == "basis":
-        if d == 1:
-            return {"kind": "zero", "index": None, "beta_limit": (0.0,)}
-        k = predicted["index"]
-        return {"kind": "basis", "index": k - 1 if k > 1 else 2, "beta_limit": None}
-    if predicted["kind"] == "zero":
-        return {"kind": "fixed", "index": None, "beta_limit": tuple(p["rho"] ** p["depth"] for _ in range(d))}
-    return {"kind": "zero", "index": None, "beta_limit": tuple(0.0 for _ in range(d))}
+ALPHA_MOVE = 0.01  # controls move one alpha_j to rho (1 -/+ 1 %): across the class boundary alpha_j = rho
+
+
+def _winner_below(p, predicted, signed_size):
+    """'-': the winning coordinate's alpha moved to rho(1 − 1 %) (it leaves G); the prediction is kept."""
+    if predicted["kind"] != "basis":
+        return p, predicted  # no winner to move: this case cannot refute the control
+    alpha = list(p["alpha"])
+    alpha[predicted["index"] - 1] = float(p["rho"]) * (1 + signed_size)
+    return {**p, "alpha": tuple(alpha)}, predicted
+
+
+def _new_winner_above(p, predicted, signed_size):
+    """'+': the last coordinate outside G, above the winner, moved to rho(1 + 1 %) (it joins G and wins)."""
+    alpha, rho = list(p["alpha"]), float(p["rho"])
+    start = predicted["index"] if predicted["kind"] == "basis" else 0
+    outside = [j for j in range(start, len(alpha)) if alpha[j] <= rho]
+    if not outside:
+        return p, predicted
+    alpha[outside[-1]] = rho * (1 + signed_size)
+    return {**p, "alpha": tuple(alpha)}, predicted
 
 
 def _compare_limit(predicted, expected):
@@ -95,18 +107,25 @@ LINF_LIMIT_L2 = Claim(
     tolerance=Tolerance("exact_classification", 1e-9, "kind and index must match; a fixed limit within 1e-9 "
                                                       "relative (the flow converges like e^{-mu tau})"),
     domain=Domain({**_LINF_CLASS_DOMAIN, "d": Integer(2, 4), "depth": Choice((2,))}, derive=_alpha_from_classes),
-    negative_control=_wrong_limit, compare_reference=_compare_limit,
-    notes="negative control: a neighbouring basis vector, or zero <-> fixed",
+    negative_control=(Control("-", ALPHA_MOVE, "alpha_winner across rho",
+                              functools.partial(_winner_below, signed_size=-ALPHA_MOVE)),
+                      Control("+", ALPHA_MOVE, "alpha_j (j > winner) across rho",
+                              functools.partial(_new_winner_above, signed_size=ALPHA_MOVE))),
+    compare_reference=_compare_limit,
+    samples={"ci": 12, "thorough": 64},
+    notes="negative controls: the winner's alpha moved 1 % below rho, or the last coordinate above it that is "
+          "outside G moved 1 % above rho; each keeps the unmoved prediction, which the flow must refute",
 )
 
 
 def _deep_where(p):
     rho, L = float(p["rho"]), int(p["depth"])
     a, mu = np.asarray(p["alpha"]), np.asarray(p["mu"])
-    g = a > rho
-    if g.sum() < 2:
+    if (a > rho).sum() < 2:
         return False
-    score = np.sort(mu[g] * (a[g] - rho) ** (L - 2))
+    from biasaudit.theory.sam_linf import linf_deep_scores
+
+    score = np.sort(linf_deep_scores(mu, a, rho, L))
     return bool(score[-2] < 0.95 * score[-1])
 
 
@@ -125,11 +144,22 @@ def _limit_evaluate_deep(p, predicted):
                                       f"blow-up tau = {t_first:.6g})")
 
 
-def _second_best(p, predicted):
+def _cross_runner_up(p, predicted, signed_size):
+    """Move one alpha so the score mu_j (alpha_j − rho)^(L−2) of the runner-up m crosses the winner k's by 1 %:
+    '+' raises alpha_m to score_m = 1.01 score_k, '−' lowers alpha_k to score_k = 0.99 score_m. The prediction
+    (e_k) is kept."""
+    from biasaudit.theory.sam_linf import linf_deep_scores
+
     rho, L = float(p["rho"]), int(p["depth"])
-    a, mu = np.asarray(p["alpha"]), np.asarray(p["mu"])
-    score = np.where(a > rho, mu * np.abs(a - rho) ** (L - 2), -np.inf)
-    return {"kind": "basis", "index": int(np.argsort(score)[-2]) + 1, "beta_limit": None}
+    a, mu = np.asarray(p["alpha"], float), np.asarray(p["mu"], float)
+    score = linf_deep_scores(mu, a, rho, L)
+    k, m = int(np.argsort(score)[-1]), int(np.argsort(score)[-2])
+    if not np.isfinite(score[m]):
+        return p, predicted
+    moved, target = (m, score[k] * (1 + signed_size)) if signed_size > 0 else (k, score[m] * (1 + signed_size))
+    a = a.copy()
+    a[moved] = rho + (target / mu[moved]) ** (1.0 / (L - 2))
+    return {**p, "alpha": tuple(a.tolist())}, predicted
 
 
 LINF_LIMIT_DEEP = Claim(
@@ -142,11 +172,14 @@ LINF_LIMIT_DEEP = Claim(
     tolerance=Tolerance("exact_classification", 0.0, "the blowing-up index must match"),
     domain=Domain({**_LINF_CLASS_DOMAIN, "d": Integer(2, 4), "depth": Integer(3, 6)}, derive=_alpha_from_classes,
                   where=_deep_where),
-    negative_control=_second_best, compare_reference=_compare_limit,
+    negative_control=two_sided("score of the runner-up vs the winner", ALPHA_MOVE, _cross_runner_up),
+    compare_reference=_compare_limit,
     references=(Reference({"mu": (1.0, 2.0, 3.0), "alpha": (0.2, 0.14, 0.13), "rho": 0.1, "depth": 3},
                           {"kind": "basis", "index": 1, "beta_limit": None}, 0.0,
                           "spec example: alpha = (0.2, 0.14, 0.13), mu = (1, 2, 3), rho = 0.1 gives e_1"),),
-    notes="negative control: the second-best index (domain keeps a 5 % gap between the top two scores)",
+    notes="negative controls: the runner-up's score raised to 1.01x the winner's, or the winner's lowered to "
+          "0.99x the runner-up's (one alpha moved); the kept prediction must be refuted (the domain keeps a 5 % "
+          "gap between the top two scores so the unmoved case is decided)",
 )
 
 

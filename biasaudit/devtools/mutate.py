@@ -1,0 +1,271 @@
+"""The mutation suite: does every plausible bug move some claim's verdict away from *confirmed*?
+
+``python -m biasaudit.devtools.mutate [--mutants GLOB] [--jobs 2] [--seed 0] [--json] [--out FILE] [--list]``
+
+1. The installed package is copied once into a temporary tree in the wheel layout (``biasaudit/theory`` …),
+   numba's on-disk caches included (their stamps are the sources' times, kept by the copy).
+2. The *baseline*: every claim any mutant names is run in that pristine copy, profile ``ci``, without the
+   spec's references (``run_claim(references=False)``), in a child process.
+3. Each mutant gets its own copy of the pristine tree with one edit applied (:mod:`biasaudit.devtools.mutants`),
+   and its claims run the same way in a child process whose ``biasaudit`` is that copy (checked).
+4. A mutant is **killed** when a claim confirmed at baseline is not confirmed under it (refuted, undecided,
+   error, or its process crashed or timed out: each is named). Other verdict changes (e.g. refuted →
+   confirmed) are reported but kill nothing: the target is that every bug *loses* a confirmation.
+
+The score is killed/total; the exit status is 0 only when every mutant is killed. A mutant in ``numerics/``
+recompiles the numba kernels it reaches (the stale-cache guard wipes the copy's caches), so a full run takes
+minutes (``biasaudit bench --cases mutation`` runs it; a slow test does too).
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from biasaudit.devtools.mutants import MUTANTS, Mutant
+
+__all__ = ["MutantResult", "SuiteResult", "package_folders", "build_tree", "apply_mutant", "run_suite", "main"]
+
+CHILD_TIMEOUT_S = 1200  # a mutant that makes a claim loop forever is killed by the clock, and says so
+SUBPACKAGES = ("theory", "numerics", "validation")
+
+
+@dataclass
+class MutantResult:
+    name: str
+    layer: str
+    bug: str
+    killed: bool
+    killed_by: dict = field(default_factory=dict)  # claim id -> verdict under the mutant (was confirmed)
+    other_changes: dict = field(default_factory=dict)  # claim id -> "before -> after"
+    crashed: str = ""
+    elapsed_s: float = 0.0
+
+
+@dataclass
+class SuiteResult:
+    seed: int
+    baseline: dict
+    mutants: list
+    elapsed_s: float
+
+    @property
+    def score(self) -> tuple[int, int]:
+        return sum(m.killed for m in self.mutants), len(self.mutants)
+
+    def to_json(self) -> dict:
+        killed, total = self.score
+        return {"seed": self.seed, "killed": killed, "total": total, "elapsed_s": round(self.elapsed_s, 1),
+                "baseline": self.baseline, "mutants": [asdict(m) for m in self.mutants]}
+
+
+def package_folders() -> dict[str, Path]:
+    """Where the installed package and its three sub-packages live (a checkout or site-packages)."""
+    out = {"biasaudit": Path(importlib.util.find_spec("biasaudit").submodule_search_locations[0])}
+    for sub in SUBPACKAGES:
+        out[sub] = Path(importlib.util.find_spec(f"biasaudit.{sub}").submodule_search_locations[0])
+    return out
+
+
+def build_tree(dest: Path) -> Path:
+    """Copy the installed package into ``dest/biasaudit`` in the wheel layout; return ``dest``."""
+    folders = package_folders()
+    ignore = shutil.ignore_patterns("*.pyc", ".pytest_cache")
+    shutil.copytree(folders["biasaudit"], dest / "biasaudit", ignore=ignore)
+    for sub in SUBPACKAGES:
+        target = dest / "biasaudit" / sub
+        if not target.exists():  # editable install: the sub-package sits beside biasaudit/
+            shutil.copytree(folders[sub], target, ignore=shutil.ignore_patterns("*.pyc"))
+    return dest
+
+
+def apply_mutant(tree: Path, mutant: Mutant) -> None:
+    """Edit one file of ``tree``; ``mutant.old`` must occur exactly once."""
+    path = tree / "biasaudit" / mutant.path
+    text = path.read_text(encoding="utf-8")
+    count = text.count(mutant.old)
+    if count != 1:
+        raise ValueError(f"mutant {mutant.name}: expected 1 occurrence of {mutant.old!r} in {mutant.path}, "
+                         f"found {count}")
+    path.write_text(text.replace(mutant.old, mutant.new), encoding="utf-8")
+
+
+def _selected_ids(globs: tuple[str, ...], experiments: tuple[str, ...]) -> list[str]:
+    from biasaudit.registry import all_claims
+
+    ids = [c.id for c in all_claims() if c.kind == "theory" and any(fnmatch.fnmatchcase(c.id, g) for g in globs)]
+    known = {c.id for c in all_claims()}
+    missing = [e for e in experiments if e not in known]
+    if missing:
+        raise ValueError(f"unknown experiment claims: {missing}")
+    return ids + list(experiments)
+
+
+def _child_run(tree: Path, claim_ids: list[str], seed: int) -> tuple[dict, str]:
+    """Run ``claim_ids`` with the ``biasaudit`` of ``tree`` in a child process: ({id: verdict}, crash text)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "PYTHONPATH")}
+    env["PYTHONPATH"] = str(tree)
+    env["BIASAUDIT_CACHE_DIR"] = str(tree / ".cache")
+    cmd = [sys.executable, "-m", "biasaudit.devtools.mutate", "--child", "--seed", str(seed),
+           "--claim-ids", ",".join(claim_ids)]
+    try:
+        proc = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return {}, f"timed out after {CHILD_TIMEOUT_S} s"
+    verdicts = {}
+    for line in proc.stdout.splitlines():
+        if line.startswith("{"):
+            row = json.loads(line)
+            verdicts[row["claim"]] = row["verdict"]
+    crash = ""
+    if proc.returncode != 0:
+        tail = proc.stderr.strip().splitlines()[-1:] or ["(no stderr)"]
+        crash = f"exit {proc.returncode}: {tail[0][:200]}"
+    return verdicts, crash
+
+
+def _judge(mutant: Mutant, baseline: dict, verdicts: dict, crash: str, ids: list[str], elapsed: float
+           ) -> MutantResult:
+    result = MutantResult(mutant.name, mutant.layer, mutant.bug, False, crashed=crash, elapsed_s=round(elapsed, 1))
+    for cid in ids:
+        before, after = baseline.get(cid), verdicts.get(cid, "missing (process crashed)" if crash else "missing")
+        if before == "confirmed" and after != "confirmed":
+            result.killed_by[cid] = after
+        elif before != after:
+            result.other_changes[cid] = f"{before} -> {after}"
+    result.killed = bool(result.killed_by)
+    return result
+
+
+def run_suite(mutants: tuple[Mutant, ...] = MUTANTS, *, jobs: int = 2, seed: int = 0, workdir: Path | None = None,
+              progress=None) -> SuiteResult:
+    """Build the pristine tree, run the baseline, then every mutant (``jobs`` child processes at a time)."""
+    start = time.perf_counter()
+    say = progress or (lambda text: None)
+    per_mutant = {m.name: _selected_ids(m.claims, m.experiments) for m in mutants}
+    all_ids = sorted({cid for ids in per_mutant.values() for cid in ids})
+    own_tmp = workdir is None
+    root = Path(tempfile.mkdtemp(prefix="biasaudit-mutate-")) if own_tmp else Path(workdir)
+    try:
+        pristine = build_tree(root / "pristine")
+        for mutant in mutants:  # fail before any work when a mutant no longer applies
+            text = (pristine / "biasaudit" / mutant.path).read_text(encoding="utf-8")
+            if text.count(mutant.old) != 1:
+                apply_mutant(pristine, mutant)  # raises with the reason
+        say(f"baseline: {len(all_ids)} claims in the pristine copy ...")
+        baseline, crash = _child_run(pristine, all_ids, seed)
+        if crash or set(baseline) != set(all_ids):
+            raise RuntimeError(f"the baseline run failed ({crash or 'claims missing'}): nothing to compare with")
+        say(f"baseline: {sum(v == 'confirmed' for v in baseline.values())} of {len(all_ids)} confirmed")
+
+        def one(mutant: Mutant) -> MutantResult:
+            t0 = time.perf_counter()
+            tree = root / f"m-{mutant.name}"
+            shutil.copytree(pristine, tree, symlinks=True)
+            apply_mutant(tree, mutant)
+            verdicts, crash = _child_run(tree, per_mutant[mutant.name], seed)
+            shutil.rmtree(tree, ignore_errors=True)
+            return _judge(mutant, baseline, verdicts, crash, per_mutant[mutant.name], time.perf_counter() - t0)
+
+        results = []
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            for i, res in enumerate(pool.map(one, mutants), 1):
+                results.append(res)
+                status = ("killed by " + ", ".join(f"{k} ({v})" for k, v in list(res.killed_by.items())[:3])
+                          if res.killed else "SURVIVED")
+                say(f"[{i}/{len(mutants)}] {res.name}: {status} ({res.elapsed_s:.0f} s)")
+        return SuiteResult(seed, baseline, results, time.perf_counter() - start)
+    finally:
+        if own_tmp:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def _child_main(claim_ids: list[str], seed: int) -> int:
+    """In the child: refuse to run unless ``biasaudit`` is imported from the current directory's copy."""
+    import biasaudit
+
+    here = Path.cwd().resolve()
+    if here not in Path(biasaudit.__file__).resolve().parents:
+        print(f"biasaudit imported from {biasaudit.__file__}, not from the mutated copy {here}", file=sys.stderr)
+        return 3
+    from biasaudit.ledger import run_claim
+    from biasaudit.registry import get_claim
+
+    for cid in claim_ids:
+        try:
+            verdict = str(run_claim(get_claim(cid), "ci", seed, references=False).verdict)
+        except Exception as exc:  # a crash in a check is an outcome of the mutant, recorded as "error"
+            verdict = f"error ({type(exc).__name__})"
+        print(json.dumps({"claim": cid, "verdict": verdict}), flush=True)
+    return 0
+
+
+def _format(result: SuiteResult) -> str:
+    killed, total = result.score
+    lines = [f"{'mutant':34s} {'layer':10s} {'outcome':9s} evidence"]
+    for m in result.mutants:
+        evidence = ", ".join(f"{k}: {v}" for k, v in list(m.killed_by.items())[:3])
+        more = len(m.killed_by) - 3
+        evidence += f" (+{more} more)" if more > 0 else ""
+        if m.crashed:
+            evidence += f" [process: {m.crashed}]"
+        lines.append(f"{m.name:34s} {m.layer:10s} {'killed' if m.killed else 'SURVIVED':9s} {evidence}")
+    lines.append(f"mutation score: {killed}/{total} killed ({result.elapsed_s:.0f} s, seed {result.seed}, profile ci, "
+                 "no references)")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m biasaudit.devtools.mutate", description=__doc__.split("\n")[0])
+    parser.add_argument("--mutants", metavar="PATTERN", help="comma-separated globs of mutant names")
+    parser.add_argument("--jobs", type=int, default=2, help="mutants run at once (default 2)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument("--out", type=Path, help="also write the JSON result to this file (atomically)")
+    parser.add_argument("--list", action="store_true", help="list the mutants and exit")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--claim-ids", default="", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        return _child_main([c for c in args.claim_ids.split(",") if c], args.seed)
+    mutants = MUTANTS
+    if args.mutants:
+        globs = [g.strip() for g in args.mutants.split(",") if g.strip()]
+        mutants = tuple(m for m in MUTANTS if any(fnmatch.fnmatchcase(m.name, g) for g in globs))
+        if not mutants:
+            print(f"biasaudit: error: mutants: {args.mutants!r} matches no mutant (see --list)", file=sys.stderr)
+            return 2
+    if args.jobs < 1:
+        print(f"biasaudit: error: jobs: must be >= 1, got {args.jobs}", file=sys.stderr)
+        return 2
+    if args.list:
+        for m in mutants:
+            print(f"{m.name:34s} {m.layer:10s} {m.path:28s} {m.bug}")
+        return 0
+    if args.out is not None and args.out.exists() and args.out.is_dir():
+        print(f"biasaudit: error: out: {args.out} is a directory", file=sys.stderr)
+        return 2
+    result = run_suite(mutants, jobs=args.jobs, seed=args.seed,
+                       progress=lambda text: print(text, file=sys.stderr, flush=True))
+    if args.out is not None:
+        from biasaudit.plumbing import atomic_write_text
+
+        atomic_write_text(args.out, json.dumps(result.to_json(), indent=1))
+    print(json.dumps(result.to_json(), indent=1) if args.json else _format(result))
+    killed, total = result.score
+    return 0 if killed == total else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

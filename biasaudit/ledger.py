@@ -58,6 +58,8 @@ __all__ = [
     "broken_hypothesis",
     "control_flags",
     "MAX_CONTROL_SIZE",
+    "AT_10X_EXACT",
+    "AT_10X_PRECISION",
     "Evidence",
     "OutOfScope",
     "run_claim",
@@ -128,6 +130,11 @@ class Reference:
     note: str = ""
 
 
+AT_10X_EXACT = ("an exact decision (a class, index, sign, order or set): 10 x 0 = 0, and a wrong decision is off "
+                "by a whole unit")
+AT_10X_PRECISION = ("bounds roundoff or solver error: every case sits below it and every refuting control (a 1 % "
+                    "move) at least 10x above it, so 10x changes no verdict (check --tolerance-x10 prints the "
+                    "margins)")
 MAX_CONTROL_SIZE = 0.02  # a control moved by more than 2 % is flagged: it says nothing about a 1 % error
 SIDES = ("+", "-", "broken", "unknown")
 

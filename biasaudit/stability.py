@@ -80,6 +80,8 @@ class ToleranceRow:
     verdict: str
     loosened_verdict: str
     at_10x: str  # the claim's stated reason why 10× changes nothing ("" if it says 10× does change it)
+    worst_case_error: float | None = None  # at the claim's own tolerance (None: no passing case)
+    weakest_control_error: float | None = None  # the smallest error of a refuted control (None: none refuted)
 
     @property
     def changes(self) -> bool:
@@ -93,14 +95,20 @@ class ToleranceRow:
     def to_json(self) -> dict:
         return {"claim_id": self.claim_id, "tolerance": self.tolerance, "verdict": self.verdict,
                 "verdict_at_10x": self.loosened_verdict, "changes": self.changes, "at_10x": self.at_10x,
-                "consistent": self.consistent}
+                "consistent": self.consistent, "worst_case_error": self.worst_case_error,
+                "weakest_control_error": self.weakest_control_error}
 
 
-def _run_verdict(claim: Claim, seed: int) -> str:
+def _run_verdict(claim: Claim, seed: int) -> tuple[str, float | None, float | None]:
+    """(verdict, worst case error, smallest error of a refuted control) at profile ci without references."""
     try:
-        return str(run_claim(claim, profile="ci", seed=seed, references=False).verdict)
+        ev = run_claim(claim, profile="ci", seed=seed, references=False)
     except Exception as exc:  # noqa: BLE001
-        return f"{Verdict.ERROR} ({type(exc).__name__})"
+        return f"{Verdict.ERROR} ({type(exc).__name__})", None, None
+    refuted = [r["error"] for r in (ev.negative_control or {}).get("runs", [])
+               if r.get("failed") and isinstance(r.get("error"), (int, float))]
+    worst = ev.error if ev.verdict is Verdict.CONFIRMED else None
+    return str(ev.verdict), worst, (min(refuted) if refuted else None)
 
 
 def tolerance_sensitivity(claims: Iterable[Claim], seed: int = 0,
@@ -114,6 +122,8 @@ def tolerance_sensitivity(claims: Iterable[Claim], seed: int = 0,
     for claim in claims:
         if progress is not None:
             progress(f"{claim.id} [tolerance {claim.tolerance.value:g} and x{TOLERANCE_FACTOR:g}]")
-        rows.append(ToleranceRow(claim.id, claim.tolerance.value, _run_verdict(claim, seed),
-                                 _run_verdict(loosened(claim, TOLERANCE_FACTOR), seed), claim.tolerance.at_10x))
+        verdict, worst, weakest = _run_verdict(claim, seed)
+        loose = _run_verdict(loosened(claim, TOLERANCE_FACTOR), seed)[0]
+        rows.append(ToleranceRow(claim.id, claim.tolerance.value, verdict, loose, claim.tolerance.at_10x, worst,
+                                 weakest))
     return rows

@@ -138,4 +138,4 @@ def test_discrete_flow_limit_gap_halves_with_eta():
     params = {"algorithm": "l2", "normalization": "joint", "depth": 2, "d": 2, "mu": (1.0, 2.0), "rho": 0.2,
               "alpha_over_rho": (4.0, 4.0), "eta": 0.02, "alpha": (0.8, 0.8)}
     obs = exact_facts.DISCRETE_FLOW_LIMIT.evaluate(params, 2.0)
-    assert obs.error <= 0.05, obs.detail
+    assert obs.error <= exact_facts.DISCRETE_FLOW_LIMIT.tolerance.value, obs.detail

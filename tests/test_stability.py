@@ -38,3 +38,44 @@ def test_seeds_are_parsed_or_rejected_by_name():
 def test_every_theory_claim_has_a_stable_verdict():
     rows = verdict_stability(select_claims(None, kind="theory"))
     assert [r.claim_id for r in rows if not r.stable] == []
+
+
+# -- tolerance sensitivity (`biasaudit check --tolerance-x10`) ----------------------------------------------------
+def _scaled_error_claim(at_10x: str):
+    """error = 0.002 on every case, controls (±1 %) give 0.01: a tolerance of 5e-3 decides the controls."""
+    return Claim(id="toy.tol", paper="toy", source="test", title="a tolerance that decides", hypotheses=(),
+                 statement=None, predict=lambda p: 1.0,
+                 evaluate=lambda p, v: Observation(v, abs(v - 1.0) + 0.002),
+                 tolerance=Tolerance("t", 5e-3, "test", at_10x=at_10x), domain=Domain({"x": Real(0.0, 1.0)}),
+                 negative_control=shifted_prediction(0.01), samples={"ci": 2, "thorough": 2})
+
+
+def test_a_tolerance_that_decides_turns_a_verdict_at_10x():
+    from biasaudit.stability import tolerance_sensitivity
+
+    (row,) = tolerance_sensitivity([_scaled_error_claim("")])
+    assert (row.verdict, row.loosened_verdict) == ("confirmed", "undecided") and row.consistent
+    assert row.worst_case_error == pytest.approx(0.002) and row.weakest_control_error == pytest.approx(0.012)
+
+
+def test_a_stated_reason_that_is_false_is_caught():
+    from biasaudit.stability import tolerance_sensitivity
+
+    (row,) = tolerance_sensitivity([_scaled_error_claim("roundoff only (false here)")])
+    assert row.changes and not row.consistent
+
+
+def test_a_tolerance_that_changes_nothing_must_say_why():
+    from biasaudit.stability import tolerance_sensitivity
+
+    silent = _toy(2.0)  # errors exactly 0 and controls at 1e-2 against a tolerance of 1e-3: 10x changes nothing
+    (row,) = tolerance_sensitivity([silent])
+    assert not row.changes and not row.consistent
+
+
+@pytest.mark.slow
+def test_every_theory_tolerance_decides_a_verdict_or_says_why_not():
+    from biasaudit.stability import tolerance_sensitivity
+
+    rows = tolerance_sensitivity(select_claims(None, kind="theory"))
+    assert [r.claim_id for r in rows if not r.consistent] == []

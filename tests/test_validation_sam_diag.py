@@ -21,7 +21,7 @@ def _ieee_subnormals():
 
 
 EPS = np.finfo(float).eps
-TRAJ_TOL = 1e-10  # the bar; observed differences are ~1e-15 (a few ulps over 200 steps)
+TRAJ_TOL = DIAG_CLAIM.tolerance.value  # the claim's bar (1e-10); observed differences ~1e-15 (ulps over 200 steps)
 
 
 def test_diag_net_matches_numerics_gradient_is_the_symbolic_one():

@@ -16,8 +16,8 @@ from scipy.optimize import minimize
 from biasaudit.claims.eos._common import (ANY_INIT, SMALL_INIT, TOY, _arr, _b1, _b2, _c, _problem, _rel, _rel_scaled,
                                           _x1, _x2, _y)
 from biasaudit.domain import Choice, Domain, Integer, Real, Vector
-from biasaudit.ledger import (Claim, Observation, OutOfScope, Reference, Tolerance, broken_hypothesis,
-                              shifted_prediction, two_sided)
+from biasaudit.ledger import (AT_10X_EXACT, AT_10X_PRECISION, Claim, Observation, OutOfScope, Reference, Tolerance,
+                              broken_hypothesis, shifted_prediction, two_sided)
 from biasaudit.theory import eos_flow as flow
 from biasaudit.theory import eos_model as model
 
@@ -53,7 +53,7 @@ GF_LIMIT = Claim(
                     _y),
     predict=_gf_predict, evaluate=_gf_eval,
     tolerance=Tolerance("dop853_rtol", 1e-9, "DOP853 at rtol 1e-12 on u = log β over O(10) time units accumulates "
-                        "~1e-12..1e-11 (measured ~1e-14 on the toy); 1e-9 relative"),
+                        "~1e-12..1e-11 (measured ~1e-14 on the toy); 1e-9 relative", at_10x=AT_10X_PRECISION),
     domain=ANY_INIT, negative_control=two_sided("tau", 0.01, _tau_shift),
     references=(Reference(TOY, [0.06825485849042454, 0.4658725707547878], 1e-10, "toy beta_GF (s_GF = 7.727)"),),
 )
@@ -81,7 +81,8 @@ GF_KL = Claim(
     statement=sp.Eq(sp.diff(flow.KL_TERM, flow._b), sp.log(flow._b / flow._b0)),
     predict=_gf_predict, evaluate=_kl_eval,
     tolerance=Tolerance("slsqp_convex", 1e-6, "SLSQP on a strictly convex smooth potential, ftol 1e-15: the "
-                        "argmin is flat to second order, so ~sqrt(ftol)-level agreement (measured ~1e-9)"),
+                        "argmin is flat to second order, so ~sqrt(ftol)-level agreement (measured ~1e-9)",
+                        at_10x=AT_10X_PRECISION),
     domain=ANY_INIT, negative_control=two_sided("tau", 0.01, _tau_shift),
 )
 
@@ -105,7 +106,7 @@ GF_SIGN = Claim(
     hypotheses=(sp.Gt(_c, 0, evaluate=False),),
     statement=sp.Eq(sp.Symbol("rdot"), -2 * _c * 4 * sp.Symbol("Sx2b") * sp.Symbol("r")),
     predict=lambda p: float(np.sign(_problem(p).r0)), evaluate=_sign_eval,
-    tolerance=Tolerance("exact_sign", 0.0, "no sample point may have the other sign"),
+    tolerance=Tolerance("exact_sign", 0.0, "no sample point may have the other sign", at_10x=AT_10X_EXACT),
     domain=ANY_INIT, negative_control=broken_hypothesis("sign of r0", lambda p, v: (p, -v)),
 )
 
@@ -139,7 +140,7 @@ SGF_SMALL = Claim(
     statement=sp.Eq(sp.Symbol("s_GF"), model.on_manifold_sharpness_expr(2)),
     predict=_sgf_small_predict, evaluate=_sgf_small_eval,
     tolerance=Tolerance("dop853_path", 1e-8, "path from solve_ivp at rtol 1e-12 sampled at 600 points; the max is "
-                        "at the end point; 1e-8 relative"),
+                        "at the end point; 1e-8 relative", at_10x=AT_10X_PRECISION),
     domain=SMALL_INIT, negative_control=shifted_prediction(0.01),
     references=(Reference(TOY, 7.727, 5e-4, "toy: s_GF = 7.727 (4 digits)"),),
 )

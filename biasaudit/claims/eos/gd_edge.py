@@ -13,7 +13,8 @@ import sympy as sp
 from biasaudit.claims.eos._common import (GD_SMALL, SMALL_INIT, TOY, _arr, _b1, _b2, _eta, _regimes, _rel, _w0, _x1,
                                           _x2, _y)
 from biasaudit.domain import Domain, Fixed, Integer, Real, Vector
-from biasaudit.ledger import Claim, Observation, OutOfScope, Reference, Tolerance, broken_hypothesis, shifted_prediction
+from biasaudit.ledger import (AT_10X_EXACT, Claim, Observation, OutOfScope, Reference, Tolerance, broken_hypothesis,
+                              shifted_prediction)
 
 
 # ---- 4. GD claims (numba kernel) ------------------------------------------------------------------------------
@@ -104,7 +105,8 @@ LARGE_INIT = Claim(
     hypotheses=(sp.Gt(_x1 * _b1 + _x2 * _b2 - _y, 0, evaluate=False),),
     statement=sp.Gt(sp.Symbol("median(1 - eta S/2)"), sp.Rational(35, 1000), evaluate=False),
     predict=_large_predict, evaluate=_not_tracking_eval,
-    tolerance=Tolerance("outside_the_band", 0.0, "the median gap must lie above the tracking band's top"),
+    tolerance=Tolerance("outside_the_band", 0.0, "the median gap must lie above the tracking band's top",
+                        at_10x=AT_10X_EXACT),
     domain=GD_LARGE,
     negative_control=broken_hypothesis("r0 > 0 (large init)", _small_init_instead),
     samples={"ci": 2, "thorough": 8},
@@ -201,7 +203,8 @@ EDGE = Claim(
     statement=sp.Eq(sp.Symbol("eta_edge"), 2 / sp.Symbol("s_GF")),
     predict=_edge_predict, evaluate=_edge_eval,
     tolerance=Tolerance("exact_decision", 0.0, f"both probes at relative distance {EDGE_DELTA:g} from eta_c must "
-                        f"be decided correctly: over {EDGE_STEPS} steps the kick moves by about e^(±10)"),
+                        f"be decided correctly: over {EDGE_STEPS} steps the kick moves by about e^(±10)",
+                        at_10x=AT_10X_EXACT),
     domain=SMALL_INIT, negative_control=shifted_prediction(0.01),
     notes="Pins eta_c = 2/s_GF to 0.2 % with the numba GD kernel, independently of the sweep claims: the kink of "
           "S_final(eta) (eos.gd.kink_location) lies 0.5-2.2 % above eta_c because GD from w0 lands at a flatter "

@@ -17,7 +17,8 @@ from scipy.optimize import linprog, minimize
 from biasaudit.claims.eos._common import (DISTINCT, GENERAL, OFF_MANIFOLD, TIES, TOY, _arr, _b1, _b2, _c, _eta, _rel,
                                           _rel_scaled, _x1, _x2, _y)
 from biasaudit.domain import Choice, Domain, Real, Vector
-from biasaudit.ledger import Claim, Observation, Reference, Tolerance, broken_hypothesis, shifted_prediction
+from biasaudit.ledger import (AT_10X_EXACT, AT_10X_PRECISION, Claim, Observation, Reference, Tolerance,
+                              broken_hypothesis, shifted_prediction)
 from biasaudit.theory import eos_minimizers as mins
 from biasaudit.theory import eos_model as model
 
@@ -39,6 +40,7 @@ FD_TOL = Tolerance(
     "central_difference", 1e-6,
     "4-point second differences of a quartic at h = 1e-4·scale: truncation h²/6·|L''''| ~ 1e-8·scale, "
     "round-off eps·|L|/h² ~ 1e-8; 1e-6 relative to max(1, |λ|max) leaves a margin of 100",
+    at_10x=AT_10X_PRECISION,
 )
 
 
@@ -88,7 +90,8 @@ HESSIAN_RANK1 = Claim(
 
 # ---- 2. minimizers -----------------------------------------------------------------------------------------
 LP_TOL = Tolerance("highs_lp", 1e-8, "HiGHS primal/dual feasibility 1e-7 absolute on O(1) data; 1e-8 relative "
-                   "on the optimal value is what it reaches on these small LPs (measured ~1e-15)")
+                   "on the optimal value is what it reaches on these small LPs (measured ~1e-15)",
+                   at_10x=AT_10X_PRECISION)
 
 
 def _lp(cost, x, y, A_ub=None, b_ub=None):
@@ -137,7 +140,7 @@ MIN_NORM = Claim(
     statement=sp.Eq(sp.Symbol("N_min"), _y / sp.Max(_x1, _x2)),
     predict=_min_norm_predict, evaluate=_min_norm_eval,
     tolerance=Tolerance("slsqp_lp", 1e-8, "HiGHS LP optimum (~1e-15) and SLSQP at ftol 1e-15 on the concave "
-                        "‖w‖₁ (~1e-10 measured); 1e-8 relative"),
+                        "‖w‖₁ (~1e-10 measured); 1e-8 relative", at_10x=AT_10X_PRECISION),
     domain=DISTINCT, negative_control=shifted_prediction(0.01),
     references=(Reference(TOY, {"beta_l1": 0.5, "w_l1": math.sqrt(0.5), "vertex": 2}, 1e-12, "toy: v_2"),),
     compare_reference=lambda p, e: max(_rel(p["beta_l1"], e["beta_l1"]), _rel(p["w_l1"], e["w_l1"]),
@@ -168,7 +171,7 @@ MIN_L2 = Claim(
     statement=sp.Eq(sp.Matrix([_b1, _b2]), _y * sp.Matrix([_x1, _x2]) / (_x1**2 + _x2**2)),
     predict=lambda p: mins.min_l2_beta(_arr(p), p["y"]), evaluate=_l2_eval,
     tolerance=Tolerance("slsqp_qp", 1e-7, "SLSQP on a strictly convex QP at ftol 1e-15: KKT residual ~1e-9; "
-                        "1e-7 relative to max β"),
+                        "1e-7 relative to max β", at_10x=AT_10X_PRECISION),
     domain=GENERAL, negative_control=shifted_prediction(0.01),
     references=(Reference(TOY, [0.2, 0.4], 1e-12, "toy: (1, 2)/5"),),
 )
@@ -217,7 +220,8 @@ DISJOINT = Claim(
     hypotheses=(sp.Gt(_x1, 0, evaluate=False), sp.Gt(_x2, 0, evaluate=False)),
     statement=sp.Equivalent(sp.Symbol("disjoint"), sp.Gt(sp.Max(_x1, _x2), sp.Min(_x1, _x2), evaluate=False)),
     predict=lambda p: mins.minimizers_disjoint(_arr(p)), evaluate=_disjoint_eval,
-    tolerance=Tolerance("exact_decision", 0.0, "a yes/no answer; the LP decides it with a 1e-9 margin"),
+    tolerance=Tolerance("exact_decision", 0.0, "a yes/no answer; the LP decides it with a 1e-9 margin",
+                        at_10x=AT_10X_EXACT),
     domain=TIES, negative_control=broken_hypothesis("the decision", lambda p, v: (p, not v)),
     references=(Reference(TOY, True, 0.0, "toy: disjoint"),),
 )
@@ -276,7 +280,7 @@ PARETO_D2 = Claim(
     predict=lambda p: mins.d2_beta_of_sharpness(_arr(p), p["y"], _d2_S(p), p.get("c", 0.5)),
     evaluate=_d2_eval,
     tolerance=Tolerance("linear_solve", 1e-10, "2x2 solve with condition number <= ~1e3 here (x2 - x1 >= 0.1): "
-                        "1e3·eps ~ 2e-13; 1e-10 relative to max β"),
+                        "1e3·eps ~ 2e-13; 1e-10 relative to max β", at_10x=AT_10X_PRECISION),
     domain=D2, negative_control=shifted_prediction(0.01),
 )
 
@@ -329,7 +333,8 @@ STABLE = Claim(
     statement=sp.Eq(sp.Symbol("eta_max"), mins.STABLE_ETA_MAX),
     predict=_stable_predict, evaluate=_stable_eval,
     tolerance=Tolerance("exact_decision", 0.0, f"both sides of each threshold at relative distance {STABLE_DELTA:g} "
-                        "must be decided correctly (LP feasibility; finite-difference Jacobian, h = 1e-7)"),
+                        "must be decided correctly (LP feasibility; finite-difference Jacobian, h = 1e-7)",
+                        at_10x=AT_10X_EXACT),
     domain=DISTINCT, negative_control=shifted_prediction(0.01),
     references=(Reference(TOY, {"eta_stable_max": 0.5, "eta_min_norm_stable_max": 0.25}, 1e-12,
                           "toy: stable minima up to eta 0.5"),),

@@ -11,7 +11,7 @@ import sympy as sp
 
 from biasaudit.claims.sam._common import PAPER, _L_s, _a_s, _arr, _mu_domain, _mu_s, _t_s
 from biasaudit.domain import Choice, Domain, Integer, Real
-from biasaudit.ledger import Claim, Observation, Tolerance, shifted_prediction, two_sided
+from biasaudit.ledger import AT_10X_PRECISION, Claim, Observation, Tolerance, shifted_prediction, two_sided
 
 
 # ============================================================================================ depth 1
@@ -43,7 +43,8 @@ DEPTH1_SAME = Claim(
     statement=sp.Eq(sp.Function("w")(_t_s), _a_s + _mu_s * _t_s),
     predict=_depth1_predict, evaluate=_depth1_evaluate,
     tolerance=Tolerance("euler_exact_roundoff", 1e-12,
-                        "Euler on a constant field is exact; 200 steps of roundoff ~ 200 * eps relative"),
+                        "Euler on a constant field is exact; 200 steps of roundoff ~ 200 * eps relative",
+                        at_10x=AT_10X_PRECISION),
     domain=Domain({"d": Integer(1, 4), "mu": _mu_domain(), "alpha": Real(0.01, 1.0, log=True),
                    "rho": Real(0.01, 0.5), "eta": Real(0.01, 0.5)}),
     negative_control=shifted_prediction(0.01),
@@ -189,7 +190,7 @@ DEPTH1_SVM = Claim(
                         "beta = beta_svm log t + rho~ + r(t), r decaying like t^(-lambda) with a data-dependent "
                         "lambda (measured ~0.03 for well-conditioned support vectors): over s = log t in "
                         "[400, 800] the slope error is < 1e-9 (rtol 1e-12 flow); the direction itself only "
-                        "converges like 1/log t"),
+                        "converges like 1/log t", at_10x=AT_10X_PRECISION),
     domain=Domain({"data_seed": Integer(0, 10**6), "d": Integer(2, 3), "algorithm": Choice(("gd", "l2")),
                    "rho": Real(0.01, 0.2)}, where=_svm_where,
                   description="support vectors with lambda_min(X_s^T X_s) >= 0.3"),

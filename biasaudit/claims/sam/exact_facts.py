@@ -14,7 +14,7 @@ import sympy as sp
 
 from biasaudit.claims.sam._common import EPS, PAPER, _a_s, _arr, _mu_domain, _r_s, _sigma_neg, _w_s
 from biasaudit.domain import Choice, Domain, Integer, Real, Vector
-from biasaudit.ledger import Claim, Observation, Tolerance, shifted_prediction, two_sided
+from biasaudit.ledger import AT_10X_PRECISION, Claim, Observation, Tolerance, shifted_prediction, two_sided
 
 
 # ============================================================================================ exact facts
@@ -64,7 +64,8 @@ FLOW_EULER = Claim(
     hypotheses=(sp.Gt(_a_s, 0, evaluate=False), sp.Gt(sp.Symbol("eta"), 0, evaluate=False)),
     statement=sp.Eq(sp.Symbol("w_{k+1}"), _w_s + sp.Symbol("eta") / (1 + sp.exp(sp.Symbol("z~"))) * sp.Symbol("F(w)")),
     predict=_euler_predict, evaluate=_euler_evaluate,
-    tolerance=Tolerance("float64_roundoff", 512 * EPS, "the same arithmetic in another order: a few ulp"),
+    tolerance=Tolerance("float64_roundoff", 512 * EPS, "the same arithmetic in another order: a few ulp",
+                        at_10x=AT_10X_PRECISION),
     domain=Domain({**_ALG_DOMAIN, "depth": Integer(1, 5), "d": Integer(1, 4), "mu": _mu_domain(),
                    "alpha": Vector("d", 0.1, 1.5), "rho": Real(0.02, 0.5), "eta": Real(0.01, 1.0)}),
     negative_control=two_sided("step h", 0.01, lambda p, pred, s: (p, _euler_predict(p, h_factor=1.0 + s))),
@@ -125,7 +126,8 @@ FLOW_LINEAR = Claim(
     hypotheses=(sp.Gt(_a_s, 0, evaluate=False),),
     statement=sp.Eq(sp.Symbol("F(w)"), -sp.Symbol("grad L_lin(w + eps)")),
     predict=_linear_loss_predict, evaluate=_linear_loss_evaluate,
-    tolerance=Tolerance("float64_roundoff", 512 * EPS, "complex-step derivatives are exact to roundoff"),
+    tolerance=Tolerance("float64_roundoff", 512 * EPS, "complex-step derivatives are exact to roundoff",
+                        at_10x=AT_10X_PRECISION),
     domain=Domain({**_ALG_DOMAIN, "depth": Integer(1, 5), "d": Integer(1, 4), "mu": _mu_domain(),
                    "alpha": Vector("d", 0.1, 1.5), "rho": Real(0.02, 0.5)}),
     negative_control=two_sided("field / (mu max(w, rho)^(L-1))", 0.01, _linear_loss_control),
@@ -161,7 +163,8 @@ DISCRETE_BALANCE = Claim(
     hypotheses=(sp.Eq(sp.Symbol("w^(l)(0)"), _a_s),),
     statement=sp.Eq(sp.Symbol("w^(l)(t)") - sp.Symbol("w^(1)(t)"), 0),
     predict=lambda p: {"imbalance": 0.0, "init_perturbation": 0.0}, evaluate=_balance_evaluate,
-    tolerance=Tolerance("float64_roundoff", 1e-12, "layers differ only by product order: a few ulp per step"),
+    tolerance=Tolerance("float64_roundoff", 1e-12, "layers differ only by product order: a few ulp per step",
+                        at_10x=AT_10X_PRECISION),
     domain=Domain({**_ALG_DOMAIN, "depth": Integer(2, 4), "d": Integer(1, 4), "n": Integer(1, 5),
                    "data_seed": Integer(0, 10**6), "alpha": Vector("d", 0.1, 1.0), "rho": Real(0.02, 0.3),
                    "eta": Real(0.01, 0.3)}),

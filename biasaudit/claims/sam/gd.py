@@ -11,7 +11,7 @@ import sympy as sp
 
 from biasaudit.claims.sam._common import PAPER, _L_s, _a_s, _mu_domain, _mu_s, _t_s
 from biasaudit.domain import Domain, Integer, Real, Vector
-from biasaudit.ledger import Claim, Observation, Tolerance, shifted_prediction
+from biasaudit.ledger import AT_10X_PRECISION, Claim, Observation, Tolerance, shifted_prediction
 
 
 # ============================================================================================ GD
@@ -50,7 +50,7 @@ GD_L2 = Claim(
     statement=sp.Eq(sp.Function("w")(_t_s), _a_s * sp.exp(_mu_s * _t_s)),
     predict=_gd_l2_predict, evaluate=_gd_l2_evaluate,
     tolerance=Tolerance("dp54_global", 1e-8, "DP5(4) at rtol = 1e-11 over <= 25 e-folds: global relative "
-                                            "error ~ steps * rtol ~ 1e-9"),
+                                            "error ~ steps * rtol ~ 1e-9", at_10x=AT_10X_PRECISION),
     domain=Domain({"d": Integer(1, 4), "mu": _mu_domain(), "alpha": Vector("d", 0.05, 2.0, log=True),
                    "tau_end": Real(0.5, 5.0)}),
     negative_control=shifted_prediction(0.01),
@@ -94,7 +94,7 @@ GD_BLOWUP = Claim(
     predict=_gd_blowup_predict, evaluate=lambda p, pred: _blowup_evaluate("gd", p, pred, 0.0),
     tolerance=Tolerance("blowup_stop", 1e-7, "the integrator stops when |w| > 1e100 or its step underflows "
                                              "(16 ulp of tau), i.e. within ~1e-12 relative of the singularity; "
-                                             "rtol = 1e-11 accumulates to ~1e-9"),
+                                             "rtol = 1e-11 accumulates to ~1e-9", at_10x=AT_10X_PRECISION),
     domain=Domain({"d": Integer(1, 3), "mu": _mu_domain(), "alpha": Vector("d", 0.2, 2.0, log=True),
                    "depth": Integer(3, 6)}),
     negative_control=shifted_prediction(0.01),

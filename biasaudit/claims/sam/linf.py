@@ -12,7 +12,8 @@ import sympy as sp
 
 from biasaudit.claims.sam._common import PAPER, _L_s, _a_s, _arr, _mu_domain, _mu_s, _r_s, _sigma_neg, _t_s, _w_s
 from biasaudit.domain import Choice, Domain, Integer, Real, Vector
-from biasaudit.ledger import Claim, Control, Observation, Tolerance, shifted_prediction, two_sided
+from biasaudit.ledger import (AT_10X_EXACT, AT_10X_PRECISION, Claim, Control, Observation, Tolerance,
+                              shifted_prediction, two_sided)
 
 
 # ============================================================================================ l_inf, L = 2
@@ -63,7 +64,8 @@ LINF_L2 = Claim(
     statement=sp.Eq(sp.Function("w")(_t_s), sp.Max(_r_s + (_a_s - _r_s) * sp.exp(_mu_s * _t_s), 0)),
     predict=_linf_l2_predict, evaluate=_linf_l2_evaluate,
     tolerance=Tolerance("dp54_global", 1e-8, "DP5(4) at rtol = 1e-11 over <= 15 e-folds; the snap to 0 at the "
-                                            "crossing step is exact (the exact solution slides at 0)"),
+                                            "crossing step is exact (the exact solution slides at 0)",
+                        at_10x=AT_10X_PRECISION),
     domain=Domain({**_LINF_CLASS_DOMAIN, "tau_end": Real(0.2, 3.0)}, derive=_alpha_from_classes),
     negative_control=shifted_prediction(0.01),
 )
@@ -101,7 +103,8 @@ LINF_ZERO_HIT = Claim(
     hypotheses=(sp.Lt(_a_s, _r_s, evaluate=False), sp.Eq(sp.Mod(_L_s, 2), 0)),
     statement=sp.Eq(sp.Symbol("tau_0"), sp.log(_r_s / (_r_s - _a_s)) / _mu_s),
     predict=_zero_hit_predict, evaluate=_zero_hit_evaluate,
-    tolerance=Tolerance("event_location", 1e-9, "DOP853 at rtol = 1e-13 with event root-finding: ~1e-12"),
+    tolerance=Tolerance("event_location", 1e-9, "DOP853 at rtol = 1e-13 with event root-finding: ~1e-12",
+                        at_10x=AT_10X_PRECISION),
     domain=Domain({"mu": Real(0.3, 5.0, log=True), "alpha_over_rho": Real(0.05, 0.95), "rho": Real(0.01, 2.0, log=True),
                    "depth": Choice((2, 2, 4, 6))}),
     negative_control=shifted_prediction(0.01),
@@ -195,7 +198,7 @@ LINF_EQUILIBRIUM = Claim(
     tolerance=Tolerance("dp54_rate", 1e-6, "w - rho is computed with absolute error ~ rtol rho = 1e-12 rho, i.e. "
                                           "relative error <= 1e-8 for delta >= 1e-4; divided by "
                                           "tau = ln(1/delta)/(2 mu_d) "
-                                          "(the lower branch stays above 0)"),
+                                          "(the lower branch stays above 0)", at_10x=AT_10X_PRECISION),
     domain=Domain({"d": Integer(1, 4), "mu": _mu_domain(), "rho": Real(0.05, 1.0, log=True),
                    "delta": Real(1e-4, 1e-2, log=True)},
                   derive=lambda p: {"tau_end": math.log(1 / p["delta"]) / (2 * max(p["mu"]))}),
@@ -257,7 +260,8 @@ LINF_UNBALANCED = Claim(
     hypotheses=(sp.Eq(_L_s, 2), sp.Gt(sp.Symbol("u_0", positive=True), 0, evaluate=False), sp.Gt(sp.Symbol("v_0", positive=True), 0, evaluate=False)),
     statement=sp.Equivalent(sp.Symbol("grows"), sp.Symbol("u_0") + sp.Symbol("v_0") > 2 * _r_s),
     predict=_unbalanced_predict, evaluate=_unbalanced_evaluate,
-    tolerance=Tolerance("exact_classification", 0.0, "a yes/no per coordinate; every one must match"),
+    tolerance=Tolerance("exact_classification", 0.0, "a yes/no per coordinate; every one must match",
+                        at_10x=AT_10X_EXACT),
     domain=Domain({"d": Integer(1, 4), "mu": _mu_domain(), "rho": Real(0.05, 1.0, log=True),
                    "delta": Vector("d", 0.02, 0.5), "sign": Vector("d", -1.0, 1.0),
                    "frac": Vector("d", 0.2, 0.8)}, derive=_unbalanced_derive),

@@ -13,8 +13,8 @@ import sympy as sp
 from biasaudit.claims.sam._common import PAPER, _L_s, _a_s, _mu_s, _r_s, _t_s, _w_s
 from biasaudit.claims.sam.linf import _LINF_CLASS_DOMAIN, _alpha_from_classes
 from biasaudit.domain import Choice, Domain, Integer, Real
-from biasaudit.ledger import (Claim, Control, Observation, Reference, Tolerance, broken_hypothesis,
-                              shifted_prediction, two_sided)
+from biasaudit.ledger import (AT_10X_EXACT, AT_10X_PRECISION, Claim, Control, Observation, Reference, Tolerance,
+                              broken_hypothesis, shifted_prediction, two_sided)
 
 
 # ============================================================================================ l_inf limit rules
@@ -105,7 +105,8 @@ LINF_LIMIT_L2 = Claim(
     statement=sp.Symbol("beta_limit"),
     predict=_limit_predict, evaluate=_limit_evaluate_l2,
     tolerance=Tolerance("exact_classification", 1e-9, "kind and index must match; a fixed limit within 1e-9 "
-                                                      "relative (the flow converges like e^{-mu tau})"),
+                                                      "relative (the flow converges like e^{-mu tau})",
+                        at_10x=AT_10X_PRECISION),
     domain=Domain({**_LINF_CLASS_DOMAIN, "d": Integer(2, 4), "depth": Choice((2,))}, derive=_alpha_from_classes),
     negative_control=(Control("-", ALPHA_MOVE, "alpha_winner across rho",
                               functools.partial(_winner_below, signed_size=-ALPHA_MOVE)),
@@ -169,7 +170,7 @@ LINF_LIMIT_DEEP = Claim(
     hypotheses=(sp.Ge(_L_s, 3, evaluate=False), sp.Gt(_a_s, _r_s, evaluate=False)),
     statement=sp.Eq(sp.Symbol("k"), sp.Function("argmax")(_mu_s * (_a_s - _r_s) ** (_L_s - 2))),
     predict=_limit_predict, evaluate=_limit_evaluate_deep,
-    tolerance=Tolerance("exact_classification", 0.0, "the blowing-up index must match"),
+    tolerance=Tolerance("exact_classification", 0.0, "the blowing-up index must match", at_10x=AT_10X_EXACT),
     domain=Domain({**_LINF_CLASS_DOMAIN, "d": Integer(2, 4), "depth": Integer(3, 6)}, derive=_alpha_from_classes,
                   where=_deep_where),
     negative_control=two_sided("score of the runner-up vs the winner", ALPHA_MOVE, _cross_runner_up),
@@ -221,7 +222,8 @@ LINF_PARITY = Claim(
     statement=sp.Eq((_r_s - _w_s) ** (2 - _L_s),
                     (_r_s - _a_s) ** (2 - _L_s) - (-1) ** _L_s * (_L_s - 2) * _mu_s * _t_s),
     predict=_parity_predict, evaluate=_parity_evaluate,
-    tolerance=Tolerance("dp54_global", 1e-8, "DP5(4) at rtol = 1e-11 on an algebraic solution"),
+    tolerance=Tolerance("dp54_global", 1e-8, "DP5(4) at rtol = 1e-11 on an algebraic solution",
+                        at_10x=AT_10X_PRECISION),
     domain=Domain({"mu": Real(0.5, 3.0), "alpha_over_rho": Real(0.1, 0.9), "rho": Real(0.1, 1.0),
                    "depth": Integer(3, 7)}),
     negative_control=(*shifted_prediction(0.01),

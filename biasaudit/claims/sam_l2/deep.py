@@ -11,7 +11,8 @@ import sympy as sp
 
 from biasaudit.claims.sam_l2._common import PAPER, _L, _arr, _base, _c, _cs, _mu_j, _norm, _sequence, _w
 from biasaudit.domain import Choice, Domain, Fixed, Integer, Real
-from biasaudit.ledger import Claim, Observation, Reference, Tolerance, broken_hypothesis, shifted_prediction
+from biasaudit.ledger import (AT_10X_EXACT, AT_10X_PRECISION, Claim, Observation, Reference, Tolerance,
+                              broken_hypothesis, shifted_prediction, two_sided)
 
 
 # ========================================================================== L > 2
@@ -70,7 +71,7 @@ DEEP_EVEN = Claim(
     hypotheses=(sp.Eq(sp.Mod(_L, 2), 0),),
     statement=sp.Eq(sp.Symbol("w'"), (-1) ** (_L - 1) * _cs ** (_L - 1) * _mu_j**_L / _norm ** (_L - 1)),
     predict=_deep_predict, evaluate=_deep_evaluate,
-    tolerance=Tolerance("exact_sign", 0.0, "collapse vs growth is a yes/no fact"),
+    tolerance=Tolerance("exact_sign", 0.0, "collapse vs growth is a yes/no fact", at_10x=AT_10X_EXACT),
     domain=Domain(_base(depth=Choice((2, 4, 6)), frac=Real(0.05, 0.9))),
     negative_control=broken_hypothesis("sign of the small-alpha field", lambda p, pred: (p, -pred)),
     samples={"ci": 4, "thorough": 32},
@@ -82,7 +83,7 @@ DEEP_ODD = Claim(
     hypotheses=(sp.Eq(sp.Mod(_L, 2), 1),),
     statement=sp.Eq(sp.Symbol("w'"), (-1) ** (_L - 1) * _cs ** (_L - 1) * _mu_j**_L / _norm ** (_L - 1)),
     predict=_deep_predict, evaluate=_deep_evaluate,
-    tolerance=Tolerance("exact_sign", 0.0, "collapse vs growth is a yes/no fact"),
+    tolerance=Tolerance("exact_sign", 0.0, "collapse vs growth is a yes/no fact", at_10x=AT_10X_EXACT),
     domain=Domain(_base(depth=Choice((3, 5)), frac=Real(0.05, 0.9))),
     negative_control=broken_hypothesis("sign of the small-alpha field", lambda p, pred: (p, -pred)),
     samples={"ci": 4, "thorough": 32},
@@ -121,7 +122,7 @@ DEEP_ALPHA_COLLAPSE = Claim(
     statement=sp.Eq(sp.Symbol("alpha_c") / _cs, sp.Function("bisect")(sp.Symbol("certificates_L"))),
     predict=_deep_ac_predict, evaluate=_deep_ac_evaluate,
     tolerance=Tolerance("bracket_rel", 1e-9, "10 significant digits (the issue's alpha_collapse target): "
-                        "alpha_c(1 ± 2e-10) must fall on the two sides"),
+                        "alpha_c(1 ± 2e-10) must fall on the two sides", at_10x=AT_10X_PRECISION),
     domain=Domain(_base(d=Integer(2, 3), depth=Choice((4, 6)))),
     negative_control=shifted_prediction(0.01),
     samples={"ci": 2, "thorough": 16},
@@ -148,11 +149,73 @@ def _L3_sequence(p, method):
     return _sequence(np.argmax(sol.sol(ts), axis=0) + 1)
 
 
+L3_REL_STEP = 1e-3  # each discrete step moves max_j |w_j| by at most 0.1 %: ~7e3-1e4 steps to the blow-up
+L3_MAX_STEPS = 200_000
+
+
+def _L3_discrete_sequence(p):
+    """j† sequence of discrete l2-SAM (joint normalisation) on all L·d parameters W of the depth-L diagonal
+    network, on the linear loss −<Π_l W_l, mu> (whose SAM flow is the rescaled field exactly:
+    ``sam.flow.linear_loss``), from W = alpha·1 until max |w| reaches 1e3 max(alpha, c_L) as the flow's does.
+    The step is eta_k = 1e-3 max|W| / max|∇L(W + eps)|: explicit, full-parameter, no reduction and no ODE solver.
+    """
+    mu, L, rho = _arr(p), int(p["depth"]), float(p["rho"])
+    alpha = p["alpha_over_rho"] * rho
+    W = np.full((L, mu.size), alpha)
+    stop = 1e3 * max(alpha, _c(p))
+
+    def grad(V):
+        return np.stack([-mu * np.prod(np.delete(V, l, axis=0), axis=0) for l in range(L)])
+
+    jd, steps = [], 0
+    while np.max(np.abs(W)) < stop:
+        if steps >= L3_MAX_STEPS:
+            return None
+        g = grad(W)
+        g_sam = grad(W + rho * g / np.linalg.norm(g))  # joint l2 normalisation over all L·d entries
+        W = W - L3_REL_STEP * np.max(np.abs(W)) / np.max(np.abs(g_sam)) * g_sam
+        steps += 1
+        jd.append(int(np.argmax(np.prod(W, axis=0))) + 1)
+    return _sequence(jd)
+
+
 def _L3_evaluate(p, predicted):
-    obs = _L3_sequence(p, "LSODA")  # an independent method (Adams/BDF switching)
+    obs = _L3_discrete_sequence(p)
     if obs is None:
-        return Observation(None, math.nan, "no blow-up within the horizon", decided=False)
-    return Observation(obs, float(obs != tuple(predicted)), f"LSODA sequence {obs}")
+        return Observation(None, math.nan, f"no blow-up within {L3_MAX_STEPS} discrete steps", decided=False)
+    return Observation(obs, float(obs != tuple(predicted)), f"discrete full-parameter SAM (linear loss) sequence "
+                                                            f"{obs}; flow (DOP853) {tuple(predicted)}")
+
+
+def _L3_boundary(p, predicted, direction):
+    """The nearest alpha/rho above (direction +1) or below (−1) where the flow's j† sequence changes, to
+    1e−4 relative (bracketed by factors of 1.25, then bisected)."""
+    base = p["alpha_over_rho"]
+    inside, outside = base, None
+    for k in range(1, 12):
+        trial = base * 1.25 ** (direction * k)
+        if _L3_sequence({**p, "alpha_over_rho": trial}, "DOP853") != tuple(predicted):
+            outside = trial
+            break
+        inside = trial
+    if outside is None:
+        return None
+    while abs(outside / inside - 1) > 1e-4:
+        mid = math.sqrt(inside * outside)
+        if _L3_sequence({**p, "alpha_over_rho": mid}, "DOP853") == tuple(predicted):
+            inside = mid
+        else:
+            outside = mid
+    return math.sqrt(inside * outside)
+
+
+def _L3_across(p, predicted, signed_size):
+    """Move alpha/rho 1 % past the nearest boundary of the predicted sequence (above for '+', below for '−');
+    keep the prediction, which the discrete run must then refute."""
+    edge = _L3_boundary(p, predicted, 1 if signed_size > 0 else -1)
+    if edge is None:
+        return p, predicted  # no boundary within a factor 1.25^11: this case cannot refute the control
+    return {**p, "alpha_over_rho": edge * (1 + signed_size)}, predicted
 
 
 DEEP_L3 = Claim(
@@ -161,18 +224,21 @@ DEEP_L3 = Claim(
     hypotheses=(sp.Eq(_L, 3),),
     statement=sp.Eq(sp.Symbol("w_j'"), _mu_j * (_w - _cs * _mu_j * _w**2 / sp.Symbol("T", positive=True)) ** 2),
     predict=lambda p: _L3_sequence(p, "DOP853"), evaluate=_L3_evaluate,
-    tolerance=Tolerance("exact_sequence", 0.0, "a j† sequence matches or not"),
+    tolerance=Tolerance("exact_sequence", 0.0, "a j† sequence matches or not", at_10x=AT_10X_EXACT),
     domain=Domain({"d": Fixed(5), "mu": Fixed((1.0, 2.0, 3.0, 4.0, 5.0)), "rho": Real(0.1, 2.0, log=True),
                    "normalization": Fixed("joint"), "depth": Fixed(3), "alpha_over_rho": Real(0.05, 1.0, log=True)}),
-    negative_control=broken_hypothesis("order of the sequence", lambda p, pred: (
-        p, tuple(reversed(pred)) + (0,))),
+    negative_control=two_sided("alpha/rho across the nearest sequence boundary", 0.01, _L3_across),
     references=(
         Reference({"d": 5, "mu": (1.0, 2.0, 3.0, 4.0, 5.0), "rho": 1.0, "normalization": "joint", "depth": 3,
                    "alpha_over_rho": 0.3}, (1, 2, 5), 0.0, "L=3, alpha/rho = 0.3"),
         Reference({"d": 5, "mu": (1.0, 2.0, 3.0, 4.0, 5.0), "rho": 1.0, "normalization": "joint", "depth": 3,
                    "alpha_over_rho": 0.5}, (2, 3, 4, 5), 0.0, "L=3, alpha/rho = 0.5"),
     ),
-    samples={"ci": 4, "thorough": 16},
+    samples={"ci": 6, "thorough": 16},
+    notes="predict: the rescaled flow (DOP853); evaluate: discrete full-parameter SAM on the linear loss (no "
+          "reduction, no ODE solver). Controls: alpha/rho moved 1 % past the nearest boundary where the flow's "
+          "sequence changes (found by bisection to 1e-4), the unmoved prediction kept; cases with no boundary "
+          "within a factor 1.25^11 on that side cannot refute and the next case is tried.",
 )
 
 

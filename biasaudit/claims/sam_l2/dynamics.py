@@ -13,7 +13,8 @@ from biasaudit.claims.sam_l2._common import (PAPER, SEQ_RTOL, _A, _L, _alpha, _a
                                              _mu_1, _mu_j, _r2_alpha, _reduction, _regimes, _seq_grid, _sequence, _tau,
                                              _w)
 from biasaudit.domain import Choice, Domain, Fixed, Integer, Real, Vector
-from biasaudit.ledger import Claim, Observation, Reference, Tolerance, broken_hypothesis, shifted_prediction
+from biasaudit.ledger import (AT_10X_EXACT, AT_10X_PRECISION, Claim, Observation, Reference, Tolerance,
+                              broken_hypothesis, shifted_prediction)
 
 
 # ========================================================================== plateau law
@@ -112,7 +113,7 @@ SWITCH_TIMES = Claim(
     predict=_switch_predict, evaluate=_switch_evaluate,
     tolerance=Tolerance("crossing_interp", 1e-4,
                         "linear interpolation of a crossing on a grid of spacing ~1e-2 (error ~h²·curvature) "
-                        "plus DOP853 error amplified ~1/delta near the saddle"),
+                        "plus DOP853 error amplified ~1/delta near the saddle", at_10x=AT_10X_PRECISION),
     domain=Domain({"d": Integer(2, 4), "mu": Vector("d", 0.5, 2.0, increasing=(0.3, 1.0)),
                    "rho": Real(0.1, 2.0, log=True), "normalization": Fixed("joint"),
                    "delta": Real(1e-6, 1e-2, log=True)}),
@@ -149,7 +150,7 @@ MONOTONE_ALPHA = Claim(
     hypotheses=(sp.Eq(_L, 2),),
     statement=sp.Ge(sp.Derivative(sp.Function("j_dagger")(_tau, _alpha), _alpha), 0, evaluate=False),
     predict=lambda p: 1, evaluate=_mono_evaluate,
-    tolerance=Tolerance("exact_order", 0.0, "an order either holds or not"),
+    tolerance=Tolerance("exact_order", 0.0, "an order either holds or not", at_10x=AT_10X_EXACT),
     domain=Domain(_base()),
     negative_control=broken_hypothesis("order in alpha", lambda p, pred: (p, -1)),
     samples={"ci": 3, "thorough": 24},
@@ -179,7 +180,7 @@ NONMONOTONE_TAU = Claim(
     hypotheses=(sp.Lt(_alpha, sp.Symbol("alpha_grow"), evaluate=False),),
     statement=sp.Eq(sp.Symbol("j_dagger_sequence"), sp.Tuple(3, 2, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10)),
     predict=_nonmono_predict, evaluate=_nonmono_evaluate,
-    tolerance=Tolerance("exact_sequence", 0.0, "a j† sequence matches or not"),
+    tolerance=Tolerance("exact_sequence", 0.0, "a j† sequence matches or not", at_10x=AT_10X_EXACT),
     domain=Domain({"d": Fixed(10), "mu": Fixed(_MU10), "rho": Real(0.1, 2.0, log=True),
                    "normalization": Choice(("joint", "layer")), "delta": Real(1e-5, 1e-3, log=True)}),
     negative_control=broken_hypothesis("monotone sequence", lambda p, pred: (p, tuple(sorted(set(pred))))),
@@ -223,7 +224,8 @@ ASYMPTOTICS = Claim(
     hypotheses=(sp.Gt(_alpha, sp.Symbol("alpha_c"), evaluate=False),),
     statement=sp.Eq(sp.Limit(sp.log(_w / sp.Symbol("w_j^GD")), _tau, sp.oo), -_cs * _mu_j**2 * sp.Symbol("A_inf")),
     predict=_asym_predict, evaluate=_asym_evaluate,
-    tolerance=Tolerance("converged_A", 1e-7, "A(60/mu_1) − A_inf ~ e^{−60 mu_d/mu_1}; RK4 vs DOP853 ~1e-9"),
+    tolerance=Tolerance("converged_A", 1e-7, "A(60/mu_1) − A_inf ~ e^{−60 mu_d/mu_1}; RK4 vs DOP853 ~1e-9",
+                        at_10x=AT_10X_PRECISION),
     domain=Domain(_base(u=Real(0.05, 1.5))),
     negative_control=shifted_prediction(0.01, key="A_inf"),
     samples={"ci": 4, "thorough": 32},

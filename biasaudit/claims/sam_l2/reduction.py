@@ -13,7 +13,8 @@ import sympy as sp
 from biasaudit.claims.sam_l2._common import (PAPER, _A, _L, _alpha, _arr, _base, _c, _cs, _flow, _mu_j, _reduction,
                                              _sequence, _tau, _w)
 from biasaudit.domain import Domain, Integer, Vector
-from biasaudit.ledger import Claim, Observation, Tolerance, broken_hypothesis, shifted_prediction, two_sided
+from biasaudit.ledger import (AT_10X_EXACT, AT_10X_PRECISION, Claim, Observation, Tolerance, broken_hypothesis,
+                              shifted_prediction, two_sided)
 
 
 # ========================================================================== log-linear reduction
@@ -55,7 +56,8 @@ LOG_LINEAR = Claim(
     predict=_loglin_predict, evaluate=_loglin_evaluate,
     tolerance=Tolerance("rk4_vs_dop853", 1e-8,
                         "RK4 (dt = 2e-3/mu_d, global error ~1e-12) against DOP853 at rtol 1e-12 on the full "
-                        "flow, amplified by at most ~1e3 along trajectories that pass near the saddle c e_1"),
+                        "flow, amplified by at most ~1e3 along trajectories that pass near the saddle c e_1",
+                        at_10x=AT_10X_PRECISION),
     domain=Domain(_base(alpha_over_c=Vector("d", 0.3, 3.0, log=True)),
                   where=lambda p: float(np.linalg.norm(_arr(p) * _arr(p, "alpha_over_c"))) > 1.05 * p["mu"][0],
                   description="S(0) > 1.05 c mu_1: not collapsed at tau = 0"),
@@ -100,7 +102,8 @@ JDAGGER = Claim(
     hypotheses=(sp.Eq(_L, 2), sp.Gt(_alpha, 0, evaluate=False)),
     statement=sp.Eq(sp.Symbol("j_dagger"), sp.Function("argmax")(sp.log(_alpha) + _mu_j * _tau - _cs * _mu_j**2 * _A)),
     predict=_jd_predict, evaluate=_jd_evaluate,
-    tolerance=Tolerance("exact_index", 0.0, "an index either matches or not (near-ties < 1e-7 excluded)"),
+    tolerance=Tolerance("exact_index", 0.0, "an index either matches or not (near-ties < 1e-7 excluded)",
+                        at_10x=AT_10X_EXACT),
     domain=Domain(_base(alpha_over_c=Vector("d", 0.5, 2.0, log=True))),
     negative_control=(*two_sided("c in the score", 0.01, lambda p, pred, s: (p, _jd_predict(p, c_factor=1 + s))),
                       # hypothesis broken: GD's index (ρ = 0 ⇒ j† = argmax ln α_j + μ_j τ)
@@ -143,7 +146,8 @@ FIXED_POINTS = Claim(
     statement=sp.Eq(sp.Symbol("lambda_j"), _mu_j * (1 - _mu_j / sp.Symbol("mu_k", positive=True))),
     predict=_fp_predict, evaluate=_fp_evaluate,
     tolerance=Tolerance("central_difference", 1e-7,
-                        "central differences at h = 1e-6 c: truncation ~h², roundoff ~eps/h·|f| ≈ 1e-10"),
+                        "central differences at h = 1e-6 c: truncation ~h², roundoff ~eps/h·|f| ≈ 1e-10",
+                        at_10x=AT_10X_PRECISION),
     domain=Domain(_base(k=Integer(1, 5)), where=lambda p: p["k"] <= p["d"]),
     negative_control=shifted_prediction(0.01),
 )

@@ -14,7 +14,8 @@ from biasaudit.claims.sam_l2._common import (PAPER, SEQ_RTOL, _L, _alpha, _alpha
                                              _flow_outcome, _mu_d, _mu_dm1, _norm, _r2_alpha, _reduction, _regimes,
                                              _seq_grid, _sequence, _tau)
 from biasaudit.domain import Domain, Real
-from biasaudit.ledger import Claim, Control, Observation, Reference, Tolerance, broken_hypothesis, shifted_prediction
+from biasaudit.ledger import (AT_10X_EXACT, AT_10X_PRECISION, Claim, Control, Observation, Reference, Tolerance,
+                              broken_hypothesis, shifted_prediction)
 
 
 # ========================================================================== regime 1: collapse
@@ -69,7 +70,7 @@ REGIME1 = Claim(
     predict=lambda p: {"alpha_c": _alpha_c(p), "loss": math.log(2.0)}, evaluate=_r1_evaluate,
     tolerance=Tolerance("loss_at_S_tiny", 1e-12,
                         "at S = 1e-10 c mu_1 the margin is < 1e-20, so the loss is ln 2 up to roundoff; a "
-                        "wrong class at alpha_c(1 -/+ 0.2%) adds 1"),
+                        "wrong class at alpha_c(1 -/+ 0.2%) adds 1", at_10x=AT_10X_PRECISION),
     domain=Domain(_base(below=Real(1e-4, 0.5, log=True))),
     negative_control=(*shifted_prediction(0.01, key="alpha_c"),
                       broken_hypothesis("loss", lambda p, pred: (p, {**pred, "loss": 0.0}))),  # escape's loss
@@ -116,7 +117,8 @@ ALPHA_GROW = Claim(
     statement=sp.Eq(sp.Symbol("alpha_grow"), _cs * _mu_d / _norm),
     predict=_grow_predict, evaluate=_grow_evaluate,
     tolerance=Tolerance("sign_roundoff", 1e-12, "growth rates ≥ 0 exactly; roundoff of 1 − c mu_d/S is ~eps; a "
-                                                "missing shrink below, or a j† decrease, adds 1"),
+                                                "missing shrink below, or a j† decrease, adds 1",
+                        at_10x=AT_10X_PRECISION),
     domain=Domain(_base(above=Real(1e-3, 1.0, log=True))),
     negative_control=shifted_prediction(0.01),
     references=(Reference({"d": 2, "mu": (1.0, 2.0), "rho": 1.0, "normalization": "joint", "above": 0.1}, 0.632,
@@ -149,7 +151,7 @@ REGIME3 = Claim(
     hypotheses=(sp.Eq(_L, 2),),
     statement=sp.Eq(sp.Symbol("alpha_R3"), _cs * (_mu_dm1 + _mu_d) / _norm),
     predict=_r3_predict, evaluate=_r3_evaluate,
-    tolerance=Tolerance("exact_sequence", 0.0, "a j† sequence matches or not"),
+    tolerance=Tolerance("exact_sequence", 0.0, "a j† sequence matches or not", at_10x=AT_10X_EXACT),
     domain=Domain(_base()),
     negative_control=shifted_prediction(0.01),
     references=(Reference({"d": 2, "mu": (1.0, 2.0), "rho": 1.0, "normalization": "joint"}, 0.949, 5e-4 / 0.949,
@@ -200,7 +202,7 @@ REGIME2 = Claim(
     hypotheses=(sp.Lt(sp.Symbol("alpha_c"), _alpha, evaluate=False), sp.Lt(_alpha, sp.Symbol("alpha_R3"), evaluate=False)),
     statement=sp.Eq(sp.Symbol("j_dagger_inf"), sp.Symbol("d")),
     predict=_r2_predict, evaluate=_r2_evaluate,
-    tolerance=Tolerance("exact_sequence", 0.0, "a j† sequence matches or not"),
+    tolerance=Tolerance("exact_sequence", 0.0, "a j† sequence matches or not", at_10x=AT_10X_EXACT),
     domain=Domain(_base(u=Real(0.02, 0.98))),
     negative_control=(
         Control("+", 0.01, "alpha across alpha_R3", _r2_across("alpha_gd_like", 1.01)),

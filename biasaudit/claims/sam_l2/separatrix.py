@@ -13,7 +13,8 @@ import sympy as sp
 from biasaudit.claims.sam_l2._common import (PAPER, _L, _S, _alpha_c, _arr, _base, _c, _cs, _flow_outcome, _mu_1, _mu_d,
                                              _mu_j, _norm, _rho, _w)
 from biasaudit.domain import Choice, Domain, Integer, Real, Vector
-from biasaudit.ledger import Claim, Control, Observation, Reference, Tolerance, shifted_prediction
+from biasaudit.ledger import (AT_10X_EXACT, AT_10X_PRECISION, Claim, Control, Observation, Reference, Tolerance,
+                              shifted_prediction)
 
 SPEC_TABLE = (  # μ, α_c/c (spec "Reference values of α_c/c")
     ((1.0, 2.0), 0.73726),
@@ -91,7 +92,8 @@ CERTIFICATES = Claim(
                      sp.Implies(sp.Gt(_w, _cs, evaluate=False), sp.Symbol("escape"))),
     predict=lambda p: {"outcome": p["case"], "threshold": 1.0}, evaluate=_cert_evaluate,
     tolerance=Tolerance("monotone_exact", 1e-10,
-                        "S nonincreasing / max w ≥ c hold exactly; DOP853 at rtol 1e-11 adds ~1e-11 jitter"),
+                        "S nonincreasing / max w ≥ c hold exactly; DOP853 at rtol 1e-11 adds ~1e-11 jitter",
+                        at_10x=AT_10X_PRECISION),
     domain=Domain(_base(case=Choice(("collapse", "escape")), margin=Real(0.5, 0.999), seed=Integer(0, 10**6))),
     negative_control=(
         Control("+", 0.01, "collapse certificate S < c mu_1", lambda p, pred: (
@@ -143,7 +145,8 @@ SANDWICH = Claim(
     hypotheses=(sp.Eq(_L, 2),),
     statement=sp.And(sp.Le(_cs * _mu_1 / _norm, sp.Symbol("alpha_c"), evaluate=False), sp.Le(sp.Symbol("alpha_c"), _cs * _mu_d / _norm, evaluate=False)),
     predict=_sandwich_predict, evaluate=_sandwich_evaluate,
-    tolerance=Tolerance("exact_classification", 0.0, "collapse/escape at the bounds is a yes/no fact"),
+    tolerance=Tolerance("exact_classification", 0.0, "collapse/escape at the bounds is a yes/no fact",
+                        at_10x=AT_10X_EXACT),
     domain=Domain(_base()),
     negative_control=(
         Control("+", 0.01, "lower bound", _bound_past_alpha_c(0, 1.01),
@@ -225,7 +228,8 @@ SCALE_INVARIANCE = Claim(
     statement=sp.Eq(sp.Function("alpha_c")(sp.Symbol("s") * _mu_j, _cs) / _cs, sp.Function("alpha_c")(_mu_j, 1)),
     predict=lambda p: _alpha_c(p) / _c(p), evaluate=_scale_evaluate,
     tolerance=Tolerance("exact_classification", 0.0, "collapse below and escape above alpha_c(1 -/+ 1e-6) of the "
-                                                      "rescaled problem is a yes/no fact of its full flow"),
+                                                      "rescaled problem is a yes/no fact of its full flow",
+                        at_10x=AT_10X_EXACT),
     domain=Domain(_base(scale=Real(0.1, 10.0, log=True), rho_factor=Real(0.1, 10.0, log=True))),
     negative_control=shifted_prediction(0.01),
     samples={"ci": 4, "thorough": 32},

@@ -100,6 +100,16 @@ def _sign_eval(params, predicted):
                                    f"{frac:.3f} disagree with sign(r0)")
 
 
+def _r0_across_zero(params, predicted, signed_size):
+    """Scale w0 so that r0 = ±1 % of y on the side opposite to the case's own (the '+' control acts on cases with
+    r0 < 0, the '−' control on r0 > 0); the prediction sign(r0) of the unmoved case is kept."""
+    p = _problem(params)
+    if np.sign(p.r0) == np.sign(signed_size):
+        return params, predicted  # already on that side: this case cannot refute the control
+    scale = math.sqrt(p.y * (1 + signed_size) / float(p.x @ (p.w0 * p.w0)))
+    return {**params, "w0": tuple((p.w0 * scale).tolist())}, predicted
+
+
 GF_SIGN = Claim(
     id="eos.gf.residual_sign", paper="eos", source="paper 2, theory (spec: Gradient flow)",
     title="Along GF the residual keeps its sign: dr/dt = −2c‖∇r‖² r",
@@ -107,7 +117,8 @@ GF_SIGN = Claim(
     statement=sp.Eq(sp.Symbol("rdot"), -2 * _c * 4 * sp.Symbol("Sx2b") * sp.Symbol("r")),
     predict=lambda p: float(np.sign(_problem(p).r0)), evaluate=_sign_eval,
     tolerance=Tolerance("exact_sign", 0.0, "no sample point may have the other sign", at_10x=AT_10X_EXACT),
-    domain=ANY_INIT, negative_control=broken_hypothesis("sign of r0", lambda p, v: (p, -v)),
+    domain=ANY_INIT, negative_control=two_sided("r0 across 0 (units of y)", 0.01, _r0_across_zero),
+    notes="controls: w0 rescaled so that r0 sits 1 % of y on the other side of 0, the unmoved sign kept",
 )
 
 

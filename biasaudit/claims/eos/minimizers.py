@@ -18,7 +18,7 @@ from biasaudit.claims.eos._common import (DISTINCT, GENERAL, OFF_MANIFOLD, TIES,
                                           _rel_scaled, _x1, _x2, _y)
 from biasaudit.domain import Choice, Domain, Real, Vector
 from biasaudit.ledger import (AT_10X_EXACT, AT_10X_PRECISION, Claim, Observation, Reference, Tolerance,
-                              broken_hypothesis, shifted_prediction)
+                              broken_hypothesis, shifted_prediction, two_sided)
 from biasaudit.theory import eos_minimizers as mins
 from biasaudit.theory import eos_model as model
 
@@ -214,6 +214,15 @@ def _disjoint_eval(params, predicted):
                        f"min S over min-norm set {joint.fun:.12g} vs S_min {s.fun:.12g}: disjoint={disjoint}")
 
 
+def _tie_broken(params, predicted, signed_size):
+    """From a case with all x equal (not disjoint): x_1 moved by ±1 %, the prediction 'not disjoint' kept."""
+    x = list(_arr(params))
+    if max(x) > min(x):
+        return params, predicted  # not at the boundary (every x equal): this case cannot refute the control
+    x[0] *= 1 + signed_size
+    return {**params, "x": tuple(x)}, predicted
+
+
 DISJOINT = Claim(
     id="eos.minimizers.disjoint", paper="eos", source="paper 2, theory (spec: Minimizers)",
     title="The min-norm and min-sharpness solution sets are disjoint iff x_max > x_min (faces with ties)",
@@ -222,7 +231,7 @@ DISJOINT = Claim(
     predict=lambda p: mins.minimizers_disjoint(_arr(p)), evaluate=_disjoint_eval,
     tolerance=Tolerance("exact_decision", 0.0, "a yes/no answer; the LP decides it with a 1e-9 margin",
                         at_10x=AT_10X_EXACT),
-    domain=TIES, negative_control=broken_hypothesis("the decision", lambda p, v: (p, not v)),
+    domain=TIES, negative_control=two_sided("x_1 of a constant x", 0.01, _tie_broken),
     references=(Reference(TOY, True, 0.0, "toy: disjoint"),),
 )
 

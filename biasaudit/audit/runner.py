@@ -30,6 +30,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from biasaudit.audit.executor import make_executor, validate_executor
+from biasaudit.audit.outlock import hold_out_dir
 from biasaudit.audit.progress import AuditProgress
 from biasaudit.audit.provenance import code_version
 from biasaudit.audit.store import BadLine, EvidenceStore
@@ -156,6 +157,12 @@ def run_audit(config: AuditConfig, progress: AuditProgress | None = None, quiet:
     started_utc = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     _validate(config)
     out = prepare_out_dir(config.out)
+    with hold_out_dir(out):  # one audit per folder: a second one stops here (exit 2)
+        return _run_audit_held(config, out, started, started_utc, progress, quiet)
+
+
+def _run_audit_held(config: AuditConfig, out: Path, started: float, started_utc: str,
+                    progress: AuditProgress | None, quiet: bool) -> AuditResult:
     figure_dir = out / FIGURE_DIR
     claims, broken = select_audit_claims(config.claims, config.extra_modules)
 

@@ -1,0 +1,54 @@
+"""One audit per output folder (issue 14): a second live audit into the same --out exits 2 before any work."""
+
+import subprocess
+import sys
+
+import pytest
+
+from biasaudit.audit import AuditConfig, run_audit
+from biasaudit.audit.outlock import LOCK_NAME, hold_out_dir
+from biasaudit.plumbing import InputError
+
+HOLDER = """
+import sys, time
+from pathlib import Path
+from biasaudit.audit.outlock import hold_out_dir
+with hold_out_dir(Path(sys.argv[1])):
+    print("held", flush=True)
+    time.sleep(60)
+"""
+
+
+@pytest.fixture
+def held(tmp_path):
+    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "held"
+    yield tmp_path, proc
+    proc.kill()
+    proc.wait()
+
+
+def test_a_second_audit_into_a_held_folder_exits_2_naming_the_holder(held):
+    out, proc = held
+    run = subprocess.run([sys.executable, "-m", "biasaudit", "audit", "--out", str(out), "--claims",
+                          "sam.gd.l2_closed_form", "--no-figures", "--quiet"], capture_output=True, text=True)
+    assert run.returncode == 2
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and "out:" in lines[0] and f"pid {proc.pid}" in lines[0], run.stderr
+    assert not (out / "evidence.jsonl").exists()
+
+
+def test_the_api_raises_the_same_error(held):
+    out, _ = held
+    with pytest.raises(InputError, match="^out: is held by another live audit"):
+        run_audit(AuditConfig(out=out, claims="sam.gd.l2_closed_form", figures=False), quiet=True)
+
+
+def test_a_killed_holder_does_not_block_the_next_audit(held):
+    out, proc = held
+    proc.kill()
+    proc.wait()
+    with hold_out_dir(out):  # the kernel dropped the dead holder's lock
+        assert (out / LOCK_NAME).read_text().startswith("pid ")
+    result = run_audit(AuditConfig(out=out, claims="sam.gd.l2_closed_form", figures=False), quiet=True)
+    assert [r["verdict"] for r in result.records] == ["confirmed"]

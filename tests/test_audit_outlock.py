@@ -52,3 +52,26 @@ def test_a_killed_holder_does_not_block_the_next_audit(held):
         assert (out / LOCK_NAME).read_text().startswith("pid ")
     result = run_audit(AuditConfig(out=out, claims="sam.gd.l2_closed_form", figures=False), quiet=True)
     assert [r["verdict"] for r in result.records] == ["confirmed"]
+
+
+def test_cache_dir_is_checked_before_any_work(tmp_path):
+    a_file = tmp_path / "f"
+    a_file.write_text("x")
+    run = subprocess.run([sys.executable, "-m", "biasaudit", "audit", "--out", str(tmp_path / "r"),
+                          "--cache-dir", str(a_file), "--claims", "sam.gd.l2_closed_form", "--no-figures"],
+                         capture_output=True, text=True)
+    assert run.returncode == 2 and run.stderr.strip().startswith("biasaudit: error: cache-dir:"), run.stderr
+    assert not (tmp_path / "r").exists()
+
+
+def test_cache_dir_and_no_cache_route_the_cache(tmp_path, monkeypatch):
+    import os
+
+    from biasaudit.cli import main
+
+    seen = []
+    monkeypatch.setattr("biasaudit.commands.audit._run", lambda args: seen.append(os.environ["BIASAUDIT_CACHE_DIR"]))
+    main(["audit", "--cache-dir", str(tmp_path / "c"), "--out", str(tmp_path / "r")])
+    main(["audit", "--no-cache", "--out", str(tmp_path / "r")])
+    assert seen[0] == str((tmp_path / "c").resolve()) and (tmp_path / "c").is_dir()
+    assert "biasaudit-nocache-" in seen[1] and not os.path.exists(seen[1])  # removed at the end

@@ -1,7 +1,7 @@
 """``biasaudit audit``: run every registered claim and write the report directory.
 
 ``biasaudit audit [--tier quick|full] [--out DIR] [--claims PATTERN] [--executor local|dask]
-[--scheduler ADDR] [--resume] [--seed N] [--workers N]``. See :mod:`biasaudit.audit` for the design.
+[--scheduler ADDR] [--resume] [--seed N] [--workers N] [--cache-dir DIR | --no-cache]``. See :mod:`biasaudit.audit` for the design.
 """
 
 from __future__ import annotations
@@ -35,10 +35,57 @@ def register(sub) -> None:
     p.add_argument("--no-figures", action="store_true", help="skip the figure jobs")
     p.add_argument("--quiet", action="store_true", help="no progress output")
     p.add_argument("--strict", action="store_true", help="exit 1 unless every claim is confirmed")
+    cache = p.add_mutually_exclusive_group()
+    cache.add_argument("--cache-dir", metavar="DIR",
+                       help="where training runs and generated kernels are cached (default: $BIASAUDIT_CACHE_DIR, "
+                            "else ~/.cache/biasaudit); local workers inherit it, remote Dask workers keep their own")
+    cache.add_argument("--no-cache", action="store_true",
+                       help="reuse nothing: a fresh temporary cache for this run, removed at the end")
     p.set_defaults(run=run)
 
 
+def _cache_dir(text: str):
+    """``--cache-dir``: a directory that exists or can be made, and is writable (checked before any work)."""
+    import os
+    from pathlib import Path
+
+    from biasaudit.plumbing import InputError
+
+    path = Path(text).expanduser()
+    if path.exists() and not path.is_dir():
+        raise InputError("cache-dir", "must be a directory (a file of that name exists)", str(path))
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / f".write-test.{os.getpid()}"
+        probe.write_text("ok", encoding="utf-8")
+        probe.unlink()
+    except OSError as exc:
+        raise InputError("cache-dir", f"must be a writable directory ({exc.strerror or exc})", str(path)) from None
+    return path.resolve()
+
+
 def run(args) -> int:
+    import os
+    import shutil
+    import tempfile
+
+    if args.cache_dir or args.no_cache:
+        chosen = _cache_dir(args.cache_dir) if args.cache_dir else tempfile.mkdtemp(prefix="biasaudit-nocache-")
+        previous = os.environ.get("BIASAUDIT_CACHE_DIR")
+        os.environ["BIASAUDIT_CACHE_DIR"] = str(chosen)  # read at every use; pool workers inherit it
+        try:
+            return _run(args)
+        finally:
+            if previous is None:
+                os.environ.pop("BIASAUDIT_CACHE_DIR", None)
+            else:
+                os.environ["BIASAUDIT_CACHE_DIR"] = previous
+            if args.no_cache:
+                shutil.rmtree(chosen, ignore_errors=True)
+    return _run(args)
+
+
+def _run(args) -> int:
     from pathlib import Path
 
     from biasaudit.audit import AuditConfig, run_audit

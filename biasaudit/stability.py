@@ -41,12 +41,13 @@ class StabilityRow:
                 "runs": [{"profile": p, "seed": s, "verdict": v, "detail": d} for p, s, v, d in self.runs]}
 
 
-def _verdict(claim: Claim, profile: str, seed: int) -> tuple[str, str]:
+def _run(claim: Claim, profile: str, seed: int, references: bool = True):
+    """(verdict, evidence or None, detail): a check that raises is a verdict of its own here."""
     try:
-        ev = run_claim(claim, profile=profile, seed=seed)
-        return str(ev.verdict), ev.detail
-    except Exception as exc:  # noqa: BLE001 - a broken check is a verdict of its own here
-        return str(Verdict.ERROR), f"{type(exc).__name__}: {exc}"
+        ev = run_claim(claim, profile=profile, seed=seed, references=references)
+        return str(ev.verdict), ev, ev.detail
+    except Exception as exc:  # noqa: BLE001
+        return str(Verdict.ERROR), None, f"{type(exc).__name__}: {exc}"
 
 
 def verdict_stability(claims: Iterable[Claim], seeds: Sequence[int] = DEFAULT_SEEDS,
@@ -62,7 +63,7 @@ def verdict_stability(claims: Iterable[Claim], seeds: Sequence[int] = DEFAULT_SE
         for profile, seed in plan:
             if progress is not None:
                 progress(f"{claim.id} [{profile}, seed {seed}]")
-            verdict, detail = _verdict(claim, profile, seed)
+            verdict, _, detail = _run(claim, profile, seed)
             runs.append((profile, seed, verdict, detail))
         rows.append(StabilityRow(claim.id, tuple(runs)))
     return rows
@@ -101,14 +102,13 @@ class ToleranceRow:
 
 def _run_verdict(claim: Claim, seed: int) -> tuple[str, float | None, float | None]:
     """(verdict, worst case error, smallest error of a refuted control) at profile ci without references."""
-    try:
-        ev = run_claim(claim, profile="ci", seed=seed, references=False)
-    except Exception as exc:  # noqa: BLE001
-        return f"{Verdict.ERROR} ({type(exc).__name__})", None, None
+    verdict, ev, _ = _run(claim, "ci", seed, references=False)
+    if ev is None:
+        return verdict, None, None
     refuted = [r["error"] for r in (ev.negative_control or {}).get("runs", [])
                if r.get("failed") and isinstance(r.get("error"), (int, float))]
     worst = ev.error if ev.verdict is Verdict.CONFIRMED else None
-    return str(ev.verdict), worst, (min(refuted) if refuted else None)
+    return verdict, worst, (min(refuted) if refuted else None)
 
 
 def tolerance_sensitivity(claims: Iterable[Claim], seed: int = 0,

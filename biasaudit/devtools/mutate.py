@@ -90,14 +90,20 @@ def build_tree(dest: Path) -> Path:
     return dest
 
 
-def apply_mutant(tree: Path, mutant: Mutant) -> None:
-    """Edit one file of ``tree``; ``mutant.old`` must occur exactly once."""
+def _source(tree: Path, mutant: Mutant) -> tuple[Path, str]:
+    """The file ``mutant`` edits in ``tree`` and its text; ``mutant.old`` must occur there exactly once."""
     path = tree / "biasaudit" / mutant.path
     text = path.read_text(encoding="utf-8")
     count = text.count(mutant.old)
     if count != 1:
         raise ValueError(f"mutant {mutant.name}: expected 1 occurrence of {mutant.old!r} in {mutant.path}, "
                          f"found {count}")
+    return path, text
+
+
+def apply_mutant(tree: Path, mutant: Mutant) -> None:
+    """Edit one file of ``tree``; ``mutant.old`` must occur exactly once."""
+    path, text = _source(tree, mutant)
     path.write_text(text.replace(mutant.old, mutant.new), encoding="utf-8")
 
 
@@ -160,9 +166,7 @@ def run_suite(mutants: tuple[Mutant, ...] = MUTANTS, *, jobs: int = 2, seed: int
     try:
         pristine = build_tree(root / "pristine")
         for mutant in mutants:  # fail before any work when a mutant no longer applies
-            text = (pristine / "biasaudit" / mutant.path).read_text(encoding="utf-8")
-            if text.count(mutant.old) != 1:
-                apply_mutant(pristine, mutant)  # raises with the reason
+            _source(pristine, mutant)
         say(f"baseline: {len(all_ids)} claims in the pristine copy ...")
         baseline, crash = _child_run(pristine, all_ids, seed)
         if crash or set(baseline) != set(all_ids):

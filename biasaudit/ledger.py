@@ -55,6 +55,7 @@ __all__ = [
     "Control",
     "shifted_prediction",
     "two_sided",
+    "one_side",
     "broken_hypothesis",
     "control_flags",
     "MAX_CONTROL_SIZE",
@@ -180,12 +181,21 @@ def _scaled(value: Any, factor: float, key: str | None) -> Any:
     return float(value) * factor
 
 
+def one_side(side: str, target: str, size: float, move: Callable[[Params, Any, float], tuple[Params, Any]], *,
+             reason: str = "") -> Control:
+    """One control from ``move(params, predicted, signed_size) -> (params', wrong)``, called with ``+size``
+    (side ``"+"``) or ``−size`` (side ``"-"``): the tight side of a bound, or one of :func:`two_sided`'s pair."""
+    if side not in ("+", "-"):
+        raise ValueError(f"side: must be '+' or '-', got {side!r}")
+    signed = size if side == "+" else -size
+    return Control(side, size, target, functools.partial(_signed_move, move=move, signed=signed), reason)
+
+
 def two_sided(target: str, size: float, move: Callable[[Params, Any, float], tuple[Params, Any]], *,
               reason: str = "") -> tuple[Control, ...]:
     """Two controls from ``move(params, predicted, signed_size) -> (params', wrong)``, called with
     ``+size`` and ``−size`` (e.g. a direction rotated by ±size radians, a threshold moved by ×(1 ± size))."""
-    return tuple(Control(side, size, target, functools.partial(_signed_move, move=move, signed=sign * size), reason)
-                 for side, sign in (("+", 1), ("-", -1)))
+    return tuple(one_side(side, target, size, move, reason=reason) for side in ("+", "-"))
 
 
 def _signed_move(params, predicted, *, move, signed):

@@ -119,3 +119,14 @@ def test_claim_rejects_a_hypothesis_that_sympy_evaluated_away():
               predict=lambda p: 0, evaluate=lambda p, v: Observation(0, 0.0),
               tolerance=Tolerance("t", 0.0, "r"), domain=Domain({"x": Real(1, 2)}),
               negative_control=lambda p, v: v)
+
+
+def test_one_side_moves_by_the_signed_size_and_names_its_side():
+    from biasaudit.ledger import one_side
+
+    up = one_side("+", "x", 0.01, lambda p, v, s: (p, v * (1 + s)))
+    down = one_side("-", "x", 0.01, lambda p, v, s: (p, v * (1 + s)))
+    assert (up.side, up.size, down.side) == ("+", 0.01, "-")
+    assert up.make({}, 2.0)[1] == pytest.approx(2.02) and down.make({}, 2.0)[1] == pytest.approx(1.98)
+    with pytest.raises(ValueError, match="^side:"):
+        one_side("broken", "x", 0.01, lambda p, v, s: (p, v))

@@ -35,7 +35,7 @@ from biasaudit.audit.progress import AuditProgress
 from biasaudit.audit.provenance import code_version
 from biasaudit.audit.store import BadLine, EvidenceStore
 from biasaudit.audit.units import RECORD_SCHEMA, ClaimUnit, FigureUnit, module_error_record
-from biasaudit.plumbing import InputError
+from biasaudit.plumbing import InputError, writable_dir
 
 __all__ = ["TIERS", "AuditConfig", "AuditResult", "run_audit", "prepare_out_dir", "select_audit_claims",
            "EXTRA_MODULES_VARIABLE", "EVIDENCE_FILE", "FIGURES_FILE", "FIGURE_DIR"]
@@ -92,17 +92,7 @@ class AuditResult:
 
 def prepare_out_dir(out: Path | str) -> Path:
     """Create ``out`` and prove it writable (InputError ``out: ...`` otherwise), before any work."""
-    path = Path(out).expanduser()
-    if path.exists() and not path.is_dir():
-        raise InputError("out", "must be a directory (a file of that name exists)", str(path))
-    try:
-        (path / FIGURE_DIR).mkdir(parents=True, exist_ok=True)
-        probe = path / f".write-test.{os.getpid()}"
-        probe.write_text("ok", encoding="utf-8")
-        probe.unlink()
-    except OSError as exc:
-        raise InputError("out", f"must be a writable directory ({exc.strerror or exc})", str(path)) from None
-    return path.resolve()
+    return writable_dir("out", out, make=(FIGURE_DIR,))
 
 
 def _validate(config: AuditConfig) -> None:

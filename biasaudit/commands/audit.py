@@ -44,33 +44,16 @@ def register(sub) -> None:
     p.set_defaults(run=run)
 
 
-def _cache_dir(text: str):
-    """``--cache-dir``: a directory that exists or can be made, and is writable (checked before any work)."""
-    import os
-    from pathlib import Path
-
-    from biasaudit.plumbing import InputError
-
-    path = Path(text).expanduser()
-    if path.exists() and not path.is_dir():
-        raise InputError("cache-dir", "must be a directory (a file of that name exists)", str(path))
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        probe = path / f".write-test.{os.getpid()}"
-        probe.write_text("ok", encoding="utf-8")
-        probe.unlink()
-    except OSError as exc:
-        raise InputError("cache-dir", f"must be a writable directory ({exc.strerror or exc})", str(path)) from None
-    return path.resolve()
-
-
 def run(args) -> int:
     import os
     import shutil
     import tempfile
 
     if args.cache_dir or args.no_cache:
-        chosen = _cache_dir(args.cache_dir) if args.cache_dir else tempfile.mkdtemp(prefix="biasaudit-nocache-")
+        from biasaudit.plumbing import writable_dir
+
+        chosen = (writable_dir("cache-dir", args.cache_dir) if args.cache_dir
+                  else tempfile.mkdtemp(prefix="biasaudit-nocache-"))
         previous = os.environ.get("BIASAUDIT_CACHE_DIR")
         os.environ["BIASAUDIT_CACHE_DIR"] = str(chosen)  # read at every use; pool workers inherit it
         try:

@@ -8,7 +8,9 @@ one line on stderr and exit code 2.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -126,3 +128,21 @@ def parse_float_list(name: str, text: str) -> np.ndarray:
     except ValueError:
         raise InputError(name, "must be a comma-separated list of numbers", text) from None
     return as_finite_vector(name, values)
+
+
+def writable_dir(name: str, value, *, make: tuple[str, ...] = ()) -> Path:
+    """A directory that exists or can be created (with the sub-folders ``make``) and can be written, checked
+    before any work: ``name: must be a directory ...`` / ``name: must be a writable directory (...)``."""
+    path = Path(value).expanduser()
+    if path.exists() and not path.is_dir():
+        raise InputError(name, "must be a directory (a file of that name exists)", str(path))
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        for sub in make:
+            (path / sub).mkdir(parents=True, exist_ok=True)
+        probe = path / f".write-test.{os.getpid()}"
+        probe.write_text("ok", encoding="utf-8")
+        probe.unlink()
+    except OSError as exc:
+        raise InputError(name, f"must be a writable directory ({exc.strerror or exc})", str(path)) from None
+    return path.resolve()

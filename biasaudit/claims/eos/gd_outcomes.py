@@ -5,7 +5,6 @@ r"""GD's outcomes and endpoints, with the numba GD kernel (:mod:`biasaudit.numer
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
@@ -14,8 +13,8 @@ import sympy as sp
 from biasaudit.claims.eos._common import EPS, GD_SMALL, TOY, TOY_D3, _arr, _eta, _regimes, _rel_scaled, _shift, _w0, _y
 from biasaudit.claims.eos.gd_edge import _kink_measure
 from biasaudit.domain import Domain, Fixed, Real, Vector
-from biasaudit.ledger import (AT_10X_EXACT, AT_10X_PRECISION, Claim, Control, Observation, OutOfScope, Reference,
-                              Tolerance, broken_hypothesis, two_sided)
+from biasaudit.ledger import (AT_10X_EXACT, AT_10X_PRECISION, Claim, Observation, OutOfScope, Reference, Tolerance,
+                              broken_hypothesis, one_side, two_sided)
 from biasaudit.theory import eos_minimizers as mins
 
 
@@ -220,7 +219,7 @@ D3_NOT_PARETO = Claim(
     tolerance=Tolerance("exact_decision", 0.0, "both conditions must hold (1e-9 roundoff allowance below the front)",
                         at_10x="an exact decision: 10 x 0 = 0"),
     domain=D3_GD,
-    negative_control=(Control("+", 0.01, "the front N*", functools.partial(_front_moved, signed_size=0.01)),
+    negative_control=(one_side("+", "the front N*", 0.01, _front_moved),
                       broken_hypothesis("d = 3 (Pareto-optimal like d = 2)",
                                         lambda p, v: (p, {**v, "min_excess": 0.0, "max_excess": 1e-6}))),
     inequality="a lower bound (never below the front): only a higher front can be refuted (N* raised 1 %); the "

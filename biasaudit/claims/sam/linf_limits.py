@@ -4,7 +4,6 @@ can win), and the parity of L for alpha_j < rho.
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
@@ -13,8 +12,8 @@ import sympy as sp
 from biasaudit.claims.sam._common import PAPER, _L_s, _a_s, _mu_s, _r_s, _t_s, _w_s
 from biasaudit.claims.sam.linf import _LINF_CLASS_DOMAIN, _alpha_from_classes
 from biasaudit.domain import Choice, Domain, Integer, Real
-from biasaudit.ledger import (AT_10X_EXACT, AT_10X_PRECISION, Claim, Control, Observation, Reference, Tolerance,
-                              broken_hypothesis, shifted_prediction, two_sided)
+from biasaudit.ledger import (AT_10X_EXACT, AT_10X_PRECISION, Claim, Observation, Reference, Tolerance,
+                              broken_hypothesis, one_side, shifted_prediction, two_sided)
 
 
 # ============================================================================================ l_inf limit rules
@@ -108,10 +107,8 @@ LINF_LIMIT_L2 = Claim(
                                                       "relative (the flow converges like e^{-mu tau})",
                         at_10x=AT_10X_PRECISION),
     domain=Domain({**_LINF_CLASS_DOMAIN, "d": Integer(2, 4), "depth": Choice((2,))}, derive=_alpha_from_classes),
-    negative_control=(Control("-", ALPHA_MOVE, "alpha_winner across rho",
-                              functools.partial(_winner_below, signed_size=-ALPHA_MOVE)),
-                      Control("+", ALPHA_MOVE, "alpha_j (j > winner) across rho",
-                              functools.partial(_new_winner_above, signed_size=ALPHA_MOVE))),
+    negative_control=(one_side("-", "alpha_winner across rho", ALPHA_MOVE, _winner_below),
+                      one_side("+", "alpha_j (j > winner) across rho", ALPHA_MOVE, _new_winner_above)),
     compare_reference=_compare_limit,
     samples={"ci": 12, "thorough": 64},
     notes="negative controls: the winner's alpha moved 1 % below rho, or the last coordinate above it that is "

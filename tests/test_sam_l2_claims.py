@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 
 from biasaudit.claims import sam_l2
-from biasaudit.claims.sam_l2 import deep, dynamics, reduction, regimes, separatrix
+from biasaudit.claims.sam_l2 import deep, dynamics, reduction, regimes, separatrix, training_speed
 from biasaudit.ledger import Verdict, run_claim
 from biasaudit.registry import select_claims
 
@@ -18,10 +18,11 @@ HEAVY = {"sam.l2.alpha_collapse", "sam.l2.nonmonotone_in_tau", "sam.l2.discrete_
 
 def test_sam_l2_claims_are_registered():
     ids = {c.id for c in select_claims("sam.l2.*")}
-    assert ids == set(BY_ID) and len(ids) == 23
+    assert ids == set(BY_ID) and len(ids) == 25
 
 
-REFUTED = {"sam.l2.discrete_trajectory_tracking"}  # findings: the numerics contradict the statement
+REFUTED = {"sam.l2.discrete_trajectory_tracking",  # findings: the numerics contradict the statement
+           "sam.l2.slowdown_near_alpha_c_only"}
 
 
 @pytest.mark.parametrize("claim_id", sorted(set(BY_ID) - HEAVY - REFUTED))
@@ -235,3 +236,33 @@ def test_deep_even_alpha_collapse_negative_control_fails():
     pred = deep.DEEP_ALPHA_COLLAPSE.predict(params)
     assert deep.DEEP_ALPHA_COLLAPSE.evaluate(params, pred).error <= deep.DEEP_ALPHA_COLLAPSE.tolerance.value
     assert deep.DEEP_ALPHA_COLLAPSE.controls_refuted_by(params, pred) == [True, True]
+
+
+def test_loss_halving_times_match_closed_forms():
+    mu = np.array([1.0, 2.0])
+    z_half = training_speed.loss_halving_margin(0.01)
+    assert math.log1p(math.exp(-z_half)) == pytest.approx(0.5 * math.log1p(math.exp(-0.01)), rel=1e-14)
+    t = training_speed.gd_halving_time(mu, 0.05)
+    assert np.sum(mu * 0.05**2 * np.exp(2 * mu * t)) == pytest.approx(training_speed.loss_halving_margin(3 * 0.05**2),
+                                                                      rel=1e-12)
+    # with c -> 0 SAM's flow is GD's: the two halving times agree to the grid's interpolation error
+    grid = np.linspace(0.0, 5.0, 20001)
+    assert training_speed.sam_halving_time(mu, 0.05, 1e-12, grid) == pytest.approx(t, rel=1e-6)
+
+
+def test_sam_never_halves_its_loss_before_gd_in_tau():
+    params = {"d": 3, "mu": (1.0, 1.5, 2.5), "rho": 0.4, "normalization": "joint"}
+    r = training_speed._regimes(params)
+    c = training_speed._c(params)
+    mu = np.array(params["mu"])
+    for alpha in np.linspace(r.alpha_collapse * 1.01, 3 * r.alpha_gd_like, 6):
+        assert training_speed._halving_ratio(mu, c, alpha) >= 1.0
+
+
+@settings(max_examples=4)
+@given(training_speed.LOSS_HALVING_DELAY.domain.strategy())
+def test_loss_halving_delay_property(params):
+    claim = training_speed.LOSS_HALVING_DELAY
+    obs = claim.evaluate(params, claim.predict(params))
+    assert obs.error <= claim.tolerance.value, obs.detail
+    assert all(claim.controls_refuted_by(params, claim.predict(params)))

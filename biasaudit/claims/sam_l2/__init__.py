@@ -20,6 +20,7 @@ Modules, by concept (the order of :data:`CLAIMS` is theirs, concatenated):
   regime 2);
 * :mod:`~biasaudit.claims.sam_l2.dynamics`: the dynamics between the boundaries (plateau law, switch times,
   monotonicity in α and τ, asymptotics);
+* :mod:`~biasaudit.claims.sam_l2.training_speed`: how fast SAM trains against GD (the loss plateau);
 * :mod:`~biasaudit.claims.sam_l2.discrete`: the discrete algorithm against the flow;
 * :mod:`~biasaudit.claims.sam_l2.deep`: l2-SAM at L > 2;
 * :mod:`~biasaudit.claims.sam_l2._common`: what they share (the memoised independent full flow, the reduction,
@@ -28,7 +29,8 @@ Modules, by concept (the order of :data:`CLAIMS` is theirs, concatenated):
 
 from __future__ import annotations
 
-from biasaudit.claims.sam_l2 import deep, discrete, dynamics, reduction, regimes, separatrix
+from biasaudit.claims.sam_l2 import deep, discrete, dynamics, reduction, regimes, separatrix, training_speed
 
-CLAIMS = (reduction.CLAIMS + separatrix.CLAIMS + regimes.CLAIMS + dynamics.CLAIMS + discrete.CLAIMS
+CLAIMS = (reduction.CLAIMS + separatrix.CLAIMS + regimes.CLAIMS + dynamics.CLAIMS + training_speed.CLAIMS
+          + discrete.CLAIMS
           + deep.CLAIMS)

@@ -73,7 +73,10 @@ DEEP_EVEN = Claim(
     predict=_deep_predict, evaluate=_deep_evaluate,
     tolerance=Tolerance("exact_sign", 0.0, "collapse vs growth is a yes/no fact", at_10x=AT_10X_EXACT),
     domain=Domain(_base(depth=Choice((2, 4, 6)), frac=Real(0.05, 0.9))),
-    negative_control=broken_hypothesis("sign of the small-alpha field", lambda p, pred: (p, -pred)),
+    negative_control=broken_hypothesis(
+        "sign of the small-alpha field", lambda p, pred: (p, -pred),
+        reason="a sign at small alpha: the class boundary in alpha is alpha_c, where the trajectory is not monotone, "
+               "so a 1 % move across it gives no clear trend rather than the other class"),
     samples={"ci": 4, "thorough": 32},
 )
 
@@ -85,7 +88,10 @@ DEEP_ODD = Claim(
     predict=_deep_predict, evaluate=_deep_evaluate,
     tolerance=Tolerance("exact_sign", 0.0, "collapse vs growth is a yes/no fact", at_10x=AT_10X_EXACT),
     domain=Domain(_base(depth=Choice((3, 5)), frac=Real(0.05, 0.9))),
-    negative_control=broken_hypothesis("sign of the small-alpha field", lambda p, pred: (p, -pred)),
+    negative_control=broken_hypothesis(
+        "sign of the small-alpha field", lambda p, pred: (p, -pred),
+        reason="a sign at small alpha: the class boundary in alpha is alpha_c, where the trajectory is not monotone, "
+               "so a 1 % move across it gives no clear trend rather than the other class"),
     samples={"ci": 4, "thorough": 32},
 )
 

@@ -172,7 +172,8 @@ MONOTONE_ALPHA = Claim(
     predict=lambda p: 1, evaluate=_mono_evaluate,
     tolerance=Tolerance("exact_order", 0.0, "an order either holds or not", at_10x=AT_10X_EXACT),
     domain=Domain(_base()),
-    negative_control=broken_hypothesis("order in alpha", lambda p, pred: (p, -1)),
+    negative_control=broken_hypothesis("order in alpha", lambda p, pred: (p, -1),
+                                       reason="an order along alpha has no boundary to move across"),
     samples={"ci": 3, "thorough": 24},
 )
 
@@ -203,7 +204,8 @@ NONMONOTONE_TAU = Claim(
     tolerance=Tolerance("exact_sequence", 0.0, "a j† sequence matches or not", at_10x=AT_10X_EXACT),
     domain=Domain({"d": Fixed(10), "mu": Fixed(_MU10), "rho": Real(0.1, 2.0, log=True),
                    "normalization": Choice(("joint", "layer")), "delta": Real(1e-5, 1e-3, log=True)}),
-    negative_control=broken_hypothesis("monotone sequence", lambda p, pred: (p, tuple(sorted(set(pred))))),
+    negative_control=broken_hypothesis("monotone sequence", lambda p, pred: (p, tuple(sorted(set(pred)))),
+                                       reason="an order along tau has no boundary to move across"),
     references=(Reference({"d": 10, "mu": _MU10, "rho": 1.0, "normalization": "joint", "delta": 1e-4},
                           (3, 2, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10), 0.0, "mu=(1..10) near alpha_c"),),
     samples={"ci": 1, "thorough": 12}, controls=1,

@@ -262,6 +262,9 @@ class Claim:
     inequality: str = ""  # a bound: which side is tight ("upper bound: ..."); its controls move only that side
     compare_reference: Callable[[Any, Any], float] | None = None
     notes: str = ""
+    # experiment claims: the training runs the check reads, as audit run units (biasaudit.audit.units.RunUnit),
+    # declared at the experiment tier in force; the audit runs them first, on any worker, then the claim
+    runs: Callable[[], tuple] | None = None
 
     def __post_init__(self):
         controls = self.negative_control

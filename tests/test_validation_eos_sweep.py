@@ -233,7 +233,7 @@ def test_sweep_runs_are_stored_atomically_and_resumed(tmp_path, monkeypatch):
     sweep = ex.run_sweep(TINY, tmp_path, threads=1)
     files = sorted(p.name for p in tmp_path.iterdir())
     assert "gf.json" in files and "config.json" in files and sum(f.startswith("run_eta_") for f in files) == 2
-    assert not any(f.endswith(".tmp") for f in files) and ".lock" in files
+    assert not any(f.endswith(".tmp") for f in files) and ".gf.json.lock" in files
     assert [r["tracked"] for r in sweep["runs"]] == [False, True]
     assert sweep["runs"][1]["sharpness_path"]
     import biasaudit.validation.gd_trainer as gt
@@ -248,6 +248,32 @@ def test_sweep_runs_are_stored_atomically_and_resumed(tmp_path, monkeypatch):
     (tmp_path / f"run_eta_{sweep['runs'][0]['eta']:.8e}.json").unlink()
     ex.run_sweep(TINY, tmp_path, threads=1)
     assert calls == [sweep["runs"][0]["eta"]]  # only the missing run is recomputed
+
+
+def test_a_source_edit_recomputes_the_sweep_and_the_counts_say_so(tmp_path, monkeypatch):
+    """The cache key hashes the run's code (RUN_CODE): no hand-bumped version decides staleness."""
+    from biasaudit.plumbing import runcache
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "biasaudit_probe_code.py").write_text("STEP = 1\n")
+    monkeypatch.syspath_prepend(str(src))
+    monkeypatch.setattr(ex, "RUN_CODE", ex.RUN_CODE + ("biasaudit_probe_code",))
+    runcache.clear_fingerprints()
+    out = tmp_path / "sweep"
+    counts = []
+    for edit in (None, None, "STEP = 2\n"):
+        if edit:
+            (src / "biasaudit_probe_code.py").write_text(edit)
+            runcache.clear_fingerprints()
+        ex._MEMO.clear()
+        runcache.reset_run_counts()
+        ex.run_sweep(TINY, out, threads=1)
+        counts.append(runcache.run_counts())
+    # gf + 2 runs: computed, then all reused (the gf is read once per run too), then recomputed after the edit
+    assert counts[0]["computed"] == 3 and counts[1]["computed"] == 0 and counts[1]["reused"] >= 3
+    assert counts[2]["computed"] == 3
+    runcache.clear_fingerprints()
 
 
 def test_make_figures_writes_four_pngs(tmp_path):

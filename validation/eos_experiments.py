@@ -13,7 +13,8 @@ Pipeline (one :class:`SweepConfig`):
 
 Every finished piece (the GF result, each (arch, η) run) is written atomically as JSON under the run
 directory (``out`` or the cache dir ``$BIASAUDIT_CACHE_DIR/validation-eos/<key>``): an interrupted sweep
-resumes, a finished run is never recomputed. Results are also memoised in-process, so all claims of a tier
+resumes, a finished run is never recomputed. The key is content-addressed (config, the source of
+:data:`RUN_CODE`, torch and numpy versions: :mod:`biasaudit.plumbing.runcache`): a code edit recomputes. Results are also memoised in-process, so all claims of a tier
 share one sweep.
 
 Symbols: η step size, η_c = 2/s_GF, S = max|λ(∇²L)| at the end of a run (L < eps), g = ηS/2 the stability
@@ -23,7 +24,6 @@ ratio (g = 1 on the edge of stability), ‖θ‖₁ the paper's norm.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import math
 import os
@@ -34,14 +34,17 @@ from pathlib import Path
 import numpy as np
 
 from biasaudit.plumbing import InputError, choice, positive_int, positive_scalar
+from biasaudit.plumbing.runcache import count_run, run_key
 
 __all__ = [
-    "SweepConfig", "TIERS", "tier_config", "run_sweep", "e3_configs", "e3_measures_over_seeds", "teacher_dataset", "load_data", "cache_dir",
+    "SweepConfig", "TIERS", "RUN_CODE", "tier_config", "run_sweep", "sweep_gf", "sweep_eta_run", "e3_configs", "e3_measures_over_seeds", "teacher_dataset", "load_data", "cache_dir",
     "e1_phase_transition", "e2_kink", "e3_measures", "e4_dynamics", "e5_u_shape", "wilson_interval",
     "make_figures", "SIDE_MARGIN", "EDGE_DELTA",
 ]
 
-SWEEP_VERSION = 3  # bump when a change makes cached results stale
+# The code a sweep executes: its cache key hashes these sources (biasaudit.plumbing.runcache), so an edit to
+# any of them recomputes the sweep; no hand-bumped version.
+RUN_CODE = ("biasaudit.validation", "biasaudit.numerics", "biasaudit.claims.validation_eos")
 SIDE_MARGIN = 0.05  # runs within ±5 % of the predicted η_c are neither "flow side" nor "EoS side"
 EDGE_DELTA = 0.05  # a run is at the edge of stability when ηS/2 ≥ 1 − EDGE_DELTA
 Z95 = 1.959963984540054  # two-sided 95 % normal quantile
@@ -92,9 +95,7 @@ class SweepConfig:
     def key(self) -> str:
         skip = ("device", "data_dir") + (("hvp_method",) if self.hvp_method == "forward-over-reverse" else ())
         data = {k: v for k, v in dataclasses.asdict(self).items() if k not in skip}
-        data["version"] = SWEEP_VERSION
-        text = json.dumps(data, sort_keys=True, default=str)
-        return f"{self.arch}-{self.loss}-{self.dataset}-" + hashlib.sha256(text.encode()).hexdigest()[:12]
+        return f"{self.arch}-{self.loss}-{self.dataset}-" + run_key(data, RUN_CODE, length=16)
 
     def multiples(self) -> list[float]:
         return sorted(set(float(m) for m in tuple(self.coarse) + tuple(self.fine)))
@@ -169,7 +170,18 @@ def _as_images(X: np.ndarray) -> np.ndarray:
     return X
 
 
+_PROBLEM: dict[str, object] = {}  # the last problem built (the runs of one sweep share it, as before)
+
+
 def build_problem(config: SweepConfig):
+    """The training problem of ``config`` (data, model factory, loss); the last one is kept for reuse."""
+    if config.key() not in _PROBLEM:
+        _PROBLEM.clear()
+        _PROBLEM[config.key()] = _build_problem(config)
+    return _PROBLEM[config.key()]
+
+
+def _build_problem(config: SweepConfig):
     from biasaudit.validation.gd_trainer import make_problem
 
     data = load_data(config)
@@ -221,74 +233,93 @@ _MEMO: dict[str, dict] = {}
 
 def run_sweep(config: SweepConfig, out: str | os.PathLike | None = None, *, progress: Callable | None = None,
               threads: int | None = None) -> dict:
-    """Run (or resume, or load) the sweep of ``config``; returns ``{"config", "gf", "runs", "dir"}``."""
-    from biasaudit.validation.device import setup_torch
+    """Run (or resume, or load) the sweep of ``config``; returns ``{"config", "gf", "runs", "dir"}``.
 
+    A sweep is the gradient-flow proxy (:func:`sweep_gf`, which gives η_c) and one GD run per multiple of η_c
+    (:func:`sweep_eta_run`). Each is cached on its own file under its own lock, so the audit can schedule
+    them as separate run units on several workers (:func:`sweep_run_specs`) and this call then only reads."""
     run_dir = Path(out) if out is not None else cache_dir() / config.key()
     memo_key = f"{config.key()}@{run_dir}"
     if memo_key in _MEMO:
         return _MEMO[memo_key]
-    say = progress or (lambda msg: None)
-    setup_torch(threads)
-    with _locked(run_dir, say):
-        return _run_sweep_locked(config, run_dir, memo_key, say)
-
-
-def _locked(run_dir: Path, say: Callable):
-    """One process at a time per run directory: audit workers running two claims of the same tier wait for
-    the first one's sweep and then read it from disk, instead of computing it twice on the same cores."""
-    from biasaudit.validation.filelock import exclusive
-
-    return exclusive(run_dir / ".lock", say)
-
-
-def _run_sweep_locked(config: SweepConfig, run_dir: Path, memo_key: str, say: Callable) -> dict:
-    _write_json(run_dir / "config.json", {"key": config.key(), **dataclasses.asdict(config)})
-    problem = None
-
-    def get_problem():
-        nonlocal problem
-        if problem is None:
-            problem = build_problem(config)
-        return problem
-
-    gf = _read_json(run_dir / "gf.json")
-    if gf is None or gf.get("key") != config.key():
-        from biasaudit.validation.gf_proxy import gradient_flow_sharpness
-
-        say(f"gradient-flow proxy ({config.arch}, {config.loss}, eps={config.eps:g}) ...")
-        res = gradient_flow_sharpness(get_problem(), config.eps, method=config.gf_method,
-                                      fraction=config.gf_fraction, every=config.gf_every, seed=config.seed)
-        gf = {"key": config.key(), **res.to_json()}
-        _write_json(run_dir / "gf.json", gf)
-    eta_c = _float(gf["eta_c"])
+    gf = sweep_gf(config, run_dir, progress=progress, threads=threads)
     runs = []
-    if not math.isfinite(eta_c) and not config.absolute:
-        return _finish(memo_key, config, gf, runs, run_dir)
-    for m in config.multiples():
-        eta = m if config.absolute else m * eta_c
-        path = run_dir / f"run_eta_{eta:.8e}.json"
-        data = _read_json(path)
-        if data is None or data.get("key") != config.key():
-            from biasaudit.validation.gd_trainer import train_gd
-
-            tracked = not config.absolute and config.track_every and math.isclose(m, config.track_multiple)
-            say(f"GD eta={eta:.4g} ({m:g} x eta_c) ...")
-            run = train_gd(get_problem(), eta, eps=config.eps, max_steps=config.max_steps,
-                           sharpness_every=config.track_every if tracked else 0, seed=config.seed)
-            data = {"key": config.key(), "multiple": None if config.absolute else m, "tracked": bool(tracked),
-                    **run.to_json()}
-            _write_json(path, data)
-            say(f"  {run.outcome} after {run.steps} steps, {run.seconds:.1f} s")
-        runs.append(data)
-    return _finish(memo_key, config, gf, runs, run_dir)
-
-
-def _finish(memo_key, config, gf, runs, run_dir) -> dict:
+    if math.isfinite(_float(gf["eta_c"])) or config.absolute:
+        runs = [sweep_eta_run(config, m, run_dir, progress=progress, threads=threads) for m in config.multiples()]
     result = {"config": dataclasses.asdict(config), "gf": gf, "runs": sorted(runs, key=lambda r: r["eta"]),
               "dir": str(run_dir)}
     _MEMO[memo_key] = result
     return result
+
+
+def _cached(path: Path, key: str, compute: Callable[[], dict]) -> dict:
+    """The JSON at ``path`` if it holds ``key``, else ``compute()`` written there atomically; one process at a
+    time per file (a second waits, then reads). Counted as computed or reused (biasaudit.plumbing.runcache)."""
+    from biasaudit.plumbing.status import status
+    from biasaudit.validation.filelock import exclusive
+
+    with exclusive(path.with_name(f".{path.name}.lock"), status):
+        data = _read_json(path)
+        if data is not None and data.get("key") == key:
+            count_run(computed=False)
+            return data
+        data = {"key": key, **compute()}
+        _write_json(path, data)
+        count_run(computed=True)
+        return data
+
+
+def _sweep_dir(config: SweepConfig, run_dir) -> Path:
+    run_dir = Path(run_dir) if run_dir is not None else cache_dir() / config.key()
+    if not (run_dir / "config.json").is_file():
+        _write_json(run_dir / "config.json", {"key": config.key(), **dataclasses.asdict(config)})
+    return run_dir
+
+
+def sweep_gf(config: SweepConfig, run_dir=None, *, progress: Callable | None = None, threads: int | None = None
+             ) -> dict:
+    """The sweep's gradient-flow proxy (``gf.json``: s_GF, η_c = 2/s_GF), computed once and cached."""
+    from biasaudit.validation.device import setup_torch
+
+    say = progress or (lambda msg: None)
+    run_dir = _sweep_dir(config, run_dir)
+
+    def compute():
+        from biasaudit.validation.gf_proxy import gradient_flow_sharpness
+
+        setup_torch(threads)
+        say(f"gradient-flow proxy ({config.arch}, {config.loss}, eps={config.eps:g}) ...")
+        res = gradient_flow_sharpness(build_problem(config), config.eps, method=config.gf_method,
+                                      fraction=config.gf_fraction, every=config.gf_every, seed=config.seed)
+        return res.to_json()
+
+    return _cached(run_dir / "gf.json", config.key(), compute)
+
+
+def sweep_eta_run(config: SweepConfig, multiple: float, run_dir=None, *, progress: Callable | None = None,
+                  threads: int | None = None) -> dict:
+    """One GD run of the sweep at η = ``multiple`` · η_c (or at η = ``multiple`` when ``config.absolute``)."""
+    from biasaudit.validation.device import setup_torch
+
+    say = progress or (lambda msg: None)
+    run_dir = _sweep_dir(config, run_dir)
+    eta_c = _float(sweep_gf(config, run_dir, progress=progress, threads=threads)["eta_c"])
+    eta = multiple if config.absolute else multiple * eta_c
+    if not math.isfinite(eta):
+        raise ValueError(f"sweep_eta_run: no finite eta_c for {config.key()} (the GF proxy failed)")
+
+    def compute():
+        from biasaudit.validation.gd_trainer import train_gd
+
+        setup_torch(threads)
+        tracked = not config.absolute and config.track_every and math.isclose(multiple, config.track_multiple)
+        say(f"GD eta={eta:.4g} ({multiple:g} x eta_c) ...")
+        run = train_gd(build_problem(config), eta, eps=config.eps, max_steps=config.max_steps,
+                       sharpness_every=config.track_every if tracked else 0, seed=config.seed)
+        say(f"  {run.outcome} after {run.steps} steps, {run.seconds:.1f} s")
+        return {"multiple": None if config.absolute else multiple, "tracked": bool(tracked), **run.to_json()}
+
+    return _cached(run_dir / f"run_eta_{eta:.8e}.json", config.key(), compute)
 
 
 # --------------------------------------------------------------------------------------------- verdicts

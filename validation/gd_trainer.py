@@ -175,8 +175,13 @@ def make_problem(arch: str, loss: str, X_train, y_train, X_test, y_test, *, num_
                  device="cpu", seed: int = 0, width: int = 32, depth: int = 2, activation: str = "tanh",
                  init_scale: float = 1.0, mse_convention: str = "mean", hvp_method: str = "forward-over-reverse",
                  model_kwargs: dict | None = None, description: dict | None = None) -> Problem:
-    """Validate, move the data to ``device``/``dtype``, build the model with ``torch.manual_seed(seed)``."""
+    """Validate, move the data to ``device``/``dtype``, build the model with ``torch.manual_seed(seed)``.
+    ``device``: a torch device or ``"auto"`` | ``"cpu"`` | ``"cuda[:N]"`` (:func:`biasaudit.validation.device.pick_device`)."""
+    from biasaudit.validation.device import pick_device
+
     check_sweep_inputs(arch=arch, loss=loss, dtype=dtype)
+    if isinstance(device, str):
+        device = pick_device(device)
     num_classes = positive_int("num_classes", num_classes, minimum=2)
     choice("mse_convention", mse_convention, MSE_CONVENTIONS)
     tdtype = DTYPES[dtype]

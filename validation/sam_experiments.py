@@ -53,7 +53,6 @@ by its configuration, so an interrupted experiment resumes and the figures reuse
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from collections.abc import Callable, Mapping
@@ -67,7 +66,9 @@ from biasaudit.plumbing import atomic_write_text
 from biasaudit.plumbing import InputError, choice, nonnegative_scalar, positive_int, positive_scalar
 
 __all__ = [
-    "RESULTS_VERSION",
+    "RUN_CODE",
+    "grid_configs",
+    "cached_run_unit",
     "TrainConfig",
     "TIERS",
     "validate_config",
@@ -90,7 +91,9 @@ __all__ = [
     "make_figures",
 ]
 
-RESULTS_VERSION = 1  # bump when a change to the training/metrics code invalidates cached runs
+# The code a training run executes: its cache key hashes these sources (biasaudit.plumbing.runcache), so an
+# edit to any of them recomputes the run; no hand-bumped version.
+RUN_CODE = ("biasaudit.validation", "biasaudit.numerics", "biasaudit.claims.validation_sam")
 OPTIMIZERS = ("gd", "sam")
 CI_LEVEL = 0.95
 N_BOOT = 10_000
@@ -123,8 +126,12 @@ class TrainConfig:
     device: str = "cpu"
 
     def key(self) -> str:
-        text = json.dumps({**asdict(self), "version": RESULTS_VERSION}, sort_keys=True)
-        return hashlib.sha256(text.encode()).hexdigest()[:20]
+        """Content address (biasaudit.plumbing.runcache) of the run: config, code, library versions. The
+        device and the data folder are left out: where a run trained and where the data lay do not change
+        what it is (a run trained on a GPU worker answers a CPU claim)."""
+        from biasaudit.plumbing.runcache import run_key
+
+        return run_key({k: v for k, v in asdict(self).items() if k not in ("device", "data_dir")}, RUN_CODE)
 
 
 def validate_config(cfg: TrainConfig) -> None:
@@ -326,8 +333,7 @@ def _train_run(cfg: TrainConfig, n_keep_maps: int) -> dict:
         status = "not trained"
     return {"config": asdict(cfg), "key": cfg.key(), "status": status, "num_classes": ds.num_classes,
             "curves": curves, "final_cam_low_images": images if curves["step"] else [],
-            "maps": maps, "map_images": ev["probe"][:n_keep_maps, 0].cpu().numpy().round(4).tolist(),
-            "version": RESULTS_VERSION}
+            "maps": maps, "map_images": ev["probe"][:n_keep_maps, 0].cpu().numpy().round(4).tolist()}
 
 
 def cache_dir() -> Path:
@@ -336,27 +342,41 @@ def cache_dir() -> Path:
     return cache_root() / "validation-sam"
 
 
+def cached_run_unit(cfg: TrainConfig) -> None:
+    """An audit run unit: train ``cfg`` into the run cache (or find it there); returns nothing (the claim
+    reads the cached run). Validates first, so a bad config fails before any training."""
+    validate_config(cfg)
+    cached_run(cfg)
+
+
 def cached_run(cfg: TrainConfig, *, use_cache: bool = True) -> dict:
     """:func:`train_run`, reusing (and writing) the run's JSON in :func:`cache_dir`."""
-    if not use_cache:
-        return train_run(cfg)
+    from biasaudit.plumbing.runcache import count_run
+    from biasaudit.plumbing.status import status
     from biasaudit.validation.filelock import exclusive
 
+    if not use_cache:
+        count_run(computed=True)
+        return train_run(cfg)
     path = cache_dir() / f"{cfg.key()}.json"
-    with exclusive(path.with_suffix(".lock")):  # a second worker waits, then reads the first one's result
+    with exclusive(path.with_suffix(".lock"), status):  # a second worker waits, then reads the first one's result
         return _cached_run_locked(cfg, path)
 
 
 def _cached_run_locked(cfg: TrainConfig, path: Path) -> dict:
+    from biasaudit.plumbing.runcache import count_run
+
     if path.is_file():
         try:
             with open(path) as fh:
                 data = json.load(fh)
-            if data.get("version") == RESULTS_VERSION and data.get("key") == cfg.key():
+            if data.get("key") == cfg.key():
+                count_run(computed=False)
                 return data
         except (OSError, ValueError):
             pass  # a damaged cache file is simply redone
     data = train_run(cfg)
+    count_run(computed=True)
     try:
         atomic_write_text(path, json.dumps(data))
     except OSError:
@@ -527,16 +547,27 @@ def _settings(kind: str, tier: str, overrides: Mapping[str, Any]) -> dict:
     return settings
 
 
-def _run_grid(settings: dict, device: str, data_dir: str | None,
-              progress: Callable[[str], None] | None, use_cache: bool) -> dict[float, dict[str, list]]:
+def _grid(settings: dict, device: str, data_dir: str | None) -> list[TrainConfig]:
     skip = {"seeds", "init_scales", "levels"}
     base = TrainConfig(device=device, data_dir=data_dir,
                        **{k: v for k, v in settings.items() if k not in skip})
-    configs = [replace(base, optimizer=o, seed=s, init_scale=a)
-               for a in settings["init_scales"] for s in settings["seeds"] for o in OPTIMIZERS]
+    return [replace(base, optimizer=o, seed=s, init_scale=a)
+            for a in settings["init_scales"] for s in settings["seeds"] for o in OPTIMIZERS]
+
+
+def grid_configs(kind: str, tier: str = "quick", *, device: str = "cpu", data_dir: str | None = None,
+                 **overrides) -> list[TrainConfig]:
+    """The training runs of experiment ``kind`` (``"minor_mass"`` or ``"synthetic"``) at ``tier``: one
+    :class:`TrainConfig` per (init scale, seed, optimizer), in the order the experiment runs them."""
+    return _grid(_settings(kind, tier, overrides), device, data_dir)
+
+
+def _run_grid(settings: dict, device: str, data_dir: str | None,
+              progress: Callable[[str], None] | None, use_cache: bool) -> dict[float, dict[str, list]]:
+    configs = _grid(settings, device, data_dir)
     for cfg in configs:  # every input error before the first training step
         validate_config(cfg)
-    _dataset(base)
+    _dataset(configs[0])
     grid: dict[float, dict[str, list]] = {}
     for i, cfg in enumerate(configs, 1):
         if progress:

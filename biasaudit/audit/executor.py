@@ -47,10 +47,13 @@ def usable_cpus() -> int:
 
 def _failure(unit, exc: BaseException) -> dict:
     """The record of a unit whose worker failed outside the check (crash, pickling, lost worker)."""
-    from biasaudit.audit.units import ClaimUnit, error_record
+    from biasaudit.audit.units import ClaimUnit, RunUnit, error_record
 
     if isinstance(unit, ClaimUnit):
         return error_record(unit, None, exc, 0.0)
+    if isinstance(unit, RunUnit):
+        return {"record": "run", "run_id": unit.run_id, "label": unit.label, "runner": unit.runner,
+                "status": "error", "detail": f"{type(exc).__name__}: {exc}", "elapsed_s": 0.0}
     return {"record": "figure", "figure_id": unit.figure_id, "tier": unit.tier, "status": "error",
             "files": [], "detail": f"{type(exc).__name__}: {exc}", "elapsed_s": 0.0}
 
@@ -255,8 +258,9 @@ class DaskExecutor:
         token = uuid.uuid4().hex[:8]
         futures = {}
         for unit in units:
+            resources = dict(getattr(unit, "resources", ()) or ()) or None  # e.g. {"GPU": 1} for a run
             future = self.client.submit(execute, unit, key=f"biasaudit-{unit.key}-{token}", pure=False,
-                                        retries=0)
+                                        retries=0, resources=resources)
             futures[future] = unit
         for future in as_completed(list(futures), loop=self.client.loop):
             unit = futures[future]

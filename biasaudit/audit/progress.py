@@ -3,7 +3,8 @@
 On a terminal: a tqdm bar for the whole run (units finished / total) and, below it, a bar per running
 unit that counts its cases (references, samples, negative controls) when the executor sends case events
 (inline and local pool; on Dask a unit's bar only appears when it finishes). Each finished unit also
-prints one line ``[k/N] id  verdict  time``. When stderr is not a terminal (logs, CI) the bars are
+prints one line ``[k/N] id  verdict  time``. Status lines of a running unit (a training run starting, a
+wait for another process's lock) replace the unit bar's status field instead of printing between bars. When stderr is not a terminal (logs, CI) the bars are
 off: those lines are printed, and every minute a line names the units still running.
 """
 
@@ -48,6 +49,9 @@ class AuditProgress:
             self._started[key] = (event[2], time.monotonic())
         elif kind == "end":
             self._started.pop(key, None)
+        if kind == "status":
+            self.status(key, event[2])
+            return
         if not self.bars:
             self._heartbeat()
             return
@@ -64,6 +68,19 @@ class AuditProgress:
             bar.update(1)
         elif kind == "end":
             self._close_bar(key)
+
+    def status(self, key: str, text: str) -> None:
+        """A running unit's status (a run starting, a wait for another process's lock): with bars, the
+        unit bar's one status field (replaced, never printed between the bars); without, one line."""
+        text = " ".join(str(text).split())
+        if self.quiet:
+            return
+        bar = self._unit_bars.get(key)
+        if bar is not None:
+            bar.set_postfix_str(text[:80], refresh=True)
+        elif not self.bars:
+            label = self._started.get(key, (key, 0.0))[0]
+            print(f"      {label}: {text}", file=self.stream, flush=True)
 
     def _heartbeat(self) -> None:
         """Without bars: every ``HEARTBEAT_S`` name the units still running (long experiments)."""

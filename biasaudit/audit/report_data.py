@@ -43,6 +43,18 @@ class ReportMeta:
     code: dict
     bad_lines: list[str] = field(default_factory=list)
     unavailable_figures: list[tuple[str, str]] = field(default_factory=list)
+    run_units: int = 0
+    runs_computed: int = 0
+    runs_reused: int = 0
+    run_errors: list[str] = field(default_factory=list)
+    run_unit_seconds: float = 0.0
+
+    def runs_sentence(self) -> str:
+        """How many experiment runs this audit computed and how many it read from the run cache."""
+        units = (f" ({self.run_units} scheduled as run units, {self.run_unit_seconds:.1f} s of their own time)"
+                 if self.run_units else "")
+        return (f"experiment runs: {self.runs_computed} computed, {self.runs_reused} reused from the run "
+                f"cache{units}")
 
 
 @dataclass

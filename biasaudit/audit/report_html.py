@@ -117,6 +117,7 @@ def render_html(report: Report) -> str:
            + (f" at <code>{_e(m.scheduler)}</code>" if m.scheduler else "")
            + (f", claims <code>{_e(m.pattern)}</code>" if m.pattern else "")
            + f". Started {_e(m.started_utc)}; wall time {m.wall_s:.1f} s; {m.ran} units run, {m.reused} kept; "
+           f"{_e(m.runs_sentence())}; "
            f"the units' own times sum to {report.unit_seconds():.1f} s."
            + f" Code: biasaudit {_e(code.get('biasaudit'))}, commit "
            f"<code>{_e(code.get('git_commit') or 'unknown')}</code>"

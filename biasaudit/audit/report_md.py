@@ -51,13 +51,16 @@ def render_markdown(report: Report) -> str:
         + (f" ({m.workers} workers)" if m.workers else "") + (f" at {m.scheduler}" if m.scheduler else "")
         + (f", claims `{m.pattern}`" if m.pattern else "") + ".",
         f"Started {m.started_utc}; wall time {m.wall_s:.1f} s; {m.ran} units run, {m.reused} kept from "
-        f"earlier evidence; the units' own times sum to {report.unit_seconds():.1f} s. "
+        f"earlier evidence; {m.runs_sentence()}; the units' own times sum to {report.unit_seconds():.1f} s. "
         f"Code: biasaudit {code.get('biasaudit')}, commit {code.get('git_commit') or 'unknown'}"
         + (" (with uncommitted changes)" if code.get("git_dirty") else "") + ".",
         "",
         "**Verdicts:** " + ", ".join(f"{k}: {v}" for k, v in counts.items()) + f" (total {len(report.rows)}).",
         "",
     ]
+    if m.run_errors:
+        lines += ["**Experiment runs that failed** (their claims report the error again):", ""]
+        lines += [f"- {text}" for text in m.run_errors] + [""]
     for bad in m.bad_lines:
         lines.append(f"> evidence.jsonl {bad}: dropped and redone.")
     problems = report.problems

@@ -9,7 +9,10 @@ Order of work (each step fails with a clear :class:`~biasaudit.inputs.InputError
 5. with ``--resume`` the evidence store is read; complete records of this configuration are kept, bad
    lines are reported and their units redone; then every other unit runs, and each finished record is
    written atomically at once (:mod:`biasaudit.audit.store`);
-6. figure jobs run after every claim (they may draw from results the claims cached);
+6. experiment runs first: each experiment claim declares the training runs it reads (``Claim.runs``, run
+   units); they are scheduled once each (two claims reading one run share it), in waves (a run waits for
+   the runs it names in ``after``), beside the theory claims; then the experiment claims, which read their
+   runs from the run cache; figure jobs run after every claim (they read the same cached runs);
 7. ``report.md`` and ``index.html`` are written from the store.
 
 Tier to profile: ``quick`` runs every claim at profile ``ci`` (theory claims' few samples; experiments
@@ -22,6 +25,7 @@ claims outside ``--claims`` are kept in the store untouched. Without ``--resume`
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import os
 import time
@@ -34,7 +38,7 @@ from biasaudit.audit.outlock import hold_out_dir
 from biasaudit.audit.progress import AuditProgress
 from biasaudit.audit.provenance import code_version
 from biasaudit.audit.store import BadLine, EvidenceStore
-from biasaudit.audit.units import RECORD_SCHEMA, ClaimUnit, FigureUnit, module_error_record
+from biasaudit.audit.units import RECORD_SCHEMA, ClaimUnit, FigureUnit, RunUnit, module_error_record
 from biasaudit.plumbing import InputError, writable_dir
 
 __all__ = ["TIERS", "AuditConfig", "AuditResult", "run_audit", "prepare_out_dir", "select_audit_claims",
@@ -65,6 +69,7 @@ class AuditConfig:
     workers: int | None = None
     figures: bool = True
     extra_modules: tuple[str, ...] = field(default_factory=extra_modules_from_env)
+    run_resources: tuple[tuple[str, float], ...] = ()  # Dask resources each run unit asks for, e.g. (("GPU", 1),)
 
     @property
     def profile(self) -> str:
@@ -80,6 +85,10 @@ class AuditResult:
     reused: int
     bad_lines: list[BadLine]
     wall_s: float
+    run_units: int = 0  # experiment runs scheduled as units of their own
+    runs_computed: int = 0  # experiment runs trained by this audit (run units, claims and figures together)
+    runs_reused: int = 0  # experiment runs read from the run cache
+    run_errors: list[str] = field(default_factory=list)
     report_md: Path | None = None
     report_html: Path | None = None
 
@@ -192,13 +201,20 @@ def _run_audit_held(config: AuditConfig, out: Path, started: float, started_utc:
     claim_todo = [u for u in claim_units if (ClaimUnit, u.key) not in kept_keys]
     claim_todo.sort(key=lambda u: kinds[u.key] == "theory")  # stable: registry order within a kind
     figure_todo = [u for u in figure_units if (FigureUnit, u.key) not in kept_keys]
-    todo = claim_todo + figure_todo
+    run_waves, declare_errors = _declared_runs([c for c in claims if (ClaimUnit, c.id) in
+                                                {(ClaimUnit, u.key) for u in claim_todo}], config)
+    phases = _phases(claim_todo, kinds, run_waves) + [figure_todo]
+    run_units = [u for wave in run_waves for u in wave]
+    todo = claim_todo + figure_todo + run_units
 
     own_progress = progress is None
     if progress is None:
-        progress = AuditProgress(len(claim_units) + len(figure_units), quiet=quiet)
+        progress = AuditProgress(len(claim_units) + len(figure_units) + len(run_units), quiet=quiet)
     executor = None
     code = code_version()
+    computed = reused = 0
+    run_seconds = 0.0
+    run_errors: list[str] = []
     aborted = True
     try:
         executor = make_executor(config.executor, config.workers, config.scheduler, reporter=progress.event)
@@ -210,14 +226,25 @@ def _run_audit_held(config: AuditConfig, out: Path, started: float, started_utc:
             evidence.put({**record, "code": code}, write=False)
         for job, why in unavailable:
             progress.note(f"figure {job.id}: left out, {why}")
+        for message in declare_errors:
+            progress.note(message)
         for unit in kept:
             record = (evidence if isinstance(unit, ClaimUnit) else figures).records[unit.key]
             progress.skipped(unit.label, record.get("verdict", record.get("status")))
         if kept or bad_lines or module_errors:  # at once: drops bad lines, keeps complete records only
             evidence.write()
             figures.write()
-        finished = (pair for phase in (claim_todo, figure_todo) if phase for pair in executor.run(phase))
+        finished = (pair for phase in phases if phase for pair in executor.run(phase))
         for unit, record in finished:
+            counted = record.get("runs") or {}
+            computed += counted.get("computed", 0)
+            reused += counted.get("reused", 0)
+            if isinstance(unit, RunUnit):
+                run_seconds += record.get("elapsed_s") or 0.0
+                if record.get("status") != "ok":
+                    run_errors.append(f"{unit.label}: {record.get('detail')}")
+                progress.finished(unit.label, record.get("status", "error"), record.get("elapsed_s"))
+                continue
             record["code"] = code
             if isinstance(unit, ClaimUnit):
                 evidence.put(record)
@@ -237,7 +264,9 @@ def _run_audit_held(config: AuditConfig, out: Path, started: float, started_utc:
         figures.write()
 
     result = AuditResult(out=out, records=evidence.ordered(), figures=figures.ordered(), ran=len(todo),
-                         reused=len(kept), bad_lines=bad_lines, wall_s=time.perf_counter() - started)
+                         reused=len(kept), bad_lines=bad_lines, wall_s=time.perf_counter() - started,
+                         run_units=len(run_units), runs_computed=computed, runs_reused=reused,
+                         run_errors=run_errors)
     from biasaudit.audit.report_data import ReportMeta, build_report
     from biasaudit.audit.report_html import write_html
     from biasaudit.audit.report_md import write_markdown
@@ -245,10 +274,55 @@ def _run_audit_held(config: AuditConfig, out: Path, started: float, started_utc:
     meta = ReportMeta(tier=config.tier, profile=config.profile, seed=config.seed, executor=config.executor,
                       workers=getattr(executor, "workers", None), scheduler=config.scheduler,
                       pattern=config.claims, started_utc=started_utc, wall_s=result.wall_s,
-                      ran=result.ran, reused=result.reused, code=code,
+                      ran=result.ran, reused=result.reused, code=code, run_units=result.run_units,
+                      runs_computed=computed, runs_reused=reused, run_errors=run_errors,
+                      run_unit_seconds=run_seconds,
                       bad_lines=[str(b) for b in bad_lines],
                       unavailable_figures=[(job.id, why) for job, why in unavailable])
     report = build_report(result.records, result.figures, meta, config.extra_modules)
     result.report_md = write_markdown(report, out)
     result.report_html = write_html(report, out)
     return result
+
+
+def _declared_runs(claims: list, config: AuditConfig) -> tuple[list[list[RunUnit]], list[str]]:
+    """The run units the experiment claims declare (at this audit's tier), each once, in waves: a unit
+    waits for the units its ``after`` names. A claim whose declaration fails runs its own runs (noted)."""
+    from biasaudit.tier import tier_of_profile
+
+    units: dict[str, RunUnit] = {}
+    errors = []
+    for claim in claims:
+        if claim.runs is None:
+            continue
+        try:
+            with tier_of_profile(config.profile):
+                declared = tuple(claim.runs())
+        except Exception as exc:  # noqa: BLE001 - the claim will train what it needs itself
+            errors.append(f"{claim.id}: its runs could not be declared ({type(exc).__name__}: {exc}); "
+                          "the claim runs them itself")
+            continue
+        for unit in declared:
+            if config.run_resources:
+                unit = dataclasses.replace(unit, resources=tuple(config.run_resources))
+            units.setdefault(unit.run_id, unit)
+    waves, placed = [], set()
+    pending = list(units.values())
+    while pending:
+        wave = [u for u in pending if all(a in placed or a not in units for a in u.after)]
+        if not wave:  # a cycle: run the rest in declaration order, one wave each (never hang)
+            wave = pending[:1]
+        waves.append(wave)
+        placed.update(u.run_id for u in wave)
+        pending = [u for u in pending if u.run_id not in placed]
+    return waves, errors
+
+
+def _phases(claim_todo: list, kinds: dict, run_waves: list) -> list[list]:
+    """Without run units: every claim in one phase (experiments first). With them: the first wave of runs
+    beside the theory claims, each later wave, then the experiment claims (their runs are all cached)."""
+    if not run_waves:
+        return [claim_todo]
+    theory = [u for u in claim_todo if kinds[u.key] == "theory"]
+    experiments = [u for u in claim_todo if kinds[u.key] != "theory"]
+    return [run_waves[0] + theory, *run_waves[1:], experiments]

@@ -1,4 +1,4 @@
-"""The unit of work of an audit: one claim run, or one figure job.
+"""The unit of work of an audit: one claim run, one experiment run, or one figure job.
 
 A unit is a small frozen dataclass of plain values (ids, profile, seed, paths): it pickles cheaply and
 names its work instead of carrying it, so any worker (a local process, a thread, a Dask worker on another
@@ -10,9 +10,15 @@ Claims come from :data:`biasaudit.registry.CLAIM_MODULES` plus the unit's ``modu
 modules named by the ``BIASAUDIT_EXTRA_CLAIM_MODULES`` environment variable; used by the tests' toy
 claims so the production registry stays clean).
 
+A :class:`RunUnit` is one training run an experiment claim reads (one η of a sweep, one seed of a grid): the
+claim declares its runs (``Claim.runs``), the audit schedules them before the claim, on any worker, and the
+claim then reads them from the run cache (content-addressed, :mod:`biasaudit.plumbing.runcache`). Every
+record says how many runs its unit computed and how many it found cached (``runs``).
+
 Progress: when the submitting side installs a reporter with :func:`set_reporter` (inline runs, and each
 process of the local pool), :func:`execute` reports ``("start", key, label, total)``, ``("case", key)``
-and ``("end", key)`` events; on Dask no events are sent (the bars then move per finished unit).
+``("status", key, text)`` (one status line: a run starting, a wait for another process's lock) and
+``("end", key)`` events; on Dask no events are sent (the bars then move per finished unit).
 """
 
 from __future__ import annotations
@@ -28,13 +34,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ClaimUnit", "FigureUnit", "execute", "find_claim", "load_claim_modules", "claim_record", "error_record",
+__all__ = ["ClaimUnit", "FigureUnit", "RunUnit", "execute", "find_claim", "load_claim_modules", "claim_record", "error_record",
            "module_error_record",
            "set_reporter", "RECORD_SCHEMA", "TIMING_FIELDS"]
 
 RECORD_SCHEMA = 1
-# Fields that differ between two runs of the same configuration (everything else must be identical).
-TIMING_FIELDS = ("elapsed_s",)
+# Fields that differ between two runs of the same configuration (everything else must be identical):
+# the time taken, and how many experiment runs were computed or found in the cache.
+TIMING_FIELDS = ("elapsed_s", "runs")
 
 _reporter: Callable[[tuple], None] | None = None
 
@@ -92,6 +99,28 @@ class FigureUnit:
         return f"figure {self.figure_id}"
 
 
+@dataclass(frozen=True)
+class RunUnit:
+    """One experiment run: ``runner`` (``"module:function"``) called with ``args`` on any worker.
+
+    ``run_id`` is the run's content key (two claims that read the same run schedule it once); ``after``
+    names runs that must finish first (a sweep's η runs need its gradient-flow proxy); ``resources`` are
+    Dask worker resources the run asks for (e.g. ``(("GPU", 1),)``: a mixed cluster places it on a GPU
+    worker; the local executor ignores them). The runner caches its result itself; its return value is
+    dropped."""
+
+    run_id: str
+    label: str
+    runner: str
+    args: tuple = ()
+    after: tuple[str, ...] = ()
+    resources: tuple[tuple[str, float], ...] = ()
+
+    @property
+    def key(self) -> str:
+        return f"run:{self.run_id}"
+
+
 @functools.cache
 def load_claim_modules(modules: tuple[str, ...] = ()) -> tuple[tuple, dict]:
     """(claims, broken): the claims of every registered module and of ``modules``, module by module.
@@ -120,13 +149,47 @@ def find_claim(claim_id: str, modules: tuple[str, ...] = ()):
     raise LookupError(f"claim {claim_id!r} is not registered on this worker{extra}")
 
 
-def execute(unit: ClaimUnit | FigureUnit) -> dict:
-    """Run one unit and return its record (a JSON-ready dict). Never raises for a failing check."""
-    if isinstance(unit, ClaimUnit):
-        return _execute_claim(unit)
-    if isinstance(unit, FigureUnit):
-        return _execute_figure(unit)
-    raise TypeError(f"not an audit unit: {unit!r}")
+def execute(unit: ClaimUnit | FigureUnit | RunUnit) -> dict:
+    """Run one unit and return its record (a JSON-ready dict). Never raises for a failing check.
+
+    The record's ``runs`` counts the experiment runs the unit computed and those it found cached; status
+    lines of the work (:func:`biasaudit.plumbing.status.status`) become ``("status", key, text)`` events."""
+    from biasaudit.plumbing.runcache import reset_run_counts, run_counts
+    from biasaudit.plumbing.status import set_status_sink
+
+    kinds = {ClaimUnit: _execute_claim, FigureUnit: _execute_figure, RunUnit: _execute_run}
+    if type(unit) not in kinds:
+        raise TypeError(f"not an audit unit: {unit!r}")
+    reset_run_counts()
+    if _reporter is not None:
+        set_status_sink(functools.partial(_emit, "status", unit.key))
+    try:
+        record = kinds[type(unit)](unit)
+    finally:
+        set_status_sink(None)
+    record["runs"] = run_counts()
+    return record
+
+
+def _execute_run(unit: RunUnit) -> dict:
+    from biasaudit.audit.provenance import library_versions
+
+    start = time.perf_counter()
+    record: dict[str, Any] = {"record": "run", "schema": RECORD_SCHEMA, "run_id": unit.run_id, "label": unit.label,
+                              "runner": unit.runner}
+    _emit("start", unit.key, unit.label, 1)
+    try:
+        module, _, name = unit.runner.partition(":")
+        getattr(importlib.import_module(module), name)(*unit.args)
+        record.update(status="ok", detail="")
+    except Exception as exc:  # noqa: BLE001 - a failed run is an error record; its claim reports it again
+        record.update(status="error", detail=f"{type(exc).__name__}: {exc}",
+                      traceback="".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-6:]))
+    finally:
+        _emit("end", unit.key)
+    record["elapsed_s"] = round(time.perf_counter() - start, 6)
+    record["versions"] = library_versions()
+    return record
 
 
 def _counting(claim, key: str):

@@ -22,6 +22,7 @@ BENCH_MODULES: tuple[str, ...] = (
     "biasaudit.benchmarks.validation_eos",
     "biasaudit.benchmarks.eos",
     "biasaudit.benchmarks.mutation",
+    "biasaudit.benchmarks.audit_scaleout",
 )
 
 

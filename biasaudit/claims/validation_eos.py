@@ -27,6 +27,7 @@ claim                                   measured number (error) and negative con
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import sympy as sp
@@ -75,14 +76,10 @@ CE_DOMAIN = Domain({"tier": Fixed("quick"), "loss": Fixed("ce")}, description="t
 
 
 def _run_sweep(config, label: str) -> dict:
-    import sys
-
+    from biasaudit.plumbing.status import status
     from biasaudit.validation.eos_experiments import run_sweep
 
-    def progress(msg):
-        print(f"  [eos.torch {label}] {msg}", file=sys.stderr, flush=True)
-
-    return run_sweep(config, progress=progress)
+    return run_sweep(config, progress=lambda msg: status(f"[eos.torch {label}] {msg.strip()}"))
 
 
 def _sweep(params) -> dict:
@@ -255,6 +252,31 @@ def _flip(params, predicted):
 
 COMMON = dict(paper="eos", kind="experiment", samples={"ci": 1, "thorough": 1}, controls=1)
 
+
+# ---- run units: the audit trains a sweep's pieces on any worker before the claims read them ----------------
+def sweep_run_units(config, label: str) -> tuple:
+    """The run units of one sweep: its gradient-flow proxy, then one GD run per multiple of η_c (each waits
+    for the proxy, which gives η_c). Run ids are the sweep's content key, so claims sharing a sweep share them."""
+    from biasaudit.audit.units import RunUnit
+
+    config = dataclasses.replace(config, device="auto")  # the worker's GPU if it has one (not in the key)
+    module = "biasaudit.validation.eos_experiments"
+    gf = RunUnit(f"eos-{config.key()}-gf", f"run {label}: gradient-flow proxy", f"{module}:sweep_gf", (config,))
+    etas = tuple(RunUnit(f"eos-{config.key()}-eta-{m!r}", f"run {label}: GD at {m:g} eta_c",
+                         f"{module}:sweep_eta_run", (config, m), after=(gf.run_id,)) for m in config.multiples())
+    return (gf, *etas)
+
+
+def _runs_of(loss: str, e3: bool = False):
+    def runs() -> tuple:
+        from biasaudit.tier import experiment_tier
+        from biasaudit.validation.eos_experiments import e3_configs, tier_config
+
+        tier = experiment_tier("quick")
+        configs = e3_configs(tier, loss) if e3 else [tier_config(tier, loss)]
+        return tuple(u for c in configs for u in sweep_run_units(c, f"{tier}/{loss} seed {c.seed}"))
+    return runs
+
 # Order matters for a parallel audit: E1 (MSE sweep) and CE (its own sweep) first, so two workers compute the
 # two sweeps at once; the other MSE claims then wait on the MSE sweep's lock and read it from disk.
 
@@ -265,7 +287,7 @@ CLAIMS = (
               "2/eta above it, while the l1 norm rises with eta",
         hypotheses=(sp.Gt(s_gf, 0, evaluate=False), sp.Gt(eta, 0, evaluate=False)), statement=sp.Eq(S_final(eta), S_PRED_EXPR),
         predict=_predict_eta_c, evaluate=_eval_e1, tolerance=TRACKING, domain=DOMAIN,
-        negative_control=_shift(1.3), **COMMON,
+        negative_control=_shift(1.3), runs=_runs_of("mse"), **COMMON,
         notes="quick tier: FCN 784-32-32-10 tanh, MNIST-5k n=500, MSE (torch mean), eps=1e-2, float32"),
     Claim(
         id="eos.torch.ce_tracking", source="paper 2, §Experiments (E2, cross-entropy); spec 'Cross-entropy'",
@@ -273,14 +295,14 @@ CLAIMS = (
               "below 2/s_GF and follows 2/eta above it",
         hypotheses=(sp.Gt(s_gf, 0, evaluate=False), sp.Gt(eta, 0, evaluate=False)), statement=sp.Eq(S_final(eta), S_PRED_EXPR),
         predict=_predict_eta_c, evaluate=_eval_e1, tolerance=TRACKING, domain=CE_DOMAIN,
-        negative_control=_shift(1.3), **COMMON,
+        negative_control=_shift(1.3), runs=_runs_of("ce"), **COMMON,
         notes="eps=0.25: for this FCN the GF sharpness peaks near L=0.3 and falls 3x by L=0.02"),
     Claim(
         id="eos.torch.e2_kink_at_2_over_sgf", source="paper 2, §Experiments (E2); spec E2",
         title="the kink of final sharpness vs eta sits at eta_c = 2/s_GF (one architecture at the quick tier)",
         hypotheses=(sp.Gt(s_gf, 0, evaluate=False),), statement=sp.Eq(sp.Symbol("eta_kink", positive=True), ETA_C_EXPR),
         predict=_predict_eta_c, evaluate=_eval_e2, tolerance=KINK, domain=DOMAIN,
-        negative_control=_shift(1.3), **COMMON,
+        negative_control=_shift(1.3), runs=_runs_of("mse"), **COMMON,
         notes="the spec's 'across architectures' is the full tier's job (--arch cnn|resnet|vit)"),
     Claim(
         id="eos.torch.e3_measures", source="paper 2, §Experiments (E3); spec E3",
@@ -289,21 +311,21 @@ CLAIMS = (
         hypotheses=(sp.Gt(eta, ETA_C_EXPR, evaluate=False),),
         statement=sp.And(sp.Gt(sp.Derivative(L1(eta), eta), 0, evaluate=False), sp.Lt(sp.Derivative(S_final(eta), eta), 0, evaluate=False)),
         predict=_predict_e3, evaluate=_eval_e3, tolerance=MONOTONE, domain=DOMAIN, negative_control=_flip,
-        **COMMON),
+        runs=_runs_of("mse", e3=True), **COMMON),
     Claim(
         id="eos.torch.e4_dynamics", source="paper 2, §Experiments (E4); spec E4",
         title="in one EoS run (eta = 2 eta_c) the sharpness oscillates around 2/eta while the (2-step averaged) "
               "l1 norm grows",
         hypotheses=(sp.Gt(eta, ETA_C_EXPR, evaluate=False),), statement=sp.Eq(sp.Function("S_t")(k), 2 / eta),
         predict=lambda params: {"level_factor": 1.0}, evaluate=_eval_e4, tolerance=TRACKING, domain=DOMAIN,
-        negative_control=lambda params, predicted: {"level_factor": 1.3}, **COMMON),
+        negative_control=lambda params, predicted: {"level_factor": 1.3}, runs=_runs_of("mse"), **COMMON),
     Claim(
         id="eos.torch.e5_u_shape", source="paper 2, §Experiments (E5); spec E5",
         title="test error against eta is U-shaped (best eta inside the sweep), judged with binomial CIs",
         hypotheses=(sp.Gt(eta, 0, evaluate=False),),
         statement=sp.Symbol("exists eta* interior: err(eta*) < err(eta_min), err(eta_max)"),
         predict=lambda params: {"argmin": "interior"}, evaluate=_eval_e5, tolerance=U_SHAPE, domain=DOMAIN,
-        negative_control=lambda params, predicted: {"argmin": "smallest eta"}, **COMMON,
+        negative_control=lambda params, predicted: {"argmin": "smallest eta"}, runs=_runs_of("mse"), **COMMON,
         notes="the spec saw no U at quick size; not universal in the paper either (CIFAR-10-5k MSE)"),
     Claim(
         id="eos.torch.sharpness_vs_dense", source="spec paper-2-eos.md, 'Measuring sharpness on networks'",

@@ -201,6 +201,20 @@ def _flip(params, predicted):
     return -int(predicted)
 
 
+def _runs_of(kind: str):
+    """The experiment's training runs as audit run units (one per init scale, seed and optimizer), at the
+    size the claim will read (:func:`experiment_tier`); the run id is the run's content-addressed key."""
+    def runs() -> tuple:
+        from biasaudit.audit.units import RunUnit
+        from biasaudit.validation import sam_experiments as ex
+
+        tier = experiment_tier()  # device "auto": the worker's GPU if it has one (the key leaves the device out)
+        return tuple(RunUnit(f"sam-{cfg.key()}", f"run {kind}/{tier}: {cfg.optimizer} alpha={cfg.init_scale} "
+                             f"seed={cfg.seed}", "biasaudit.validation.sam_experiments:cached_run_unit", (cfg,))
+                     for cfg in ex.grid_configs(kind, tier, device="auto"))
+    return runs
+
+
 def _experiment_claim(cid, title, source, kind, metric, statement, notes, matched=True):
     hypotheses = (sp.Gt(rho, 0, evaluate=False), sp.Gt(alpha, 0, evaluate=False)) + ((sp.Eq(a_sam, a_gd),) if matched else ())
     return Claim(
@@ -216,6 +230,7 @@ def _experiment_claim(cid, title, source, kind, metric, statement, notes, matche
         samples=dict(EXPERIMENT_SAMPLES),
         controls=1,
         notes=notes,
+        runs=_runs_of(kind),
     )
 
 

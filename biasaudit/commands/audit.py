@@ -1,7 +1,7 @@
 """``biasaudit audit``: run every registered claim and write the report directory.
 
 ``biasaudit audit [--tier quick|full] [--out DIR] [--claims PATTERN] [--executor local|dask]
-[--scheduler ADDR] [--resume] [--seed N] [--workers N] [--cache-dir DIR | --no-cache]``. See :mod:`biasaudit.audit` for the design.
+[--scheduler ADDR] [--run-resources GPU=1] [--resume] [--seed N] [--workers N] [--cache-dir DIR | --no-cache]``. See :mod:`biasaudit.audit` for the design.
 """
 
 from __future__ import annotations
@@ -27,6 +27,9 @@ def register(sub) -> None:
     p.add_argument("--executor", choices=("local", "dask"), default="local",
                    help="local: this machine's cores; dask: an existing cluster at --scheduler")
     p.add_argument("--scheduler", metavar="ADDR", help="Dask scheduler address, e.g. tcp://10.0.0.5:8786")
+    p.add_argument("--run-resources", metavar="NAME=N[,...]",
+                   help="Dask worker resources every experiment run unit asks for, e.g. GPU=1: a mixed cluster "
+                        "places training on the workers started with --resources GPU=1 (dask only)")
     p.add_argument("--workers", type=int, metavar="N",
                    help="local worker processes (default: the usable CPUs; 1 runs inline)")
     p.add_argument("--resume", action="store_true",
@@ -75,7 +78,8 @@ def _run(args) -> int:
 
     config = AuditConfig(tier=args.tier, out=Path(args.out), claims=args.claims, executor=args.executor,
                          scheduler=args.scheduler, resume=args.resume, seed=args.seed, workers=args.workers,
-                         figures=not args.no_figures)
+                         figures=not args.no_figures,
+                         run_resources=parse_resources(args.run_resources, args.executor))
     previous = signal.signal(signal.SIGTERM, _terminate)  # SIGTERM: stop the workers too, like Ctrl-C
     try:
         result = run_audit(config, quiet=args.quiet)
@@ -84,8 +88,30 @@ def _run(args) -> int:
     counts = result.counts()
     if not args.quiet:
         summary = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
-        print(f"{summary} (total {len(result.records)}) in {result.wall_s:.1f} s", file=sys.stderr)
+        print(f"{summary} (total {len(result.records)}) in {result.wall_s:.1f} s; experiment runs: "
+              f"{result.runs_computed} computed, {result.runs_reused} reused", file=sys.stderr)
     print(result.report_html)
     if args.strict and counts.get("confirmed", 0) != len(result.records):
         return 1
     return 0
+
+
+def parse_resources(text: str | None, executor: str) -> tuple[tuple[str, float], ...]:
+    """``"GPU=1,MEM=2"`` -> ``(("GPU", 1.0), ("MEM", 2.0))``; InputError naming ``run-resources`` otherwise."""
+    from biasaudit.plumbing import InputError
+
+    if not text:
+        return ()
+    if executor != "dask":
+        raise InputError("run-resources", "applies to --executor dask only (worker resources)", text)
+    out = []
+    for item in text.split(","):
+        name, sep, value = item.strip().partition("=")
+        try:
+            amount = float(value)
+        except ValueError:
+            amount = float("nan")
+        if not sep or not name.strip() or not amount > 0:
+            raise InputError("run-resources", "must be NAME=N[,NAME=N...] with N > 0, e.g. GPU=1", text)
+        out.append((name.strip(), amount))
+    return tuple(out)

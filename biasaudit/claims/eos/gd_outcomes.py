@@ -5,16 +5,17 @@ r"""GD's outcomes and endpoints, with the numba GD kernel (:mod:`biasaudit.numer
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 import sympy as sp
 
-from biasaudit.claims.eos._common import EPS, GD_SMALL, TOY, TOY_D3, _arr, _eta, _regimes, _rel_scaled, _shift, _w0, _y
+from biasaudit.claims.eos._common import EPS, GD_SMALL, TOY, TOY_D3, _arr, _eta, _regimes, _rel_scaled, _w0, _y
 from biasaudit.claims.eos.gd_edge import _kink_measure
 from biasaudit.domain import Domain, Fixed, Real, Vector
 from biasaudit.ledger import (AT_10X_EXACT, AT_10X_PRECISION, Claim, Observation, OutOfScope, Reference, Tolerance,
-                              broken_hypothesis, one_side, two_sided)
+                              broken_hypothesis, one_side, shifted_prediction, two_sided)
 from biasaudit.theory import eos_minimizers as mins
 
 
@@ -250,8 +251,13 @@ D3_NOT_PARETO = Claim(
 
 
 def _excess_bound_eval(params, predicted):
-    obs = _d3_eval(params, predicted, compare=lambda ex, pred: abs(float(ex.max()) - pred) / pred)
-    return obs
+    return _d3_eval(params, predicted, compare=lambda ex, pred: abs(float(ex.max()) - pred) / pred)
+
+
+SPEC_ONE_DIGIT = Tolerance("spec_one_digit", 0.25, "the spec gives one significant digit ('up to 9%'): 25% relative")
+# the statement's resolution is 25 %: a control must move the 9 % past it (26 %), on each side
+EXCESS_CONTROLS = shifted_prediction(0.26, reason="the spec's one significant digit resolves 25 %; 26 % is the "
+                                                   "smallest move the check can tell")
 
 
 D3_EXCESS = Claim(
@@ -260,14 +266,15 @@ D3_EXCESS = Claim(
     hypotheses=(sp.Eq(sp.Symbol("d"), 3),),
     statement=sp.Eq(sp.Symbol("max_excess"), sp.Rational(9, 100)),
     predict=lambda p: 0.09, evaluate=_excess_bound_eval,
-    tolerance=Tolerance("spec_one_digit", 0.25, "the spec gives one significant digit ('up to 9%'): 25% relative",
-                        at_10x="a reference-only claim (no sampled case): on the spec's toy the largest excess is "
-                               "0.49 against 0.09 (4.4 relative), past 10 x 0.25; without references no case runs"),
+    tolerance=dataclasses.replace(SPEC_ONE_DIGIT, at_10x="on the spec's toy the largest excess is 0.49 against "
+                                                         "0.09 (4.4 relative), past 10 x 0.25"),
     domain=Domain({k: Fixed(v) for k, v in TOY_D3.items()}, description="the spec's d = 3 toy (w0 = 0.1·1 assumed)"),
-    negative_control=_shift(2.0), samples={"ci": 0, "thorough": 0},
+    negative_control=EXCESS_CONTROLS, samples={"ci": 1, "thorough": 1},
     references=(Reference(TOY_D3, 0.09, 1e-12, "spec value"),),
     notes="Measured: ~7.4% on the regular EoS branch, but up to ~47% at isolated converged eta near the chaotic "
-          "edge (eta ~ 0.48): refuted as stated; see notes/eos.md.",
+          "edge (eta ~ 0.48; on the audit's 300-eta grid 49 % at eta = 0.479, below the first eta that does not "
+          "converge, 0.482): refuted as stated. What holds is eos.gd.d3_not_pareto (strictly off the front). The "
+          "domain is the toy itself, so its one sampled case is the toy.",
 )
 
 

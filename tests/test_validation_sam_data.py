@@ -102,6 +102,46 @@ def test_cifar10_pickle_loader(tmp_path):
     np.testing.assert_allclose(ds.X_test[0, 0].numpy(), raw[0, :1024].reshape(32, 32) / 255.0, rtol=1e-6)
 
 
+class _Exploit:
+    """Unpickling this calls os.system: a crafted batch that must never run."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        import os
+
+        return os.system, (f"touch {self.marker}",)
+
+
+@pytest.mark.parametrize("protocol", [2, 4, 5])
+def test_cifar10_malicious_pickle_is_refused_without_running(tmp_path, protocol):
+    root = _write_cifar(tmp_path / "cifar-10-batches-py")
+    marker = tmp_path / "pwned"
+    with open(root / "data_batch_1", "wb") as fh:
+        pickle.dump({b"data": _Exploit(marker), b"labels": [0]}, fh, protocol=protocol)
+    with pytest.raises(InputError, match=r"data_batch_1: not a readable CIFAR-10 pickle batch \(global "
+                                         r"(posix|os)\.system is not allowed"):
+        load_dataset("cifar10", data_dir=tmp_path)
+    assert not marker.exists()
+    # a plain pickle.load of the same file would have run it: the test's exploit is real
+    with open(root / "data_batch_1", "rb") as fh:
+        pickle.load(fh)
+    assert marker.exists()
+
+
+@pytest.mark.parametrize("protocol", [2, 4, 5])
+def test_cifar10_batches_of_every_protocol_load(tmp_path, protocol):
+    root = tmp_path / "cifar-10-batches-py"
+    root.mkdir()
+    for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
+        with open(root / name, "wb") as fh:
+            pickle.dump({b"data": np.full((2, 3072), 7, np.uint8), b"labels": [0, 1], b"batch_label": b"x"}, fh,
+                        protocol=protocol)
+    ds = load_dataset("cifar10", data_dir=tmp_path)
+    assert ds.X_train.shape == (10, 3, 32, 32)
+
+
 def test_cifar10_malformed_and_missing_batches_name_the_file(tmp_path):
     root = _write_cifar(tmp_path)
     (root / "data_batch_3").write_bytes(b"not a pickle")

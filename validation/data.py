@@ -14,7 +14,9 @@ name                   source
                        ``/usr/share/datasets/fashion-mnist/`` (or ``data_dir``).
 ``mnist``              idx files (optionally ``.gz``) in ``data_dir``.
 ``cifar10``            the python pickle batches (``data_batch_1..5``, ``test_batch``) in ``data_dir`` or
-                       ``data_dir/cifar-10-batches-py``. Pickle runs code: only load files you trust.
+                       ``data_dir/cifar-10-batches-py``, read with a restricted unpickler that admits only
+                       what those files hold (numpy arrays and dtypes; :data:`CIFAR_PICKLE_GLOBALS`), so a
+                       crafted batch cannot run code.
 ``svhn``               ``train_32x32.mat`` / ``test_32x32.mat`` (scipy.io.loadmat) in ``data_dir``;
                        label 10 means digit 0.
 ``synthetic-patches``  the controlled task of this project (:func:`synthetic_patches`).
@@ -159,12 +161,32 @@ def _load_idx_pair(data_dir: Path, split: str) -> tuple[np.ndarray, np.ndarray]:
     return images[:, None, :, :], labels
 
 
+# The only globals a CIFAR-10 batch (a dict of bytes, lists of ints and one uint8 array) refers to, across
+# pickle protocols 2-5 and numpy 1.x/2.x module names. Anything else (os.system, eval, ...) is refused.
+CIFAR_PICKLE_GLOBALS = frozenset({
+    ("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
+    ("numpy.core.numeric", "_frombuffer"), ("numpy._core.numeric", "_frombuffer"),
+    ("numpy", "ndarray"), ("numpy", "dtype"), ("_codecs", "encode"),
+})
+
+
+class _CifarUnpickler(pickle.Unpickler):
+    """Resolves only :data:`CIFAR_PICKLE_GLOBALS`; any other global is an ``UnpicklingError`` before it runs."""
+
+    def find_class(self, module, name):
+        if (module, name) not in CIFAR_PICKLE_GLOBALS:
+            raise pickle.UnpicklingError(f"global {module}.{name} is not allowed in a CIFAR-10 batch")
+        return super().find_class(module, name)
+
+
 def _unpickle(path: Path) -> Mapping:
     if not path.is_file():
         raise InputError(str(path), "data file not found")
     try:
         with open(path, "rb") as fh:
-            obj = pickle.load(fh, encoding="bytes")
+            obj = _CifarUnpickler(fh, encoding="bytes").load()
+    except pickle.UnpicklingError as exc:
+        raise InputError(str(path), f"not a readable CIFAR-10 pickle batch ({exc})") from None
     except Exception as exc:  # noqa: BLE001 - any unpickling failure is a malformed file
         raise InputError(str(path), f"not a readable CIFAR-10 pickle batch ({type(exc).__name__})") from None
     if not isinstance(obj, Mapping):

@@ -360,6 +360,44 @@ def _failed(obs: Observation, tol: float) -> bool:
     return not (obs.error <= tol)  # NaN counts as failed
 
 
+def _number(value) -> float:
+    """A recorded error: JSON keeps non-finite floats as strings ('nan', 'inf')."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def verdict_inconsistency(record: Mapping) -> str:
+    """Why a stored claim record's verdict does not follow from its own error, tolerance and controls
+    (``""`` when it does), by the rules of :func:`run_claim`:
+
+    * ``confirmed`` needs a decided worst error within the tolerance (``error <= tolerance``) and every
+      negative control refuted (each run ``failed`` with an error outside the tolerance);
+    * ``refuted`` needs an error outside the tolerance, or a spec reference value not reproduced;
+    * ``undecided``, ``out-of-scope`` and ``error`` claim nothing that these fields could contradict.
+    """
+    verdict = record.get("verdict")
+    tol = _number((record.get("tolerance") or {}).get("value"))
+    error = _number(record.get("error"))
+    if verdict == Verdict.CONFIRMED.value:
+        if not error <= tol:
+            return f"confirmed with error {record.get('error')!r} outside the tolerance {tol!r}"
+        control = record.get("negative_control") or {}
+        runs = control.get("runs") or []
+        if not control.get("all_failed") or not runs:
+            return "confirmed although its negative controls were not all refuted"
+        for run in runs:
+            if not run.get("failed") or _number(run.get("error")) <= tol:
+                return f"confirmed although the control {run.get('target')!r} {run.get('side')} was not refuted"
+        return ""
+    if verdict == Verdict.REFUTED.value:
+        reference = str(record.get("detail", "")).startswith("spec reference value not reproduced")
+        if not (reference or not error <= tol):
+            return f"refuted with error {record.get('error')!r} within the tolerance {tol!r}"
+    return ""
+
+
 def run_claim(claim: Claim, profile: str = "ci", seed: int = 0, n: int | None = None,
               references: bool = True) -> Evidence:
     """Run the references (unless ``references=False``), ``n`` sampled cases and the negative controls of

@@ -31,7 +31,7 @@ def audit(out, **kw):
 
 def without_timings(records):
     """Records minus the fields that may differ between runs (timings, and the checksum over them)."""
-    return [{k: v for k, v in r.items() if k not in (*TIMING_FIELDS, "sha256")} for r in records]
+    return [{k: v for k, v in r.items() if k not in (*TIMING_FIELDS, "hmac_sha256")} for r in records]
 
 
 def read_jsonl(path):
@@ -88,7 +88,7 @@ def test_audit_store_writes_in_fixed_order_whatever_the_finish_order(tmp_path):
 def test_audit_checksum_covers_every_field():
     record = {"claim_id": "c", "verdict": "confirmed", "error": 1e-3}
     assert record_checksum(record) != record_checksum({**record, "verdict": "refuted"})
-    assert record_checksum(record) == record_checksum({**record, "sha256": "anything"})
+    assert record_checksum(record) == record_checksum({**record, "hmac_sha256": "anything"})
 
 
 # -- records ----------------------------------------------------------------------------------------------
@@ -153,6 +153,68 @@ def test_audit_resume_redoes_a_truncated_line_and_duplicates_nothing(reference_r
     ids = [r["claim_id"] for r in read_jsonl(path)]
     assert len(ids) == len(set(ids)) == 10
     assert without_timings(read_jsonl(path)) == without_timings(result.records)
+
+
+def _flip_toy_false(path, recompute):
+    """Turn toy.false's "refuted" into "confirmed" in the file, with a recomputed checksum (``recompute``)."""
+    lines = path.read_text().splitlines()
+    out = []
+    for line in lines:
+        record = json.loads(line)
+        if record["claim_id"] == "toy.false":
+            record["verdict"] = "confirmed"
+            record["hmac_sha256"] = recompute(record)
+            line = json.dumps(record)
+        out.append(line)
+    path.write_text("\n".join(out) + "\n")
+
+
+def test_audit_resume_detects_a_hand_edited_verdict_with_a_recomputed_plain_hash(tmp_path):
+    import hashlib
+
+    from biasaudit.audit.store import canonical_json
+
+    first = audit(tmp_path)
+    key_file = tmp_path / ".evidence-key"
+    assert key_file.is_file() and (key_file.stat().st_mode & 0o777) == 0o600
+    _flip_toy_false(tmp_path / "evidence.jsonl", lambda r: hashlib.sha256(canonical_json(
+        {k: v for k, v in r.items() if k != "hmac_sha256"}).encode()).hexdigest())
+    resumed = audit(tmp_path, resume=True)
+    assert [b.reason for b in resumed.bad_lines] == ["checksum mismatch (partial or edited record)"]
+    verdicts = {r["claim_id"]: r["verdict"] for r in resumed.records}
+    assert verdicts["toy.false"] == "refuted"  # redone, not kept
+    assert without_timings(resumed.records) == without_timings(first.records)
+
+
+def test_audit_resume_rederives_the_verdict_even_with_the_folder_key(tmp_path):
+    """Whoever holds the key can sign anything; the verdict must still follow from error and tolerance."""
+    from biasaudit.audit.store import folder_key
+
+    audit(tmp_path)
+    key = folder_key(tmp_path)
+    _flip_toy_false(tmp_path / "evidence.jsonl", lambda r: record_checksum(r, key))
+    resumed = audit(tmp_path, resume=True)
+    assert len(resumed.bad_lines) == 1
+    assert "verdict does not follow from the record (confirmed with error" in resumed.bad_lines[0].reason
+    assert {r["claim_id"]: r["verdict"] for r in resumed.records}["toy.false"] == "refuted"
+
+
+def test_verdict_inconsistency_rules():
+    from biasaudit.ledger import verdict_inconsistency
+
+    tol = {"value": 1e-3}
+    controls = {"all_failed": True, "runs": [{"target": "prediction", "side": "+", "failed": True, "error": 0.01}]}
+    good = {"verdict": "confirmed", "error": 1e-4, "tolerance": tol, "negative_control": controls}
+    assert verdict_inconsistency(good) == ""
+    assert "outside the tolerance" in verdict_inconsistency({**good, "error": 0.1})
+    assert "outside the tolerance" in verdict_inconsistency({**good, "error": "nan"})
+    weak = {**controls, "runs": [{**controls["runs"][0], "failed": False}]}
+    assert "not refuted" in verdict_inconsistency({**good, "negative_control": weak})
+    assert "within the tolerance" in verdict_inconsistency({"verdict": "refuted", "error": 1e-4, "tolerance": tol})
+    assert verdict_inconsistency({"verdict": "refuted", "error": "inf", "tolerance": tol}) == ""
+    assert verdict_inconsistency({"verdict": "refuted", "error": 0.0, "tolerance": tol,
+                                  "detail": "spec reference value not reproduced (x)"}) == ""
+    assert verdict_inconsistency({"verdict": "undecided", "error": None, "tolerance": tol}) == ""
 
 
 def test_audit_resume_with_another_seed_redoes_everything(tmp_path):

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from biasaudit.audit import AuditConfig, run_audit
-from biasaudit.audit.store import EvidenceStore
+from biasaudit.audit.store import EvidenceStore, folder_key
 from biasaudit.audit.units import TIMING_FIELDS
 
 TESTS = Path(__file__).resolve().parent
@@ -17,7 +17,7 @@ TOYS = ("test_audit_toyclaims",)
 
 
 def without_timings(records):
-    return [{k: v for k, v in r.items() if k not in (*TIMING_FIELDS, "sha256")} for r in records]
+    return [{k: v for k, v in r.items() if k not in (*TIMING_FIELDS, "hmac_sha256")} for r in records]
 
 
 def cli(out, *extra, sleep="0"):
@@ -51,7 +51,7 @@ def test_audit_sigkill_midway_then_resume_equals_uninterrupted_run(tmp_path):
     proc.communicate()
     assert proc.returncode == -signal.SIGKILL
 
-    store = EvidenceStore(evidence, "claim_id", required=("verdict", "profile", "seed"))
+    store = EvidenceStore(evidence, "claim_id", required=("verdict", "profile", "seed"), secret=folder_key(out))
     assert store.load() == []  # every line on disk is a complete record
     n_done = len(store.records)
     assert 2 <= n_done < len(uninterrupted.records)

@@ -173,8 +173,13 @@ def _run_audit_held(config: AuditConfig, out: Path, started: float, started_utc:
             ok, why = figure_available(job)
             (jobs if ok else unavailable).append(job if ok else (job, why))
 
-    evidence = EvidenceStore(out / EVIDENCE_FILE, "claim_id", required=("verdict", "profile", "seed"))
-    figures = EvidenceStore(out / FIGURES_FILE, "figure_id", required=("status", "tier"))
+    from biasaudit.audit.store import folder_key
+    from biasaudit.ledger import verdict_inconsistency
+
+    secret = folder_key(out)  # a hand edit of a record (and a recomputed plain hash) fails its HMAC
+    evidence = EvidenceStore(out / EVIDENCE_FILE, "claim_id", required=("verdict", "profile", "seed"),
+                             secret=secret, check=verdict_inconsistency)
+    figures = EvidenceStore(out / FIGURES_FILE, "figure_id", required=("status", "tier"), secret=secret)
     bad_lines: list[BadLine] = []
     for store in (evidence, figures):
         store.remove_stale_temporaries()

@@ -30,15 +30,17 @@ a cached driver as an argument defeats numba's on-disk cache (the dispatcher's i
 The driver plus its step kernel are written as a real module under ``$BIASAUDIT_CACHE_DIR/kernels`` (default
 ``~/.cache/biasaudit/kernels``), named by the hash of its source and of every ``numerics`` source (numba's
 cache would not notice a change in a module it calls into), and imported, so ``cache=True`` applies
-and each d compiles once per machine. If that directory cannot be written, the same source is compiled in
-memory (no disk cache).
+and each d compiles once per machine. The file is verified at import (its bytes hashed against the expected
+source and compiled from those same bytes), and the directory must be private to the user (numba's cache
+beside it is unpickled); if it is not, or cannot be written, the same source is compiled in memory (no
+disk cache).
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import math
+import os
 import sys
 import threading
 from pathlib import Path
@@ -327,30 +329,53 @@ def _kernel_dir() -> Path:
     return cache_root() / "kernels"
 
 
+def _private(folder: Path) -> bool:
+    """The folder is this user's and nobody else can write into it (no group/other write bit)."""
+    st = folder.stat()
+    return st.st_uid == os.getuid() and not st.st_mode & 0o022
+
+
 def _load(variant: str):
-    """Import the generated module for ``variant`` from the kernel directory (write it first if needed)."""
+    """Import the generated module for ``variant`` from the kernel directory (write it first if needed).
+
+    Verified at import: the file's bytes are read once, their SHA-256 is compared with the expected
+    source's, and the module is compiled from *those same bytes* (no second read a swapped file could slip
+    into). The kernel directory must be this user's and not group/world-writable, because numba's own cache
+    beside it is unpickled on load; otherwise (or when it cannot be written) the source is compiled in
+    memory, without a disk cache."""
     from biasaudit.plumbing import atomic_write_text
 
     source = _module_source(variant)
+    expected = hashlib.sha256(source.encode("utf-8")).digest()
     # numba's on-disk cache watches the caller's own file only: the name also carries the digest of every
     # numerics source, so a change in a module the kernel calls into gives a new module
     digest = hashlib.sha256((source + package_digest()).encode()).hexdigest()[:16]
     name = f"biasaudit_kernel_heatmap_rk4_{variant.replace('-', '_')}_{digest}"
     if name in sys.modules:
         return sys.modules[name]
+    module = type(sys)(name)
     try:
-        path = _kernel_dir() / f"{name}.py"
-        if not path.is_file() or path.read_text(encoding="utf-8") != source:
+        folder = _kernel_dir()
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not _private(folder):
+            raise PermissionError(f"{folder} is not private to this user")
+        path = folder / f"{name}.py"
+        data = path.read_bytes() if path.is_file() else b""
+        if hashlib.sha256(data).digest() != expected:  # absent, stale or tampered: write it (then re-read once)
             atomic_write_text(path, source)  # rewriting an identical file would invalidate numba's cache
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    except OSError:  # unwritable cache dir: compile the same source in memory, without a disk cache
+            data = path.read_bytes()
+        if hashlib.sha256(data).digest() != expected:
+            raise PermissionError(f"{path} changed under us")
+        code = compile(data, str(path), "exec")  # co_filename = path: numba's disk cache keys on that file
+        module.__file__ = str(path)
+    except OSError:  # unwritable or shared cache dir: compile the same source in memory, without a disk cache
+        code = compile(source.replace("cache=True", "cache=False"), f"<{name}>", "exec")
+    sys.modules[name] = module
+    try:
+        exec(code, module.__dict__)
+    except BaseException:
         sys.modules.pop(name, None)
-        module = type(sys)(name)
-        exec(compile(source.replace("cache=True", "cache=False"), f"<{name}>", "exec"), module.__dict__)
-        sys.modules[name] = module
+        raise
     return module
 
 

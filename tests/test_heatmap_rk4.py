@@ -160,6 +160,28 @@ def test_generated_module_is_written_once_under_the_cache_dir(tmp_path, monkeypa
     assert files[0].read_text() == rk._module_source("unrolled-d2")
 
 
+def test_a_tampered_kernel_file_is_replaced_before_anything_of_it_runs(tmp_path, monkeypatch):
+    monkeypatch.setenv("BIASAUDIT_CACHE_DIR", str(tmp_path))
+    _forget_loaded("unrolled-d2", monkeypatch)
+    module = rk._load("unrolled-d2")
+    path = Path(module.__file__)
+    marker = tmp_path / "pwned"
+    path.write_text(f"open({str(marker)!r}, 'w').close()\n" + rk._module_source("unrolled-d2"))
+    _forget_loaded("unrolled-d2", monkeypatch)
+    again = rk._load("unrolled-d2")
+    assert not marker.exists() and path.read_text() == rk._module_source("unrolled-d2")
+    assert again.__file__ == str(path) and callable(again.rk4_batch)
+
+
+def test_a_kernel_dir_others_can_write_is_not_imported_from(tmp_path, monkeypatch):
+    monkeypatch.setenv("BIASAUDIT_CACHE_DIR", str(tmp_path))
+    (tmp_path / "kernels").mkdir(mode=0o777)
+    (tmp_path / "kernels").chmod(0o777)
+    _forget_loaded("unrolled-d1", monkeypatch)
+    module = rk._load("unrolled-d1")
+    assert getattr(module, "__file__", None) is None and not list((tmp_path / "kernels").glob("*.py"))
+
+
 def test_unwritable_cache_dir_compiles_in_memory(tmp_path, monkeypatch):
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("")

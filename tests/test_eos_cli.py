@@ -86,6 +86,9 @@ SWEEP = ["sweep", "eos", "--x", "1,2", "--y", "1", "--w0", "0.1,0.1"]
     (["--eta-min", "0.5", "--eta-max", "0.1"], "eta_max: must be > eta_min"),
     (["--eta-min", "nan", "--eta-max", "0.1"], "eta_min: must be finite"),
     (["--eta-min", "0.1", "--eta-max", "0.5", "--n", "1"], "n: must be an integer >= 2"),
+    (["--eta-min", "0.1", "--eta-max", "0.5", "--n", "1000000000"], "n: needs about"),
+    (["--eta-min", "0.1", "--eta-max", "0.5", "--plot", "/"], "plot: must be a .png file name"),
+    (["--eta-min", "0.1", "--eta-max", "0.5", "--plot", "/proc/no/x.png"], "plot: must be a writable directory"),
 ])
 def test_eos_cli_sweep_bad_input_exits_2(capsys, extra, param):
     assert main(SWEEP + extra) == 2
@@ -113,3 +116,12 @@ def test_eos_cli_sweep_human_output(capsys):
     assert main(SWEEP + ["--eta-min", "0.05", "--eta-max", "0.6", "--n", "60"]) == 0
     out = capsys.readouterr().out
     assert "eta_c = 2/s_GF = 0.258833" in out and "outcomes:" in out
+
+
+def test_eos_cli_sweep_checks_the_plot_path_before_computing(capsys, tmp_path, monkeypatch):
+    import biasaudit.numerics.eos_sweep as es
+
+    monkeypatch.setattr(es, "sweep_eos", lambda *a, **k: pytest.fail("computed before checking --plot"))
+    (tmp_path / "a.png").mkdir()
+    assert main(SWEEP + ["--eta-min", "0.1", "--eta-max", "0.5", "--plot", str(tmp_path / "a.png")]) == 2
+    assert "plot: must be a file name (a directory of that name exists)" in capsys.readouterr().err

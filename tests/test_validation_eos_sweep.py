@@ -108,9 +108,44 @@ def test_e5_u_shape_cases():
     flat = ideal_sweep(errors=[0.170, 0.171, 0.169, 0.170, 0.171, 0.170, 0.168, 0.170, 0.169])
     falling = ideal_sweep(errors=[0.30, 0.28, 0.26, 0.24, 0.22, 0.20, 0.18, 0.16, 0.10])
     assert ex.e5_u_shape(u)["error"] == 0 and ex.e5_u_shape(u)["decided"]
+    assert ex.e5_u_shape(u, "no U")["error"] == 1
     assert not ex.e5_u_shape(flat)["decided"]
     res = ex.e5_u_shape(falling)
-    assert res["decided"] and res["error"] > 0 and res["z"]["right"] < -1.96
+    assert res["decided"] and res["error"] == 1 and res["p_min_inside"] < 0.05
+    assert ex.e5_u_shape(falling, "no U")["error"] == 0
+
+
+def _seed_sweeps(slopes, noise=0.0, seed=0):
+    rng = np.random.default_rng(seed)
+    sweeps = []
+    for slope in slopes:
+        sw = ideal_sweep(mults=(0.5, 1.1, 1.5, 2.0, 2.5, 3.0), l1_slope=slope)
+        for r in sw["runs"]:
+            for k in ("l1", "l2", "nuclear_sum"):
+                r["final"][k] *= 1 + noise * rng.standard_normal()
+        sweeps.append(sw)
+    return sweeps, [sw["gf"]["eta_c"] for sw in sweeps]
+
+
+def test_e3_norm_slopes_refute_flat_and_detect_flat():
+    grow, eta_cs = _seed_sweeps([0.10, 0.12, 0.09])
+    res = ex.e3_norm_slopes(grow, eta_cs)
+    assert res["error"] == 0 and res["decided"] and res["norms"]["l1"]["ci95"][0] > 0
+    assert res["norms"]["l1"]["r2_mean"] > 0.999
+    assert ex.e3_norm_slopes(grow, eta_cs, "flat")["error"] == 1
+    flat, eta_cs = _seed_sweeps([0.0, 0.0, 0.0])
+    assert ex.e3_norm_slopes(flat, eta_cs)["error"] == 1
+    assert ex.e3_norm_slopes(flat, eta_cs, "flat")["error"] == 0
+    one, eta_cs = _seed_sweeps([0.1])
+    assert not ex.e3_norm_slopes(one, eta_cs)["decided"]
+
+
+def test_e5_one_low_interior_point_is_not_a_u():
+    """The old test (best of the interior against single ends) called this a U: one lucky interior run."""
+    errors = [0.170, 0.172, 0.169, 0.171, 0.150, 0.170, 0.172, 0.169, 0.171]
+    res = ex.e5_u_shape(ideal_sweep(errors=errors))
+    assert res["error"] != 0  # not confirmed
+    assert ex.e5_u_shape(ideal_sweep(errors=errors), seed=1)["decided"] == res["decided"]
 
 
 def test_wilson_interval_contains_the_estimate_and_shrinks():
@@ -217,7 +252,7 @@ def test_sharpness_vs_dense_claim_confirmed():
 def test_claims_are_experiments_with_one_sample():
     ids = {c.id for c in vc.CLAIMS}
     assert {"eos.torch.e1_phase_transition", "eos.torch.e2_kink_at_2_over_sgf", "eos.torch.e3_measures",
-            "eos.torch.e4_dynamics", "eos.torch.e5_u_shape", "eos.torch.ce_tracking",
+            "eos.torch.e3_norm_slope", "eos.torch.e4_dynamics", "eos.torch.e5_u_shape", "eos.torch.ce_tracking",
             "eos.torch.sharpness_vs_dense"} == ids
     assert all(c.kind == "experiment" and c.samples == {"ci": 1, "thorough": 1} for c in vc.CLAIMS)
 
@@ -329,3 +364,14 @@ def test_quick_tier_verdicts_as_measured():
         if claim.id in expected:
             assert run_claim(claim).verdict is expected[claim.id], claim.id
 
+
+
+def test_validate_eos_checks_out_before_training(tmp_path, capsys, monkeypatch):
+    from biasaudit.cli import main
+
+    monkeypatch.setattr(ex, "run_sweep", lambda *a, **k: pytest.fail("trained before checking --out"))
+    existing = tmp_path / "a-file"
+    existing.write_text("x")
+    assert main(["validate", "eos", "--out", str(existing)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("biasaudit: error: out: must be a directory") and "Traceback" not in err

@@ -281,3 +281,15 @@ def test_sam_torch_claims_state_relations_not_booleans(claim):
     assert all(isinstance(h, sp.core.relational.Relational) for h in claim.hypotheses)
     assert isinstance(claim.statement, sp.core.relational.Relational)
     assert claim.kind == "experiment" and claim.id.startswith("sam.torch.")
+
+
+def test_validate_sam_checks_out_before_training(tmp_path, capsys, monkeypatch):
+    from biasaudit.cli import main
+    from biasaudit.validation import sam_experiments as ex
+
+    monkeypatch.setattr(ex, "minor_mass_experiment", lambda *a, **k: pytest.fail("trained before checking --out"))
+    existing = tmp_path / "a-file"
+    existing.write_text("x")
+    assert main(["validate", "sam", "--out", str(existing)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("biasaudit: error: out: must be a directory") and "Traceback" not in err

@@ -25,7 +25,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from biasaudit.plumbing import InputError, finite_scalar, parse_float_list, positive_int
+    from biasaudit.plumbing import finite_scalar, fits_in_memory, parse_float_list, positive_int, writable_file
 
     x = parse_float_list("x", args.x)
     w0 = parse_float_list("w0", args.w0)
@@ -35,8 +35,10 @@ def run(args) -> int:
     n = positive_int("n", args.n, minimum=2)
     steps = positive_int("steps", args.steps)
     c = finite_scalar("loss_factor", args.loss_factor)
-    if args.plot is not None and not args.plot.lower().endswith(".png"):
-        raise InputError("plot", "must be a .png file name", args.plot)
+    if args.plot is not None:
+        writable_file("plot", args.plot, suffix=".png")  # before the sweep, not after it
+    # per step size: final w and beta (d each), ~12 scalar outputs, and the numba work arrays: 8 bytes each
+    fits_in_memory("n", n, n * 8.0 * (6 * len(x) + 16))
 
     from biasaudit.numerics.eos_sweep import sweep_eos  # imports numba: only here
 

@@ -65,6 +65,10 @@ def run(args) -> int:
     if args.data_dir is not None:
         overrides["data_dir"] = args.data_dir
 
+    if args.out:  # before any training, not after it
+        from biasaudit.plumbing import writable_dir
+
+        writable_dir("out", args.out, make=("figures",))
     from biasaudit.validation.device import pick_device
     from biasaudit.validation import eos_experiments as ex
 

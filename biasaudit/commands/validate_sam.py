@@ -59,6 +59,10 @@ def run(args) -> int:
     if args.data_dir is not None and args.dataset in ("mnist5k", "digits", "synthetic-patches"):
         raise InputError("data_dir", f"is not used by the embedded dataset {args.dataset!r}", args.data_dir)
 
+    if args.out:  # before any training, not after it
+        from biasaudit.plumbing import writable_dir
+
+        writable_dir("out", args.out)
     progress = None if args.json else (lambda msg: print(msg, file=sys.stderr, flush=True))
     if args.dataset == "synthetic-patches":
         result = ex.synthetic_patch_experiment(args.tier, device=str(device), progress=progress,

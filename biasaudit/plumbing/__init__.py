@@ -16,7 +16,8 @@ from biasaudit.plumbing.atomicio import atomic_write_text
 from biasaudit.plumbing.cachedir import cache_root
 from biasaudit.plumbing.inputs import (InputError, as_finite_vector, choice, finite_scalar, matching_length,
                                        nonnegative_scalar, parse_float_list, positive_increasing, positive_int,
-                                       positive_scalar, positive_vector, writable_dir)
+                                       positive_scalar, positive_vector, writable_dir, writable_file,
+                                       fits_in_memory)
 from biasaudit.plumbing.jsonable import jsonable
 
 __all__ = [
@@ -35,4 +36,6 @@ __all__ = [
     "positive_scalar",
     "positive_vector",
     "writable_dir",
+    "writable_file",
+    "fits_in_memory",
 ]

@@ -146,3 +146,35 @@ def writable_dir(name: str, value, *, make: tuple[str, ...] = ()) -> Path:
     except OSError as exc:
         raise InputError(name, f"must be a writable directory ({exc.strerror or exc})", str(path)) from None
     return path.resolve()
+
+
+def writable_file(name: str, value, *, suffix: str | None = None) -> Path:
+    """A file path that can be written, checked before any work: not a directory, its folder exists or can be
+    created and is writable, and (``suffix``) it ends with that suffix. The file itself is not created."""
+    path = Path(value).expanduser()
+    if suffix is not None and not path.name.lower().endswith(suffix):
+        raise InputError(name, f"must be a {suffix} file name", str(path))
+    if path.is_dir():
+        raise InputError(name, "must be a file name (a directory of that name exists)", str(path))
+    writable_dir(name, path.parent if str(path.parent) else ".")
+    return path.resolve()
+
+
+def memory_available_bytes() -> int | None:
+    """MemAvailable from /proc/meminfo (Linux), else None (unknown: no size check)."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def fits_in_memory(name: str, value, estimate_bytes: float, *, fraction: float = 0.5) -> None:
+    """InputError naming ``name`` when ``estimate_bytes`` exceeds ``fraction`` of the available memory."""
+    available = memory_available_bytes()
+    if available is not None and estimate_bytes > fraction * available:
+        raise InputError(name, f"needs about {estimate_bytes / 2**30:.2f} GiB, more than {fraction:.0%} of the "
+                               f"{available / 2**30:.1f} GiB available", value)

@@ -42,7 +42,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "run", None):
-        parser.print_help(sys.stderr)
+        commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+        print(f"biasaudit: error: a command is required, one of: {', '.join(commands)} "
+              "(biasaudit --help describes them)", file=sys.stderr)
         return 2
     try:
         return int(args.run(args) or 0)

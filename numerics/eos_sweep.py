@@ -125,12 +125,27 @@ class EosSweep:
         from biasaudit.plumbing import jsonable
 
         s = self.gd
+        diverged = np.array([name == "diverged" for name in s.outcome_names()])
+
+        def final(values):  # a diverged run's final state means nothing: null, with the reason below
+            return [None if bad else v for v, bad in zip(np.asarray(values, float).tolist(), diverged)]
+
+        reasons = {}
+        if diverged.any():
+            reasons["sharpness, lambda_*, beta_*, w_*, residual"] = (
+                f"null for the {int(diverged.sum())} diverged runs: the iterate left |w| <= {s.bound:g} before "
+                "converging, so its last state is not a quantity of the sweep")
+        if self.kink is None:
+            reasons["kink"] = "fewer than 8 converged runs within [0.8, 1.25] eta_c: no kink to fit"
+        if self.gap_median is None:
+            reasons["gap_median_above_1.05_eta_c"] = "no converged run above 1.05 eta_c"
         return jsonable({
             "regimes": self.regimes.to_json(), "eta": s.eta, "outcome": s.outcome_names(), "steps": s.steps,
-            "sharpness": s.sharpness, "lambda_max": s.lambda_max, "lambda_min": s.eigenvalues[:, 0],
-            "beta_l1": s.beta_l1, "beta_l2": s.beta_l2, "w_l1": s.w_l1, "w_l2": s.w_l2, "residual": s.r,
+            "sharpness": final(s.sharpness), "lambda_max": final(s.lambda_max),
+            "lambda_min": final(s.eigenvalues[:, 0]), "beta_l1": final(s.beta_l1), "beta_l2": final(s.beta_l2),
+            "w_l1": final(s.w_l1), "w_l2": final(s.w_l2), "residual": final(s.r),
             "counts": s.counts(), "kink": self.kink, "gap_median_above_1.05_eta_c": self.gap_median,
-            "tol": s.tol, "bound": s.bound, "max_steps": s.max_steps,
+            "tol": s.tol, "bound": s.bound, "max_steps": s.max_steps, "null_reasons": reasons,
         })
 
 

@@ -107,7 +107,9 @@ def test_eos_cli_sweep_json_and_plot(capsys, tmp_path):
     out = _json(capsys, SWEEP + ["--eta-min", "0.05", "--eta-max", "0.6", "--n", "120", "--json", "--plot", str(png)])
     assert png.stat().st_size > 10_000
     assert len(out["eta"]) == 120 and set(out["outcome"]) <= {"converged", "period-2", "bounded-chaotic", "diverged"}
-    assert "diverged" in out["outcome"] and all(isinstance(v, float) for v in out["sharpness"])
+    assert "diverged" in out["outcome"]
+    assert all(isinstance(v, float) if o != "diverged" else v is None for v, o in zip(out["sharpness"], out["outcome"]))
+    assert "diverged runs" in out["null_reasons"]["sharpness, lambda_*, beta_*, w_*, residual"]
     assert out["regimes"]["eta_c"] == pytest.approx(0.2588, abs=5e-5)
     assert 1.0 < out["kink"] / out["regimes"]["eta_c"] < 1.04
 

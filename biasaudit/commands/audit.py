@@ -76,7 +76,10 @@ def _run(args) -> int:
 
     from biasaudit.audit import AuditConfig, run_audit
 
-    config = AuditConfig(tier=args.tier, out=Path(args.out), claims=args.claims, executor=args.executor,
+    from biasaudit.plumbing import claim_pattern
+
+    config = AuditConfig(tier=args.tier, out=Path(args.out), claims=claim_pattern("claims", args.claims),
+                         executor=args.executor,
                          scheduler=args.scheduler, resume=args.resume, seed=args.seed, workers=args.workers,
                          figures=not args.no_figures,
                          run_resources=parse_resources(args.run_resources, args.executor))

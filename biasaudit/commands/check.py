@@ -33,7 +33,9 @@ def run(args) -> int:
     from biasaudit.ledger import Verdict, run_claim
     from biasaudit.registry import select_claims
 
-    claims = select_claims(args.claims, paper=args.paper, kind="theory")
+    from biasaudit.plumbing import claim_pattern
+
+    claims = select_claims(claim_pattern("claims", args.claims), paper=args.paper, kind="theory")
     if args.stability:
         return run_stability(claims, args)
     if args.tolerance_x10:

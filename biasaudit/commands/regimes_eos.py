@@ -7,7 +7,8 @@ import json
 
 def register(targets) -> None:
     p = targets.add_parser("eos", help="paper 2: s_GF, eta_c, stable minima, minimizers, Pareto front of the toy model")
-    p.add_argument("--x", required=True, help="data point, comma-separated, all > 0 (e.g. 0.7,1.3,2.1)")
+    p.add_argument("--x", required=True, help="data point, comma-separated, all > 0 (e.g. 0.7,1.3,2.1); every "
+                                              "number here has magnitude in [1e-30, 1e30]")
     p.add_argument("--y", required=True, type=str, help="label, > 0")
     p.add_argument("--w0", required=True, help="initial weights, comma-separated, non-zero")
     p.add_argument("--loss-factor", default="0.5", help="c in L = c r^2 (default 0.5)")
@@ -19,9 +20,12 @@ def run(args) -> int:
     from biasaudit.plumbing import finite_scalar, parse_float_list
     from biasaudit.theory.eos_flow import eos_regimes
 
-    x = parse_float_list("x", args.x)
-    w0 = parse_float_list("w0", args.w0)
-    reg = eos_regimes(x, finite_scalar("y", args.y), w0, loss_factor=finite_scalar("loss_factor", args.loss_factor))
+    from biasaudit.plumbing.ranges import in_range, vector_in_range
+
+    x = vector_in_range("x", parse_float_list("x", args.x), zero=True)
+    w0 = vector_in_range("w0", parse_float_list("w0", args.w0), zero=True)
+    y = in_range("y", finite_scalar("y", args.y), zero=True)
+    reg = eos_regimes(x, y, w0, loss_factor=in_range("loss_factor", finite_scalar("loss_factor", args.loss_factor), zero=True))
     if args.json:
         print(json.dumps(reg.to_json(), indent=1))
         return 0

@@ -17,9 +17,10 @@ import json
 def register(sub) -> None:
     p = sub.add_parser("sam", help="paper 1 (SAM on diagonal networks): l2 regime boundaries or the l_inf limit")
     p.add_argument("--norm", choices=("l2", "linf"), default="l2", help="SAM ascent norm (default l2)")
-    p.add_argument("--depth", type=int, default=2, help="network depth L >= 1 (default 2)")
-    p.add_argument("--mu", required=True, help="data point, strictly positive and increasing, e.g. 1,3,4")
-    p.add_argument("--rho", type=float, required=True, help="SAM radius rho > 0")
+    p.add_argument("--depth", type=int, default=2, help="network depth L in [1, 32] (default 2)")
+    p.add_argument("--mu", required=True, help="data point, strictly positive and increasing, e.g. 1,3,4; every "
+                                               "number's magnitude in [1e-30, 1e30]")
+    p.add_argument("--rho", type=float, required=True, help="SAM radius rho in [1e-30, 1e30]")
     p.add_argument("--alpha", help="balanced init: one value (uniform) or one per coordinate; needed for linf")
     p.add_argument("--normalization", choices=("joint", "layer"), default="joint",
                    help="l2 ascent normalised over all L*d parameters (joint, c = rho/sqrt(L)) or per layer "
@@ -33,14 +34,17 @@ def _inputs(args):
 
     from biasaudit.plumbing import InputError, parse_float_list, positive_increasing, positive_int, positive_scalar
 
-    mu = positive_increasing("mu", parse_float_list("mu", args.mu))
-    rho = positive_scalar("rho", args.rho)
-    depth = positive_int("depth", args.depth, minimum=1)
+    from biasaudit.plumbing.ranges import depth_in_range, in_range, vector_in_range
+
+    mu = vector_in_range("mu", positive_increasing("mu", parse_float_list("mu", args.mu)))
+    rho = in_range("rho", positive_scalar("rho", args.rho))
+    depth = depth_in_range("depth", positive_int("depth", args.depth, minimum=1))
     alpha = None
     if args.alpha is not None:
         alpha = parse_float_list("alpha", args.alpha)
         if np.any(alpha <= 0):
             raise InputError("alpha", "must be strictly positive", alpha)
+        vector_in_range("alpha", alpha)
         if alpha.size not in (1, mu.size):
             raise InputError("alpha", f"must have length 1 (uniform) or {mu.size} (the length of mu)", alpha)
     return mu, rho, depth, alpha

@@ -11,7 +11,8 @@ def register(sub) -> None:
     targets = p.add_subparsers(dest="target", metavar="MODEL", parser_class=type(p))
     targets.required = True
     e = targets.add_parser("eos", help="GD on f = <w*w, x> at n step sizes: final sharpness, norms, outcome class")
-    e.add_argument("--x", required=True, help="data point, comma-separated, all > 0")
+    e.add_argument("--x", required=True, help="data point, comma-separated, all > 0 (magnitudes in [1e-30, 1e30], "
+                                              "as for every number below)")
     e.add_argument("--y", required=True, help="label, > 0")
     e.add_argument("--w0", required=True, help="initial weights, comma-separated, non-zero")
     e.add_argument("--eta-min", required=True, help="smallest step size, > 0")
@@ -27,14 +28,19 @@ def register(sub) -> None:
 def run(args) -> int:
     from biasaudit.plumbing import finite_scalar, fits_in_memory, parse_float_list, positive_int, writable_file
 
-    x = parse_float_list("x", args.x)
-    w0 = parse_float_list("w0", args.w0)
-    y = finite_scalar("y", args.y)
+    from biasaudit.plumbing.ranges import in_range, vector_in_range
+
+    x = vector_in_range("x", parse_float_list("x", args.x), zero=True)
+    w0 = vector_in_range("w0", parse_float_list("w0", args.w0), zero=True)
+    y = in_range("y", finite_scalar("y", args.y), zero=True)
     eta_min = finite_scalar("eta_min", args.eta_min)
     eta_max = finite_scalar("eta_max", args.eta_max)
+    for name, eta in (("eta_min", eta_min), ("eta_max", eta_max)):
+        if eta > 0:  # <= 0: the sweep's own rule ("must be > 0") names it
+            in_range(name, eta)
     n = positive_int("n", args.n, minimum=2)
     steps = positive_int("steps", args.steps)
-    c = finite_scalar("loss_factor", args.loss_factor)
+    c = in_range("loss_factor", finite_scalar("loss_factor", args.loss_factor), zero=True)
     if args.plot is not None:
         writable_file("plot", args.plot, suffix=".png")  # before the sweep, not after it
     # per step size: final w and beta (d each), ~12 scalar outputs, and the numba work arrays: 8 bytes each

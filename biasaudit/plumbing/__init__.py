@@ -14,7 +14,7 @@ Each concept is a module of its own (:mod:`.inputs`, :mod:`.atomicio`, :mod:`.ca
 
 from biasaudit.plumbing.atomicio import atomic_write_text
 from biasaudit.plumbing.cachedir import cache_root
-from biasaudit.plumbing.inputs import (InputError, as_finite_vector, choice, finite_scalar, matching_length,
+from biasaudit.plumbing.inputs import (InputError, as_finite_vector, choice, claim_pattern, finite_scalar, matching_length,
                                        nonnegative_scalar, parse_float_list, positive_increasing, positive_int,
                                        positive_scalar, positive_vector, writable_dir, writable_file,
                                        fits_in_memory)
@@ -26,6 +26,7 @@ __all__ = [
     "atomic_write_text",
     "cache_root",
     "choice",
+    "claim_pattern",
     "finite_scalar",
     "jsonable",
     "matching_length",

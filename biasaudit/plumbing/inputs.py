@@ -178,3 +178,14 @@ def fits_in_memory(name: str, value, estimate_bytes: float, *, fraction: float =
     if available is not None and estimate_bytes > fraction * available:
         raise InputError(name, f"needs about {estimate_bytes / 2**30:.2f} GiB, more than {fraction:.0%} of the "
                                f"{available / 2**30:.1f} GiB available", value)
+
+
+def claim_pattern(name: str, text: str | None) -> str | None:
+    """``None`` (every claim) or a comma-separated list of globs with at least one non-empty entry; an empty
+    pattern (``''``, ``','``) is an error, never "every claim"."""
+    if text is None:
+        return None
+    if not any(part.strip() for part in str(text).split(",")):
+        raise InputError(name, "must name at least one claim id or glob (leave the option out for every claim)",
+                         text)
+    return text

@@ -21,10 +21,14 @@ from biasaudit.numerics.l2_reduction import COLLAPSE, ESCAPE, _classify, default
 from biasaudit.plumbing import InputError, positive_scalar
 from biasaudit.theory.sam_l2 import L2Regimes, c_L, l2_regime_statement, validate_regime_inputs
 
-__all__ = ["DEEP_MIN_DIGITS", "alpha_collapse", "l2_sam_regime_boundaries"]
+__all__ = ["DEEP_MIN_DIGITS", "DEEP_FLOOR_DIGITS", "alpha_collapse", "l2_sam_regime_boundaries"]
 
-DEEP_MIN_DIGITS = 10  # even L ≥ 4: an undecided midpoint stops the bisection only once the bracket's
-#                       half-width is ≤ 10^−10 of α_c (10 significant digits); earlier it is an error
+DEEP_MIN_DIGITS = 10  # even L ≥ 4, μ_d/μ_1 ≤ 4 (the claims' domain): the bracket reaches 10 significant digits
+DEEP_FLOOR_DIGITS = 6  # even L ≥ 4 in general: an undecided midpoint stops the bisection with the bracket it has
+#                        once that is ≤ 10^−6 of α_c; earlier it is an error. The deep field vanishes to order
+#                        L − 1 at the saddle c·e_1, so a trajectory within ~1e-7 of the separatrix stalls there
+#                        for longer than any horizon: measured μ = (1, 10), L = 4 stops at 7.7 digits
+#                        (the bracket is returned and the CLI reports it)
 
 
 def alpha_collapse(mu, rho_value: float, *, depth: int = 2, normalization: str = "joint",
@@ -36,8 +40,8 @@ def alpha_collapse(mu, rho_value: float, *, depth: int = 2, normalization: str =
     S ≤ cμ₁ (collapse) or max_j w_j > c (escape). Even L ≥ 4: the flow u' = μ ũ^{L−1} in units of c_L,
     adaptive, until every w̃_j ≤ 0 (collapse) or max_j w_j > c_L (escape) (:mod:`biasaudit.numerics.l2_deep`); there
     the separatrix ends on a degenerate equilibrium, trajectories within ~1e−11 of α_c stay undecided
-    within the horizon, and the bisection stops with that bracket (RuntimeError if it is wider than
-    :data:`DEEP_MIN_DIGITS` significant digits allow). Works in units of c (only α/c matters) and stops
+    within the horizon (~1e−7 at μ = (1, 10)), and the bisection stops with that bracket (RuntimeError if
+    it is wider than :data:`DEEP_FLOOR_DIGITS` significant digits allow; ``return_bracket`` gives it). Works in units of c (only α/c matters) and stops
     when the bracket is narrower than ``rel_tol`` relative. d = 1: α_c = c exactly (the unstable point).
     Odd L never collapses: :class:`InputError`.
     """
@@ -73,8 +77,8 @@ def alpha_collapse(mu, rho_value: float, *, depth: int = 2, normalization: str =
             hi = mid
         elif code == COLLAPSE:
             lo = mid
-        elif depth > 2 and 0.5 * (hi - lo) <= 10.0 ** -DEEP_MIN_DIGITS * hi:
-            break  # on the separatrix to within the horizon's resolution: keep the decided bracket
+        elif depth > 2 and 0.5 * (hi - lo) <= 10.0 ** -DEEP_FLOOR_DIGITS * hi:
+            break  # on the separatrix to within what the stalling flow resolves: keep the decided bracket
         else:
             raise RuntimeError(f"alpha_collapse: undecided at alpha/c={mid!r} (depth {depth}) with the bracket "
                                f"[{lo!r}, {hi!r}] still wider than the target")

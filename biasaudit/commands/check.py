@@ -31,10 +31,11 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from biasaudit.ledger import Verdict, run_claim
+    from biasaudit.plumbing import InputError, claim_pattern
     from biasaudit.registry import select_claims
 
-    from biasaudit.plumbing import claim_pattern
-
+    if isinstance(args.seed, bool) or not isinstance(args.seed, int) or args.seed < 0:
+        raise InputError("seed", "must be an integer >= 0", args.seed)
     claims = select_claims(claim_pattern("claims", args.claims), paper=args.paper, kind="theory")
     if args.stability:
         return run_stability(claims, args)

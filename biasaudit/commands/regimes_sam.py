@@ -101,6 +101,7 @@ def _run_l2(args, mu, rho, depth, alpha) -> int:
 
     regimes = l2_sam_regime_boundaries(mu, rho, depth=depth, normalization=args.normalization)
     out = regimes.to_json()
+    out["null_reasons"] = {key: reason for key, reason in _null_reasons(regimes).items() if out.get(key) is None}
     if alpha is not None:
         out["alpha"] = alpha.tolist()
         out["alpha_regime"] = _classify_alpha(regimes, mu, alpha)
@@ -122,6 +123,18 @@ def _run_l2(args, mu, rho, depth, alpha) -> int:
         print(f"\n{name}:")
         print(sp.pretty(expr, use_unicode=True))
     return 0
+
+
+def _null_reasons(regimes) -> dict:
+    """Why a boundary that the JSON writes as null does not exist at this depth."""
+    depth = regimes.depth
+    return {
+        "alpha_collapse": ("depth 1: SAM's limit direction is GD's; no collapse boundary" if depth == 1 else
+                           "odd L: beta never collapses (the small-alpha field is positive)"),
+        "alpha_gd_like": ("the spec states the regime-3 (GD-like) boundary c(mu_(d-1) + mu_d)/‖mu‖ at L = 2 only; "
+                          "no regime-3 boundary is derived for L > 2" if depth > 2 else
+                          "depth 1: no regimes"),
+    }
 
 
 def _classify_alpha(regimes, mu, alpha) -> str:

@@ -50,7 +50,10 @@ def run(args) -> int:
     if args.eps is not None:
         overrides["eps"] = positive_scalar("eps", args.eps)
     if args.eta_grid is not None:
+        from biasaudit.plumbing.ranges import vector_in_range
+
         grid = parse_float_list("eta_grid", args.eta_grid)
+        vector_in_range("eta_grid", grid, zero=True)  # <= 0 is named by the rule below
         if (grid <= 0).any():
             raise InputError("eta", "every step size (or multiple of eta_c) must be > 0", args.eta_grid)
         overrides.update(coarse=tuple(float(g) for g in grid), fine=(), absolute=bool(args.absolute))

@@ -252,7 +252,7 @@ def test_sharpness_vs_dense_claim_confirmed():
 def test_claims_are_experiments_with_one_sample():
     ids = {c.id for c in vc.CLAIMS}
     assert {"eos.torch.e1_phase_transition", "eos.torch.e2_kink_at_2_over_sgf", "eos.torch.e3_measures",
-            "eos.torch.e3_norm_slope", "eos.torch.e4_dynamics", "eos.torch.e5_u_shape", "eos.torch.ce_tracking",
+            "eos.torch.e3_norm_slope", "eos.torch.ce_small_eps_no_tracking", "eos.torch.e4_dynamics", "eos.torch.e5_u_shape", "eos.torch.ce_tracking",
             "eos.torch.sharpness_vs_dense"} == ids
     assert all(c.kind == "experiment" and c.samples == {"ci": 1, "thorough": 1} for c in vc.CLAIMS)
 

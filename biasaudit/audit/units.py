@@ -172,8 +172,6 @@ def execute(unit: ClaimUnit | FigureUnit | RunUnit) -> dict:
 
 
 def _execute_run(unit: RunUnit) -> dict:
-    from biasaudit.audit.provenance import library_versions
-
     start = time.perf_counter()
     record: dict[str, Any] = {"record": "run", "schema": RECORD_SCHEMA, "run_id": unit.run_id, "label": unit.label,
                               "runner": unit.runner}
@@ -183,10 +181,21 @@ def _execute_run(unit: RunUnit) -> dict:
         getattr(importlib.import_module(module), name)(*unit.args)
         record.update(status="ok", detail="")
     except Exception as exc:  # noqa: BLE001 - a failed run is an error record; its claim reports it again
-        record.update(status="error", detail=f"{type(exc).__name__}: {exc}",
-                      traceback="".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-6:]))
+        record.update(status="error", **_failure_fields(exc))
     finally:
         _emit("end", unit.key)
+    return _stamped(record, start)
+
+
+def _failure_fields(exc: BaseException) -> dict:
+    """``detail`` and the last six traceback frames of a failed run or figure."""
+    return {"detail": f"{type(exc).__name__}: {exc}",
+            "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-6:])}
+
+
+def _stamped(record: dict, start: float) -> dict:
+    from biasaudit.audit.provenance import library_versions
+
     record["elapsed_s"] = round(time.perf_counter() - start, 6)
     record["versions"] = library_versions()
     return record
@@ -312,8 +321,6 @@ def module_error_record(module: str, message: str, profile: str, seed: int) -> d
 
 
 def _execute_figure(unit: FigureUnit) -> dict:
-    from biasaudit.audit.provenance import library_versions
-
     start = time.perf_counter()
     record: dict[str, Any] = {"record": "figure", "schema": RECORD_SCHEMA, "figure_id": unit.figure_id,
                               "tier": unit.tier}
@@ -331,10 +338,7 @@ def _execute_figure(unit: FigureUnit) -> dict:
             raise RuntimeError(f"figure job returned no file or missing files: {missing}")
         record.update(status="ok", files=[_relative(p, outdir.parent) for p in paths], detail="")
     except Exception as exc:  # noqa: BLE001 - a broken figure is an error record, never a crash
-        record.update(status="error", files=[], detail=f"{type(exc).__name__}: {exc}",
-                      traceback="".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-6:]))
+        record.update(status="error", files=[], **_failure_fields(exc))
     finally:
         _emit("end", unit.key)
-    record["elapsed_s"] = round(time.perf_counter() - start, 6)
-    record["versions"] = library_versions()
-    return record
+    return _stamped(record, start)

@@ -119,18 +119,27 @@ def test_discrete_claim_is_confirmed(claim):
 
 
 @pytest.mark.parametrize("claim", DISCRETE, ids=lambda c: c.id)
-def test_discrete_claim_property_and_negative_control(claim):
-    """(3) property over the valid region; (4) the negative control fails on every example."""
+def test_discrete_claim_property(claim):
+    """(3) property over the valid region."""
 
     @given(st.data())
     def check(data):
         params = data.draw(claim.domain.strategy())
-        predicted = claim.predict(params)
-        obs = claim.evaluate(params, predicted)
+        obs = claim.evaluate(params, claim.predict(params))
         assert obs.decided and obs.error <= claim.tolerance.value, obs.detail
-        assert all(claim.controls_refuted_by(params, predicted))
 
     check()
+
+
+@pytest.mark.parametrize("claim", DISCRETE, ids=lambda c: c.id)
+def test_discrete_claim_negative_controls_are_refuted_by_the_sampled_cases(claim):
+    """(4) as the ledger judges it: each control is refuted by some sampled case. Not by every case: the flow
+    limit's ±6 % controls sit 1 % past its 5 % tolerance, so a case whose ratio is off by more than 1 % (e.g.
+    gd, d = 1, alpha/rho = 1.2, eta = 0.039: ratio within 5 % of 2 but > 1 % off) refutes only one of them."""
+    rng = np.random.default_rng(11)
+    cases = [claim.domain.sample(rng) for _ in range(16)]
+    refuted = [claim.controls_refuted_by(p, claim.predict(p)) for p in cases]
+    assert all(any(r[i] for r in refuted) for i in range(len(claim.negative_control)))
 
 
 def test_discrete_flow_limit_gap_halves_with_eta():

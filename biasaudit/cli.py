@@ -14,7 +14,7 @@ import sys
 
 from biasaudit import __version__
 
-COMMANDS = ("regimes", "check", "sweep", "bench", "audit", "validate")
+COMMANDS = ("regimes", "check", "list", "sweep", "bench", "audit", "validate")
 
 
 class _Parser(argparse.ArgumentParser):

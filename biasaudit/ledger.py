@@ -286,6 +286,18 @@ class Claim:
             # ledger and the report. Build relations with evaluate=False.
             raise ValueError(f"{self.id}: a hypothesis evaluated to a constant; build it with evaluate=False")
 
+    @property
+    def origin(self) -> str:
+        """Who states the claim: ``derived`` (by us, from the paper's statements; its ``source`` says from which),
+        ``reported`` (a measurement reported in an issue, stated as a claim so it can be refuted) or ``stated``
+        (by the paper or the spec; ``source`` gives the section)."""
+        source = self.source.strip().lower()
+        if source.startswith("derived"):
+            return "derived"
+        if source.startswith("issue"):
+            return "reported"
+        return "stated"
+
     def controls_refuted_by(self, params: Params, predicted: Any) -> list[bool]:
         """Whether this one case refutes each negative control (decided, and outside the tolerance)."""
         return [_try_control(self, control, params, predicted)[2] for control in self.negative_control]

@@ -78,7 +78,8 @@ def _evidence(row: Row) -> str:
     tb = f"<pre>{_e(r['traceback'])}</pre>" if r.get("traceback") else ""
     return (f'<div class="problem v-{_e(r["verdict"])}-box" id="problem-{_e(r["claim_id"])}">'
             f'<h3><code>{_e(r["claim_id"])}</code> {_badge(r["verdict"])}</h3>'
-            f"<p>{_e(PAPERS.get(r.get('paper'), r.get('paper')))}, {_e(r.get('source'))}: {_e(r.get('title'))}</p>"
+            f"<p>{_e(PAPERS.get(r.get('paper'), r.get('paper')))}, {_e(r.get('source'))} "
+            f"<i>({_e(r.get('origin') or '?')})</i>: {_e(r.get('title'))}</p>"
             f"{_math(row.statement_mathml, row.statement_text)}<ul>{body}</ul>{tb}</div>")
 
 

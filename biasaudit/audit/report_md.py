@@ -15,13 +15,18 @@ def _cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+_ORIGIN = {"stated": "stated by the paper or the spec", "derived": "derived by us from the paper's statements",
+           "reported": "a measurement reported in an issue, stated as a claim"}
+
+
 def _evidence_block(row: Row) -> list[str]:
     r = row.record
     tol = r.get("tolerance") or {}
     lines = [
         f"### `{r['claim_id']}`: **{r['verdict'].upper()}**",
         "",
-        f"- paper {r.get('paper')}, {r.get('source', '')}: {r.get('title', '')}",
+        f"- paper {r.get('paper')}, {r.get('source', '')} ({_ORIGIN.get(r.get('origin'), r.get('origin') or '?')}): "
+        f"{r.get('title', '')}",
         f"- evidence: {row.summary or '-'}",
         f"- parameters: `{_show(r.get('params'), 400, precise=True)}`",
         f"- predicted: `{_show(r.get('predicted'), 400, precise=True)}`",

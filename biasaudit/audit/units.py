@@ -244,6 +244,7 @@ def _statement_text(claim) -> str:
 def _claim_fields(claim) -> dict:
     return {
         "kind": claim.kind,
+        "origin": claim.origin,
         "source": claim.source,
         "title": claim.title,
         "statement": _statement_text(claim),

@@ -1,0 +1,42 @@
+"""``biasaudit list``: every registered claim (theory and experiment) with its paper, source, kind and origin.
+
+``biasaudit list [--claims PATTERN] [--paper sam|eos] [--kind theory|experiment] [--json]``. The origin says
+who states the claim: ``stated`` (the paper or the spec; the source names the section), ``derived`` (by us,
+from those statements) or ``reported`` (a measurement from an issue, stated so that it can be refuted).
+"""
+
+from __future__ import annotations
+
+import json
+
+
+def register(sub) -> None:
+    p = sub.add_parser("list", help="list every claim (theory and experiment) with its source and origin")
+    p.add_argument("--claims", metavar="PATTERN", help="comma-separated globs of claim ids, e.g. 'sam.l2.*'")
+    p.add_argument("--paper", choices=("sam", "eos"), help="only this paper's claims")
+    p.add_argument("--kind", choices=("theory", "experiment"), help="only this kind of claim")
+    p.add_argument("--json", action="store_true", help="print a JSON list of {id, paper, kind, origin, source, title}")
+    p.set_defaults(run=run)
+
+
+def rows(claims) -> list[dict]:
+    return [{"id": c.id, "paper": c.paper, "kind": c.kind, "origin": c.origin, "source": c.source, "title": c.title}
+            for c in claims]
+
+
+def run(args) -> int:
+    from biasaudit.plumbing import claim_pattern
+    from biasaudit.registry import select_claims
+
+    table = rows(select_claims(claim_pattern("claims", args.claims), paper=args.paper, kind=args.kind))
+    if args.json:
+        print(json.dumps(table, indent=1, ensure_ascii=False))
+        return 0
+    width = max(len(r["id"]) for r in table)
+    for r in table:
+        print(f"{r['id']:{width}s}  {r['paper']:3s}  {r['kind']:10s}  {r['origin']:8s}  {r['source']}")
+    counts = {}
+    for r in table:
+        counts[(r["kind"], r["origin"])] = counts.get((r["kind"], r["origin"]), 0) + 1
+    print(f"\n{len(table)} claims: " + ", ".join(f"{n} {kind} {origin}" for (kind, origin), n in sorted(counts.items())))
+    return 0

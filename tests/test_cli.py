@@ -58,3 +58,14 @@ def test_check_json_lists_claims_with_id_paper_and_verdict(capsys):
     (claim,) = out["claims"]
     assert claim["id"] == "sam.flow.euler_step" and claim["paper"] == "sam"
     assert claim["verdict"] == "confirmed" and out["summary"]["confirmed"] == 1
+
+
+def test_check_table_keeps_numbers_and_cuts_details_at_words():
+    from biasaudit.commands.check import format_table
+
+    detail = "worst of 3 cases: " + "token " * 40
+    table = format_table([{"claim_id": "x.y", "verdict": "confirmed", "error": 0.25,
+                           "tolerance": {"value": 1e-12}, "detail": detail}])
+    row = table.splitlines()[1]
+    assert " 0.25 " in row and " 1e-12 " in row and "2e-01" not in row
+    assert row.endswith("token …")

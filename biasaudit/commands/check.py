@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 
 
@@ -77,11 +78,30 @@ def format_table(results: list[dict]) -> str:
     for r in rows:
         err = r.get("error")
         tol = (r.get("tolerance") or {}).get("value")
-        err_s = f"{err:.2e}" if isinstance(err, float) else "-"
-        tol_s = f"{tol:.0e}" if isinstance(tol, float) else "-"
         detail = (r.get("detail") or "").replace("\n", " ")
-        lines.append(f"{r['claim_id']:{width}s}  {r['verdict']:12s}  {err_s:>10s}  {tol_s:>8s}  {detail[:90]}")
+        lines.append(f"{r['claim_id']:{width}s}  {r['verdict']:12s}  {_number(err):>10s}  {_number(tol):>8s}  "
+                     f"{_clip(detail, DETAIL_WIDTH)}")
     return "\n".join(lines)
+
+
+DETAIL_WIDTH = 90
+
+
+def _number(value) -> str:
+    """A number that keeps its value: 0.25 stays 0.25 (not 2e-01), 1e-12 stays 1e-12; '-' for none."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return "-"
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g}"
+    return f"{value:.3g}"
+
+
+def _clip(text: str, width: int) -> str:
+    """``text`` cut at a word boundary within ``width`` characters, marked with an ellipsis."""
+    if len(text) <= width:
+        return text
+    cut = text[: width - 1].rsplit(" ", 1)[0]
+    return cut + " …"
 
 
 def parse_seeds(text: str) -> tuple[int, ...]:

@@ -65,18 +65,22 @@ def _deep_evaluate(p, predicted):
     return Observation(observed, float(observed != predicted), f"L={L}, alpha={alpha:.3g}: {what}")
 
 
+EXACT_SIGN = Tolerance("exact_sign", 0.0, "collapse vs growth is a yes/no fact", at_10x=AT_10X_EXACT)
+# both parity claims predict a sign at small alpha; their control flips it
+SIGN_FLIPPED = broken_hypothesis(
+    "sign of the small-alpha field", lambda p, pred: (p, -pred),
+    reason="a sign at small alpha: the class boundary in alpha is alpha_c, where the trajectory is not monotone, "
+           "so a 1 % move across it gives no clear trend rather than the other class")
+
 DEEP_EVEN = Claim(
     id="sam.l2.deep_even_collapse", paper=PAPER, source="l2-SAM at L > 2",
     title="even L: the small-alpha field −c_L^{L−1} mu^L/‖mu‖^{L−1} < 0, so small alpha collapses like L = 2",
     hypotheses=(sp.Eq(sp.Mod(_L, 2), 0),),
     statement=sp.Eq(sp.Symbol("w'"), (-1) ** (_L - 1) * _cs ** (_L - 1) * _mu_j**_L / _norm ** (_L - 1)),
     predict=_deep_predict, evaluate=_deep_evaluate,
-    tolerance=Tolerance("exact_sign", 0.0, "collapse vs growth is a yes/no fact", at_10x=AT_10X_EXACT),
+    tolerance=EXACT_SIGN,
     domain=Domain(_base(depth=Choice((2, 4, 6)), frac=Real(0.05, 0.9))),
-    negative_control=broken_hypothesis(
-        "sign of the small-alpha field", lambda p, pred: (p, -pred),
-        reason="a sign at small alpha: the class boundary in alpha is alpha_c, where the trajectory is not monotone, "
-               "so a 1 % move across it gives no clear trend rather than the other class"),
+    negative_control=SIGN_FLIPPED,
     samples={"ci": 4, "thorough": 32},
 )
 
@@ -86,12 +90,9 @@ DEEP_ODD = Claim(
     hypotheses=(sp.Eq(sp.Mod(_L, 2), 1),),
     statement=sp.Eq(sp.Symbol("w'"), (-1) ** (_L - 1) * _cs ** (_L - 1) * _mu_j**_L / _norm ** (_L - 1)),
     predict=_deep_predict, evaluate=_deep_evaluate,
-    tolerance=Tolerance("exact_sign", 0.0, "collapse vs growth is a yes/no fact", at_10x=AT_10X_EXACT),
+    tolerance=EXACT_SIGN,
     domain=Domain(_base(depth=Choice((3, 5)), frac=Real(0.05, 0.9))),
-    negative_control=broken_hypothesis(
-        "sign of the small-alpha field", lambda p, pred: (p, -pred),
-        reason="a sign at small alpha: the class boundary in alpha is alpha_c, where the trajectory is not monotone, "
-               "so a 1 % move across it gives no clear trend rather than the other class"),
+    negative_control=SIGN_FLIPPED,
     samples={"ci": 4, "thorough": 32},
 )
 

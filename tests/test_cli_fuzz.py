@@ -162,7 +162,9 @@ IN_RANGE = settings(max_examples=40, deadline=None, suppress_health_check=[Healt
 
 
 @IN_RANGE
-@given(mu=st.lists(LOG_MAGNITUDE, min_size=2, max_size=4, unique=True), rho=LOG_MAGNITUDE,
+@given(mu=st.tuples(st.floats(-30, 26).map(lambda e: 10.0**e),
+                    st.lists(st.floats(0, 4).map(lambda e: 10.0**e), min_size=2, max_size=4, unique=True)).map(
+           lambda base_spread: [base_spread[0] * f for f in base_spread[1]]), rho=LOG_MAGNITUDE,
        depth=st.integers(1, 4), norm=st.sampled_from(["l2", "linf"]),
        alpha=st.one_of(st.none(), LOG_MAGNITUDE))
 def test_inside_the_ranges_regimes_sam_answers_finitely(capsys, mu, rho, depth, norm, alpha):

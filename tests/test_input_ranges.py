@@ -35,6 +35,7 @@ def _non_finite(value, path=""):
     (["regimes", "sam", "--mu", "1e-320,1", "--rho", "1"], "mu: every entry must have magnitude"),
     (["regimes", "sam", "--mu", "1,1e308", "--rho", "1"], "mu: every entry must have magnitude"),
     (["regimes", "sam", "--mu", "1,2", "--rho", "1e308"], "rho: must have magnitude"),
+    (["regimes", "sam", "--mu", "1e-26,1e-23,1", "--rho", "1"], "mu: must have max/min <= 10000"),
     (["regimes", "sam", "--mu", "1,2", "--rho", "1", "--alpha", "1e-40"], "alpha: every entry must have magnitude"),
     (["regimes", "eos", "--x", "1,2", "--y", "1e308", "--w0", "0.1,0.1"], "y: must have magnitude"),
     (["regimes", "eos", "--x", "1e308,1e308", "--y", "1", "--w0", "0.1,0.1"], "x: every entry must have magnitude"),

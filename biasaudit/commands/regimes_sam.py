@@ -19,7 +19,7 @@ def register(sub) -> None:
     p.add_argument("--norm", choices=("l2", "linf"), default="l2", help="SAM ascent norm (default l2)")
     p.add_argument("--depth", type=int, default=2, help="network depth L in [1, 32] (default 2)")
     p.add_argument("--mu", required=True, help="data point, strictly positive and increasing, e.g. 1,3,4; every "
-                                               "number's magnitude in [1e-30, 1e30]")
+                                               "number's magnitude in [1e-30, 1e30], max/min <= 1e4")
     p.add_argument("--rho", type=float, required=True, help="SAM radius rho in [1e-30, 1e30]")
     p.add_argument("--alpha", help="balanced init: one value (uniform) or one per coordinate; needed for linf")
     p.add_argument("--normalization", choices=("joint", "layer"), default="joint",
@@ -34,9 +34,9 @@ def _inputs(args):
 
     from biasaudit.plumbing import InputError, parse_float_list, positive_increasing, positive_int, positive_scalar
 
-    from biasaudit.plumbing.ranges import depth_in_range, in_range, vector_in_range
+    from biasaudit.plumbing.ranges import depth_in_range, in_range, spread_in_range, vector_in_range
 
-    mu = vector_in_range("mu", positive_increasing("mu", parse_float_list("mu", args.mu)))
+    mu = spread_in_range("mu", vector_in_range("mu", positive_increasing("mu", parse_float_list("mu", args.mu))))
     rho = in_range("rho", positive_scalar("rho", args.rho))
     depth = depth_in_range("depth", positive_int("depth", args.depth, minimum=1))
     alpha = None

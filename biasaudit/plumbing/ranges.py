@@ -8,6 +8,10 @@ Why these bounds: the formulas multiply up to ~8 such numbers (e.g. 8 c y x_max 
 where the theory has an exact symmetry (α_c ∝ ρ, α_c/c invariant to scaling μ, η_c ∝ 1/k² when x and y scale
 by k), they obey it (tests at both ends: ``tests/test_input_ranges.py``).
 
+``MU_MAX_SPREAD`` = 1e4: the ratio μ_d/μ_1 of SAM's data point. The l2 bisection integrates to a horizon
+~60/μ_1 with steps ~1/μ_d, so its cost grows with the spread: measured at d = 3, L = 2 on 2 cores 6.6 s at 1e4,
+11.8 s at 1e5, 52 s at 1e6, and no answer within 60 s at 1e8 (a fuzz test found 1e26 hanging).
+
 ``MAX_DEPTH`` = 32: the deep l2 flow's certificate bisection resolves α_c up to L = 32 (measured: L = 48
 leaves the bisection undecided, L = 1000 divided by zero).
 """
@@ -18,11 +22,13 @@ import numpy as np
 
 from biasaudit.plumbing.inputs import InputError
 
-__all__ = ["MAGNITUDE_MIN", "MAGNITUDE_MAX", "MAX_DEPTH", "in_range", "vector_in_range", "depth_in_range"]
+__all__ = ["MAGNITUDE_MIN", "MAGNITUDE_MAX", "MAX_DEPTH", "MU_MAX_SPREAD", "in_range", "vector_in_range",
+           "depth_in_range", "spread_in_range"]
 
 MAGNITUDE_MIN = 1e-30
 MAGNITUDE_MAX = 1e30
 MAX_DEPTH = 32
+MU_MAX_SPREAD = 1e4
 _RULE = f"must have magnitude in [{MAGNITUDE_MIN:g}, {MAGNITUDE_MAX:g}]"
 
 
@@ -52,3 +58,13 @@ def depth_in_range(name: str, depth: int) -> int:
     if not 1 <= depth <= MAX_DEPTH:
         raise InputError(name, f"must be an integer in [1, {MAX_DEPTH}]", depth)
     return depth
+
+
+def spread_in_range(name: str, values, max_spread: float = MU_MAX_SPREAD) -> np.ndarray:
+    """A positive vector whose largest/smallest entry is at most ``max_spread``."""
+    arr = np.asarray(values, dtype=float)
+    spread = float(arr.max() / arr.min())
+    if spread > max_spread:
+        raise InputError(name, f"must have max/min <= {max_spread:g} (the bisection's cost grows with it)",
+                         f"max/min = {spread:.3g}")
+    return arr

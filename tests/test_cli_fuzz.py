@@ -140,7 +140,9 @@ def test_fuzz_audit_options_fail_before_any_work(capsys, tmp_path_factory, claim
 @pytest.mark.parametrize("argv", [
     ["check", "--seed", "-1"], ["check", "--profile", "fast"], ["check", "--seeds", "a,b", "--stability"],
     ["validate", "eos", "--eta-grid", "1e308", "--absolute", "--max-steps", "1"],
-    ["validate", "eos", "--eps", "nan"], ["validate", "sam", "--steps", "0"], ["validate", "sam", "--rho", "-1"],
+    ["validate", "eos", "--eps", "nan"], ["validate", "eos", "--eps", "1e-320"], ["validate", "sam", "--steps", "0"],
+    ["validate", "sam", "--rho", "-1"], ["validate", "sam", "--rho", "1e308"], ["validate", "sam", "--lr", "0"],
+    ["validate", "sam", "--lr", "nan"], ["validate", "sam", "--lr", "1e40"], ["validate", "sam", "--init-scales", "1e-99"],
     ["bench", "--cases", "no.such.case"],
 ])
 def test_fuzz_expensive_commands_reject_bad_options_up_front(capsys, argv):

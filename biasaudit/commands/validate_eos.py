@@ -48,7 +48,9 @@ def run(args) -> int:
                                          "teacher"))
         overrides["dataset"] = args.dataset
     if args.eps is not None:
-        overrides["eps"] = positive_scalar("eps", args.eps)
+        from biasaudit.plumbing.ranges import in_range
+
+        overrides["eps"] = in_range("eps", positive_scalar("eps", args.eps))
     if args.eta_grid is not None:
         from biasaudit.plumbing.ranges import vector_in_range
 

@@ -44,16 +44,20 @@ def run(args) -> int:
     choice("dataset", args.dataset, DATASETS)
     device = pick_device(args.device)
     overrides = {"model": args.model, "dataset": args.dataset}
+    from biasaudit.plumbing import positive_scalar
+    from biasaudit.plumbing.ranges import in_range, vector_in_range
+
     if args.rho is not None:
-        overrides["rho"] = nonnegative_scalar("rho", args.rho)
+        overrides["rho"] = in_range("rho", nonnegative_scalar("rho", args.rho), zero=True)
     if args.lr is not None:
-        overrides["lr"] = args.lr
+        overrides["lr"] = in_range("lr", positive_scalar("lr", args.lr))
     if args.steps is not None:
         overrides["steps"] = positive_int("steps", args.steps)
     if args.seeds is not None:
         overrides["seeds"] = tuple(range(positive_int("seeds", args.seeds)))
     if args.init_scales is not None:
-        overrides["init_scales"] = tuple(float(a) for a in parse_float_list("init_scales", args.init_scales))
+        scales = vector_in_range("init_scales", parse_float_list("init_scales", args.init_scales))
+        overrides["init_scales"] = tuple(float(a) for a in scales)
     if args.dataset not in ("mnist5k", "synthetic-patches"):
         overrides["downsample"] = 1  # only the quick MNIST-5k setting is pooled to 14 x 14
     if args.data_dir is not None and args.dataset in ("mnist5k", "digits", "synthetic-patches"):

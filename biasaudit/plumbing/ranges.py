@@ -1,7 +1,7 @@
 """The documented valid ranges of the CLI's numeric inputs, checked at the edge before any work.
 
-Every magnitude a user types (a data vector μ or x, a label y, a radius ρ, an init α or w0, a step size η, a
-loss factor) must lie in ``[MAGNITUDE_MIN, MAGNITUDE_MAX]`` = [1e-30, 1e30] (zero only where a rule says so).
+Every magnitude a user types (a data vector μ or x, a label y, a radius ρ, an init α or w0, a step size η or
+learning rate, a loss factor or threshold eps) must lie in ``[MAGNITUDE_MIN, MAGNITUDE_MAX]`` = [1e-30, 1e30] (zero only where a rule says so).
 Why these bounds: the formulas multiply up to ~8 such numbers (e.g. 8 c y x_max · w0², sharpness · η), and
 1e30^8 = 1e240 stays inside float64 (1.8e308), as does 1e-30^8 = 1e-240 above its smallest normal number
 (2.2e-308); subnormal inputs (1e-320) made the flows crawl. Inside the range the answers are finite and,

@@ -14,8 +14,8 @@ Pipeline (one :class:`SweepConfig`):
 Every finished piece (the GF result, each (arch, η) run) is written atomically as JSON under the run
 directory (``out`` or the cache dir ``$BIASAUDIT_CACHE_DIR/validation-eos/<key>``): an interrupted sweep
 resumes, a finished run is never recomputed. The key is content-addressed (config, the source of
-:data:`RUN_CODE`, torch and numpy versions: :mod:`biasaudit.plumbing.runcache`): a code edit recomputes. Results are also memoised in-process, so all claims of a tier
-share one sweep.
+:data:`RUN_CODE`, torch and numpy versions: :mod:`biasaudit.plumbing.runcache`): a code edit recomputes.
+Results are also memoised in-process, so all claims of a tier share one sweep.
 
 Symbols: η step size, η_c = 2/s_GF, S = max|λ(∇²L)| at the end of a run (L < eps), g = ηS/2 the stability
 ratio (g = 1 on the edge of stability), ‖θ‖₁ the paper's norm.
@@ -37,7 +37,8 @@ from biasaudit.plumbing import InputError, choice, positive_int, positive_scalar
 from biasaudit.plumbing.runcache import count_run, run_key
 
 __all__ = [
-    "SweepConfig", "TIERS", "RUN_CODE", "tier_config", "run_sweep", "sweep_gf", "sweep_eta_run", "e3_configs", "e3_measures_over_seeds", "teacher_dataset", "load_data", "cache_dir",
+    "SweepConfig", "TIERS", "RUN_CODE", "tier_config", "run_sweep", "sweep_gf", "sweep_eta_run", "e3_configs",
+    "e3_measures_over_seeds", "teacher_dataset", "load_data", "cache_dir",
     "e1_phase_transition", "e2_kink", "e3_measures", "e3_norm_slopes", "e4_dynamics", "e5_u_shape",
     "wilson_interval",
     "make_figures", "SIDE_MARGIN", "EDGE_DELTA",
@@ -238,15 +239,17 @@ def run_sweep(config: SweepConfig, out: str | os.PathLike | None = None, *, prog
 
     A sweep is the gradient-flow proxy (:func:`sweep_gf`, which gives η_c) and one GD run per multiple of η_c
     (:func:`sweep_eta_run`). Each is cached on its own file under its own lock, so the audit can schedule
-    them as separate run units on several workers (:func:`sweep_run_specs`) and this call then only reads."""
+    them as separate run units on several workers (``biasaudit.claims.validation_eos.sweep_run_units``) and this
+    call then only reads."""
     run_dir = Path(out) if out is not None else cache_dir() / config.key()
     memo_key = f"{config.key()}@{run_dir}"
     if memo_key in _MEMO:
         return _MEMO[memo_key]
     gf = sweep_gf(config, run_dir, progress=progress, threads=threads)
+    eta_c = _float(gf["eta_c"])
     runs = []
-    if math.isfinite(_float(gf["eta_c"])) or config.absolute:
-        runs = [sweep_eta_run(config, m, run_dir, progress=progress, threads=threads) for m in config.multiples()]
+    if math.isfinite(eta_c) or config.absolute:
+        runs = [_eta_run(config, m, eta_c, run_dir, progress, threads) for m in config.multiples()]
     result = {"config": dataclasses.asdict(config), "gf": gf, "runs": sorted(runs, key=lambda r: r["eta"]),
               "dir": str(run_dir)}
     _MEMO[memo_key] = result
@@ -299,12 +302,18 @@ def sweep_gf(config: SweepConfig, run_dir=None, *, progress: Callable | None = N
 
 def sweep_eta_run(config: SweepConfig, multiple: float, run_dir=None, *, progress: Callable | None = None,
                   threads: int | None = None) -> dict:
-    """One GD run of the sweep at η = ``multiple`` · η_c (or at η = ``multiple`` when ``config.absolute``)."""
+    """One GD run of the sweep at η = ``multiple`` · η_c (or at η = ``multiple`` when ``config.absolute``); reads
+    (or computes) the sweep's gradient-flow proxy for η_c first. An audit run unit."""
+    eta_c = _float(sweep_gf(config, run_dir, progress=progress, threads=threads)["eta_c"])
+    return _eta_run(config, multiple, eta_c, run_dir, progress, threads)
+
+
+def _eta_run(config: SweepConfig, multiple: float, eta_c: float, run_dir, progress: Callable | None,
+             threads: int | None) -> dict:
     from biasaudit.validation.device import setup_torch
 
     say = progress or (lambda msg: None)
     run_dir = _sweep_dir(config, run_dir)
-    eta_c = _float(sweep_gf(config, run_dir, progress=progress, threads=threads)["eta_c"])
     eta = multiple if config.absolute else multiple * eta_c
     if not math.isfinite(eta):
         raise ValueError(f"sweep_eta_run: no finite eta_c for {config.key()} (the GF proxy failed)")

@@ -7,7 +7,6 @@ without the checkout) it is recorded as ``None``, never guessed.
 
 from __future__ import annotations
 
-import importlib.metadata as md
 import subprocess
 from functools import cache
 from pathlib import Path
@@ -42,11 +41,6 @@ def code_version() -> dict:
 def library_versions() -> dict:
     """The ledger's versions (python, numpy, numba, sympy, mpmath, scipy) plus torch, matplotlib, dask."""
     from biasaudit.ledger import library_versions as core
+    from biasaudit.plumbing.runcache import library_versions as installed
 
-    out = dict(core())
-    for dist in _EXTRA_LIBRARIES:
-        try:
-            out[dist] = md.version(dist)
-        except md.PackageNotFoundError:
-            out[dist] = None
-    return out
+    return {**core(), **installed(_EXTRA_LIBRARIES)}

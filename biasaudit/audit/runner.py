@@ -206,8 +206,8 @@ def _run_audit_held(config: AuditConfig, out: Path, started: float, started_utc:
     claim_todo = [u for u in claim_units if (ClaimUnit, u.key) not in kept_keys]
     claim_todo.sort(key=lambda u: kinds[u.key] == "theory")  # stable: registry order within a kind
     figure_todo = [u for u in figure_units if (FigureUnit, u.key) not in kept_keys]
-    run_waves, declare_errors = _declared_runs([c for c in claims if (ClaimUnit, c.id) in
-                                                {(ClaimUnit, u.key) for u in claim_todo}], config)
+    todo_ids = {u.key for u in claim_todo}
+    run_waves, declare_errors = _declared_runs([c for c in claims if c.id in todo_ids], config)
     phases = _phases(claim_todo, kinds, run_waves) + [figure_todo]
     run_units = [u for wave in run_waves for u in wave]
     todo = claim_todo + figure_todo + run_units

@@ -67,14 +67,14 @@ def clear_fingerprints() -> None:
 
 
 @functools.lru_cache(maxsize=None)
-def library_versions(names: tuple[str, ...] = LIBRARIES) -> dict[str, str]:
-    """``{name: version}`` of the installed distributions (``"absent"`` where one is not installed)."""
+def library_versions(names: tuple[str, ...] = LIBRARIES) -> dict[str, str | None]:
+    """``{name: version}`` of the installed distributions (``None`` where one is not installed)."""
     out = {}
     for name in names:
         try:
             out[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
-            out[name] = "absent"
+            out[name] = None
     return out
 
 

@@ -96,7 +96,8 @@ def _large_predict(params):
     if "w0" in params or "alpha" in params:
         points = [(params, _large_point_predict(params))]
     else:
-        points = [(_at_q(params, q), _large_point_predict(_at_q(params, q))) for q in LARGE_INIT_Q]
+        inits = [_at_q(params, q) for q in LARGE_INIT_Q]
+        points = [(init, _large_point_predict(init)) for init in inits]
     return {"eta_c": points[0][1]["eta_c"], "points": points}
 
 

@@ -114,8 +114,7 @@ SLOWDOWN_DELTA = 1e-6
 
 
 def _halving_ratio(mu, c, alpha):
-    grid = np.linspace(0.0, _GRID_SPAN_MU1 / mu[0], _GRID_STEPS)
-    return sam_halving_time(mu, alpha, c, grid) / gd_halving_time(mu, alpha)
+    return sam_halving_time(mu, alpha, c, _delay_grid(mu)) / gd_halving_time(mu, alpha)
 
 
 def _slowdown_evaluate(p, predicted):

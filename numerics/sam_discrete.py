@@ -1,4 +1,4 @@
-r"""Discrete GD, l_inf-SAM and l2-SAM on the logistic loss of a depth-L diagonal linear network.
+r"""Discrete GD, l_inf-SAM, l2-SAM and unnormalized SAM on the logistic loss of a depth-L diagonal linear network.
 
 Model: W = (w^(1), ..., w^(L)) in R^{L x d}, beta = w^(1) ⊙ ... ⊙ w^(L), margins m_i = y_i <beta, x_i> for data
 X (n x d), labels y_i in {-1, +1}, loss  L(W) = (1/n) sum_i l(m_i),  l(m) = log(1 + e^{-m}).
@@ -10,6 +10,7 @@ One step (pseudo-code, optax style)::
           = rho * sign(g)                           # linf, sign(0) = 0
           = rho * g / ||g||_F           (joint)      # l2, norm over all L*d entries; eps = 0 if g = 0
           = rho * g_l / ||g_l||_2 per layer (layer)  # l2, per-layer; eps_l = 0 if g_l = 0
+          = rho * g                     (none)       # l2, unnormalized SAM (USAM, Andriushchenko & Flammarion)
     W    <- W - eta * grad L(W + eps)
     tau  <- tau + eta * (1/n) sum_i sigma(-m~_i)    # m~ = margins at W + eps
 
@@ -40,6 +41,7 @@ __all__ = ["SamTrajectory", "run_sam", "run_sam_reference", "W_MAX"]
 
 ALGORITHM_CODES = {"gd": 0, "linf": 1, "l2": 2}
 NORMALIZATION_CODES = {"joint": 0, "layer": 1}
+NORMALIZATION_CODES["none"] = 2  # unnormalized SAM, eps = rho * g (issue 15 item 6); l2 only
 W_MAX = 1e150  # beyond this |W|^L overflows float64 for L >= 3: classify as diverged
 
 
@@ -118,6 +120,10 @@ def _perturb(code, norm, rho, g, eps):
             for j in range(d):
                 v = g[l, j]
                 eps[l, j] = rho if v > 0.0 else (-rho if v < 0.0 else 0.0)
+    elif norm == 2:
+        for l in range(L):
+            for j in range(d):
+                eps[l, j] = rho * g[l, j]
     elif norm == 0:
         total = 0.0
         for l in range(L):
@@ -198,6 +204,9 @@ def _run_sam(W0, X, y, code, norm, rho, eta, steps, record_every, w_max,
 def _validate(W0, X, y, algorithm, rho, eta, steps, normalization, record_every):
     choice("algorithm", algorithm, tuple(ALGORITHM_CODES))
     choice("normalization", normalization, tuple(NORMALIZATION_CODES))
+    if normalization == "none" and algorithm == "linf":
+        raise InputError("normalization", "'none' (unnormalized SAM, eps = rho g) applies to algorithm 'l2' only",
+                         normalization)
     W = as_finite_vector("W0", W0, ndim=2) if np.ndim(W0) == 2 else None
     if W is None:
         raise InputError("W0", "must be an L x d array (layers x coordinates)", W0)
@@ -224,6 +233,8 @@ def _validate(W0, X, y, algorithm, rho, eta, steps, normalization, record_every)
 def run_sam(W0, X, y, *, algorithm: str, rho: float, eta: float, steps: int, normalization: str = "joint",
             record_every: int = 1) -> SamTrajectory:
     """Run ``steps`` iterations of GD / l_inf-SAM / l2-SAM from ``W0`` (L x d) on data ``X`` (n x d), ``y``.
+
+    ``normalization`` (l2 only): "joint", "layer", or "none" (unnormalized SAM, eps = rho g).
 
     Records step 0, every ``record_every``-th step and the last step.  ``rho`` is ignored for ``gd``.
     See the module docstring for the update, ``tau`` and ``status``.
@@ -272,6 +283,8 @@ def run_sam_reference(W0, X, y, *, algorithm: str, rho: float, eta: float, steps
             eps = np.zeros_like(W)
         elif algorithm == "linf":
             eps = rho_f * np.sign(g)
+        elif normalization == "none":
+            eps = rho_f * g
         elif normalization == "joint":
             nrm = np.linalg.norm(g)
             eps = np.zeros_like(W) if nrm == 0 else rho_f * g / nrm

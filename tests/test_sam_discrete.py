@@ -148,3 +148,62 @@ def test_discrete_flow_limit_gap_halves_with_eta():
               "alpha_over_rho": (4.0, 4.0), "eta": 0.02, "alpha": (0.8, 0.8)}
     obs = exact_facts.DISCRETE_FLOW_LIMIT.evaluate(params, 2.0)
     assert obs.error <= exact_facts.DISCRETE_FLOW_LIMIT.tolerance.value, obs.detail
+
+
+# ------------------------------------------------------------ unnormalized SAM (USAM), issue 15 item 6
+@given(st.integers(1, 4), st.integers(1, 4), st.integers(1, 5), st.floats(0.0, 3.0), st.integers(0, 2**31 - 1))
+def test_discrete_unnormalized_kernel_matches_numpy_reference(L, d, n, rho, seed):
+    rng = np.random.default_rng(seed)
+    W0 = rng.uniform(-0.8, 0.8, size=(L, d))
+    X = rng.normal(size=(n, d))
+    y = np.where(rng.uniform(size=n) < 0.5, -1.0, 1.0)
+    kw = {"algorithm": "l2", "normalization": "none", "rho": max(rho, 1e-3), "eta": 0.2, "steps": 25,
+          "record_every": 4}
+    a, b = run_sam(W0, X, y, **kw), run_sam_reference(W0, X, y, **kw)
+    assert a.status == b.status == "ok"
+    np.testing.assert_array_equal(a.steps, b.steps)
+    for field in ("W", "beta", "loss", "tau"):
+        np.testing.assert_allclose(getattr(a, field), getattr(b, field), rtol=1e-10, atol=1e-13)
+
+
+def test_discrete_unnormalized_step_matches_a_hand_written_update():
+    """One step, eps = rho g (no normalization): W1 = W0 - eta grad L(W0 + rho grad L(W0)), written out for L = 2;
+    tau_1 = eta mean sigma(-m~)."""
+    X = np.array([[1.0, 0.5], [-0.3, 1.2], [0.7, -0.2]])
+    y = np.array([1.0, -1.0, 1.0])
+    W0 = np.array([[0.3, -0.2], [0.5, 0.4]])
+    rho, eta = 0.7, 0.3
+
+    def grad(W):
+        sig = 1 / (1 + np.exp(y * (X @ (W[0] * W[1]))))
+        gbeta = -np.mean((sig * y)[:, None] * X, axis=0)
+        return np.stack([gbeta * W[1], gbeta * W[0]]), sig
+
+    g, _ = grad(W0)
+    gp, sig_tilde = grad(W0 + rho * g)
+    tr = run_sam(W0, X, y, algorithm="l2", normalization="none", rho=rho, eta=eta, steps=1)
+    np.testing.assert_allclose(tr.W[1], W0 - eta * gp, rtol=1e-14, atol=1e-15)
+    assert math.isclose(tr.tau[1], eta * np.mean(sig_tilde), rel_tol=1e-14)
+    l2 = run_sam(W0, X, y, algorithm="l2", normalization="joint", rho=rho, eta=eta, steps=1)
+    assert np.max(np.abs(l2.W[1] - tr.W[1])) > 1e-3  # it is not l2-SAM
+
+
+def test_discrete_unnormalized_zero_gradient_and_small_rho_limit():
+    """W = 0 at L = 2: g = 0, so eps = 0 and W stays 0; and rho -> 0 approaches GD linearly (USAM's eps is
+    O(rho |g|), unlike l2-SAM's O(rho))."""
+    tr = run_sam(np.zeros((2, 3)), [1.0, 2.0, 3.0], [1.0], algorithm="l2", normalization="none", rho=0.5, eta=0.2,
+                 steps=5)
+    assert np.all(tr.W == 0)
+    W0, X, y = np.full((2, 2), 0.4), [[1.0, 2.0]], [1.0]
+    gd = run_sam(W0, X, y, algorithm="gd", rho=0.0, eta=0.1, steps=20)
+    gaps = [np.max(np.abs(run_sam(W0, X, y, algorithm="l2", normalization="none", rho=r, eta=0.1, steps=20).W
+                          - gd.W)) for r in (1e-3, 5e-4)]
+    assert 0 < gaps[1] and abs(gaps[0] / gaps[1] - 2) < 0.01
+
+
+def test_discrete_unnormalized_rejects_linf():
+    with pytest.raises(InputError, match="^normalization:"):
+        run_sam([[0.1, 0.2]], [[1.0, 2.0]], [1.0], algorithm="linf", normalization="none", rho=0.1, eta=0.1, steps=1)
+    with pytest.raises(InputError, match="^normalization:"):
+        run_sam_reference([[0.1, 0.2]], [[1.0, 2.0]], [1.0], algorithm="linf", normalization="none", rho=0.1,
+                          eta=0.1, steps=1)

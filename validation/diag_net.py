@@ -1,4 +1,4 @@
-"""The depth-L diagonal linear network in torch (float64), trained by GD / l_inf-SAM / l2-SAM.
+"""The depth-L diagonal linear network in torch (float64), trained by GD / l_inf-SAM / l2-SAM / unnormalized SAM.
 
 This is the torch side of a two-way check: the same discrete algorithms as the numba kernels of
 ``numerics/sam_discrete.py`` (sam-core), run through :class:`biasaudit.validation.sam.SAM` wrapping ``torch.optim.SGD``
@@ -16,7 +16,8 @@ beta            beta = w^(1) * ... * w^(L) (elementwise), f(x) = <beta, x>
 loss            L(W) = (1/n) sum_i log(1 + exp(-z_i))  (``reduction="mean"``; ``"sum"`` drops 1/n)
 eta, rho        step size, SAM radius
 eps             0 (gd); rho sign(g) (linf); rho g/||g||_2 (l2; norm joint over all L d entries, or per
-                layer w^(l) with ``normalization="layer"``); eps = 0 where the gradient is 0
+                layer w^(l) with ``normalization="layer"``); eps = 0 where the gradient is 0;
+                rho g (l2 with ``normalization="none"``: unnormalized SAM / USAM, issue 15 item 6)
 step            W <- W - eta grad L(W + eps(grad L(W)))
 tau             rescaled time, tau_k = sum_{j<k} eta (1/n) sum_i sigma(-z~_{j,i}), z~ the margin at W + eps
                 (for one point this is the spec's h_k = eta sigma(-z~_k))
@@ -36,9 +37,10 @@ import numpy as np
 
 from biasaudit.plumbing import InputError, as_finite_vector, choice, nonnegative_scalar, positive_int, positive_scalar
 
-__all__ = ["DiagTrajectory", "torch_sam_trajectory", "numpy_sam_trajectory", "ALGORITHMS"]
+__all__ = ["DiagTrajectory", "torch_sam_trajectory", "numpy_sam_trajectory", "ALGORITHMS", "NORMALIZATIONS"]
 
 ALGORITHMS = ("gd", "linf", "l2")
+NORMALIZATIONS = ("joint", "layer", "none")  # "none": unnormalized SAM, eps = rho g (algorithm "l2" only)
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,10 @@ def _validate(W0, X, y, algorithm, rho, eta, steps, normalization, record_every,
     if y.shape[0] != X.shape[0] or not np.all(np.isin(y, (-1.0, 1.0))):
         raise InputError("y", f"must hold {X.shape[0]} labels in {{-1, +1}}", y)
     choice("algorithm", algorithm, ALGORITHMS)
-    choice("normalization", normalization, ("joint", "layer"))
+    choice("normalization", normalization, NORMALIZATIONS)
+    if normalization == "none" and algorithm == "linf":
+        raise InputError("normalization", "'none' (unnormalized SAM, eps = rho g) applies to algorithm 'l2' only",
+                         normalization)
     choice("reduction", reduction, ("mean", "sum"))
     return (W0, X, y, nonnegative_scalar("rho", rho), positive_scalar("eta", eta),
             positive_int("steps", steps, minimum=0), positive_int("record_every", record_every))
@@ -188,6 +193,8 @@ def _numpy_loop(W, X, y, algorithm, rho, eta, steps, normalization, scale, recor
             eps = np.zeros_like(W)
         elif algorithm == "linf":
             eps = rho * np.sign(g)
+        elif normalization == "none":
+            eps = rho * g
         elif normalization == "joint":
             n = np.linalg.norm(g)
             eps = g * (rho / n) if n > 0 else np.zeros_like(W)

@@ -17,6 +17,7 @@ __all__ = ["CLAIM_MODULES", "all_claims", "get_claim", "select_claims"]
 CLAIM_MODULES: tuple[str, ...] = (
     "biasaudit.claims.sam",
     "biasaudit.claims.validation_sam",
+    "biasaudit.claims.sam_torch_regimes",
     "biasaudit.claims.eos",
     "biasaudit.claims.sam_l2",
     "biasaudit.claims.validation_eos",

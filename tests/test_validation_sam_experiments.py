@@ -10,6 +10,7 @@ from biasaudit.claims import validation_sam as claims_mod
 from biasaudit.cli import main
 from biasaudit.ledger import Verdict, run_claim
 from biasaudit.validation import sam_experiments as ex
+from biasaudit.validation import sam_training
 
 
 @pytest.fixture(autouse=True)
@@ -103,15 +104,29 @@ def _fake_result(ci, n_seeds=5):
     return {"settings": {"init_scales": (1.0,)}, "per_scale": {"1.0": per}}
 
 
-@pytest.mark.parametrize("ci, verdict", [((0.01, 0.04), Verdict.CONFIRMED), ((-0.04, -0.01), Verdict.REFUTED),
-                                         ((-0.01, 0.04), Verdict.UNDECIDED)])
+def _fake_family(mean):
+    values = list(mean + 0.01 * np.sin(np.arange(16)))
+    record = {"values": values, "ci": (mean - 0.006, mean + 0.006), "mean": float(np.mean(values)), "imputed": {},
+              "alpha": 1.4, "alpha_50": 1.1, "statistic": "made up"}
+    return {cid: dict(record) for cid in claims_mod.FAMILY_IDS}
+
+
+@pytest.mark.parametrize("mean, verdict", [(0.03, Verdict.CONFIRMED), (-0.03, Verdict.REFUTED),
+                                           (0.0005, Verdict.UNDECIDED)])
 @pytest.mark.parametrize("claim", claims_mod.EXPERIMENT_CLAIMS, ids=lambda c: c.id)
-def test_minor_mass_claim_verdict_follows_the_ci_and_the_flipped_sign_fails(monkeypatch, claim, ci, verdict):
-    monkeypatch.setattr(claims_mod, "_experiment", lambda kind, tier: _fake_result(ci))
-    ev = run_claim(claim)
+def test_minor_feature_claim_verdict_follows_the_holm_family_and_the_flipped_sign_fails(monkeypatch, claim, mean,
+                                                                                        verdict):
+    from biasaudit.claims import sam_torch_regimes
+
+    monkeypatch.setattr(sam_torch_regimes, "_family_values", lambda tier: _fake_family(mean))
+    sam_torch_regimes.minor_family.cache_clear()
+    try:
+        ev = run_claim(claim)
+    finally:
+        sam_torch_regimes.minor_family.cache_clear()
     assert ev.verdict is verdict, ev.detail
     if verdict is Verdict.CONFIRMED:
-        assert ev.negative_control["all_failed"]  # predicted sign flipped: the same CI refutes it
+        assert ev.negative_control["all_failed"]  # predicted sign flipped: the same values refute it
 
 
 def test_synthetic_minor_first_patch_lead_counts_steps_and_censors():
@@ -160,7 +175,7 @@ def test_minor_mass_cached_run_is_reused_and_atomic(monkeypatch, tmp_path):
     first = ex.cached_run(cfg)
     files = list(ex.cache_dir().glob("*.json"))
     assert [f.name for f in files] == [f"{cfg.key()}.json"] and not list(ex.cache_dir().glob("*.tmp"))
-    monkeypatch.setattr(ex, "train_run", lambda cfg: pytest.fail("the cached run was recomputed"))
+    monkeypatch.setattr(sam_training, "train_run", lambda cfg: pytest.fail("the cached run was recomputed"))
     assert ex.cached_run(cfg) == json.loads(json.dumps(first))
 
 
@@ -293,3 +308,21 @@ def test_validate_sam_checks_out_before_training(tmp_path, capsys, monkeypatch):
     assert main(["validate", "sam", "--out", str(existing)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("biasaudit: error: out: must be a directory") and "Traceback" not in err
+
+
+def test_mean_band_interpolates_each_run_and_needs_two_runs_per_point():
+    grid = np.array([0.0, 0.5, 1.0, 1.5])
+    mean, lo, hi = ex._mean_band([[0, 1], [0, 1], [0, 1.0]], [[0, 2], [1, 3], [2, 4]], grid)
+    assert mean[:3] == pytest.approx([1.0, 2.0, 3.0]) and math.isnan(mean[3])
+    assert lo[1] < 2.0 < hi[1]
+    mean, _, _ = ex._mean_band([[0, 1], [0, 2]], [[0, 1], [0, 2]], grid)
+    assert mean[2] == pytest.approx(1.0) and math.isnan(mean[3])  # one run reaches 1.5: no mean
+
+
+def test_plot_curves_draws_mean_bands_of_trained_runs(tmp_path):
+    runs = {"gd": [_run(s, "gd", np.linspace(0.1, 0.9, 8), np.linspace(0.5, 0.7, 8) + 0.01 * s) for s in range(4)],
+            "sam": [_run(s, "sam", np.linspace(0.1, 0.8, 8), np.linspace(0.6, 0.8, 8)) for s in range(3)]
+            + [_run(3, "sam", [0.1] * 8, [0.5] * 8, status="not trained")]}
+    result = {"settings": {"dataset": "made-up"}, "runs": {1.0: runs}}
+    path = ex.plot_curves(result, "cam_low", tmp_path / "c.png", "m")
+    assert path.stat().st_size > 5000

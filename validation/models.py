@@ -110,9 +110,30 @@ def _resnet(*, num_classes: int, in_channels: int, image_size: int, width: int =
     return SmallResNet()
 
 
+def _diag2(*, num_classes: int, in_channels: int, image_size: int, width: int | None = None):
+    """``width`` is accepted (and ignored) so every model takes the experiments' keywords."""
+    import torch
+    import torch.nn as nn
+
+    d = in_channels * image_size * image_size
+
+    class DiagonalNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.u = nn.Parameter(torch.ones(num_classes, d))
+            self.v = nn.Parameter(torch.ones(num_classes, d))
+            self.cam_layer = None
+
+        def forward(self, x):
+            return x.flatten(1) @ (self.u * self.v).T
+
+    return DiagonalNet()
+
+
 register_model("cnn", _cnn)
 register_model("resnet", _resnet)
-MODELS = ("cnn", "resnet")
+register_model("diag2", _diag2)
+MODELS = ("cnn", "resnet", "diag2")
 
 
 def make_model(name: str, *, num_classes: int, in_channels: int, image_size: int, init_scale: float = 1.0,

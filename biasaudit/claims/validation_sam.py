@@ -5,9 +5,11 @@ claim                                    what is run
 =======================================  =====================================================================
 ``sam.torch.diag_net_matches_numerics``  the torch diagonal network (autograd + the torch SAM optimizer,
                                          float64) against the numba kernels of ``biasaudit.numerics.sam_discrete``:
-                                         GD, l_inf-SAM, l2-SAM (joint and per-layer), depth 2 and 3
-``sam.torch.minor_mass_gradcam``         GD vs l2-SAM on a small CNN (MNIST-5k at 14x14): Grad-CAM mass on
-                                         low-intensity pixels, paired over seeds, at matched training accuracy
+                                         GD, l_inf-SAM, l2-SAM (joint, per-layer and unnormalized),
+                                         depth 2 and 3
+``sam.torch.minor_mass_gradcam``         GD vs l2-SAM on a small CNN (MNIST-5k at 14x14) at the regime-2 alpha
+                                         found by ``sam.torch.cnn_collapse_boundary``: Grad-CAM mass on
+                                         low-intensity pixels, area over training-accuracy levels, 16 paired seeds
 ``sam.torch.minor_mass_inputgrad``       the same runs, |input gradient| mass on low-intensity pixels
 ``sam.torch.synthetic_minor_first``      the bright/faint patch task: SAM learns the faint patch first
                                          (t_major - t_minor > 0, from patch-ablation accuracy), per seed
@@ -16,14 +18,15 @@ claim                                    what is run
 ``sam.torch.synthetic_minor_gradcam``    the same runs: Grad-CAM share on the faint patch, SAM - GD
 =======================================  =====================================================================
 
-Verdicts of the experiment claims follow the effect's 95 % seed-level interval (see
-:mod:`biasaudit.validation.sam_experiments`): the prediction is a *sign* (+1: SAM more minor-focused than GD);
-``error = 0`` when the interval lies on the predicted side of 0 (confirmed against the tolerance 0),
-``error > 0`` when it lies on the other side (refuted), and ``decided=False`` when it straddles 0 or fewer
-than 3 seeds trained (undecided). The negative control flips the predicted sign, so a confirmed effect
-must then be refuted. ``sam.torch.synthetic_minor_first`` is absolute (SAM's own patch order), the others
-are paired SAM - GD differences. The experiments are run once per process (and cached on disk by run), so the
-control costs nothing.
+Verdicts of the five minor-feature claims (the *family*) come from one pre-registered statistic each, a
+two-sided p-value from its paired seed values, and Holm's adjustment across the family at family-wise level
+0.05 (:func:`biasaudit.claims.sam_torch_regimes.family_verdict`): adjusted p <= 0.05 decides, on the side of
+the mean (confirmed: error 0; refuted: error = how far the 95 % interval reaches past 0); otherwise
+undecided. The prediction is a *sign* (+1: SAM more minor-focused than GD); the negative control flips it,
+so a decided claim must flip its verdict. The two MNIST claims read the CNN regime grid of
+:mod:`biasaudit.validation.sam_regimes` at its regime-2 alpha (16 paired seeds; a pair with a run that never
+trained counts as 0 effect, never dropped). The three patch-task claims still read the old design (alpha = 1,
+5 seeds, excluded seeds dropped): moving them to regime 2 is open work of issue 15, stated in each record.
 
 Sizes: the claims (and their figures) run the ``quick`` tier of :data:`biasaudit.validation.sam_experiments.TIERS`
 under both audit profiles, because it fits the audit's CPU budget and the ledger does not pass the profile
@@ -40,6 +43,7 @@ import os
 
 import sympy as sp
 
+from biasaudit.claims.sam_torch_regimes import _runs_of_design
 from biasaudit.domain import Choice, Domain, Fixed
 from biasaudit.figures import FigureJob
 from biasaudit.ledger import Claim, Observation, Tolerance
@@ -59,8 +63,8 @@ CI_SIDE = Tolerance(
 
 
 # ------------------------------------------------------------------------------ diagonal network vs numba
-DIAG_CASES = tuple((alg, norm, L) for alg in ("gd", "linf", "l2") for norm in ("joint", "layer") for L in (2, 3)
-                   if not (alg == "gd" and norm == "layer"))
+DIAG_CASES = tuple((alg, norm, L) for alg in ("gd", "linf", "l2") for norm in ("joint", "layer", "none")
+                   for L in (2, 3) if not (alg == "gd" and norm != "joint") and not (alg == "linf" and norm == "none"))
 
 
 def _diag_inputs(params):
@@ -165,34 +169,38 @@ def _direction_predict(params):
     return 1  # the paper: SAM more minor-focused than GD
 
 
-def _effect_evaluator(kind: str, metric: str):
-    """Evaluate the sign of a seed-level interval: a paired SAM - GD effect, or (``lead_sam``) SAM's patch order."""
+def _effect_evaluator(claim_id: str):
+    """The verdict of a minor-feature claim: its paired seed values, Holm-adjusted across the family
+    (:func:`biasaudit.claims.sam_torch_regimes.family_verdict`)."""
     def evaluate(params, predicted):
-        from biasaudit.validation.sam_experiments import summary_line, verdict_from_interval
+        from biasaudit.claims.sam_torch_regimes import family_verdict
 
         tier = experiment_tier(params["tier"])
-        result = _experiment(kind, tier)
-        effect = result["per_scale"][str(result["settings"]["init_scales"][0])][metric]
         direction = int(predicted)
-        if metric == "lead_sam":
-            ci, n_seeds = effect["ci"], len(effect["seeds"])
-            observed = {k: effect[k] for k in ("mean", "ci", "values", "seeds", "excluded", "level")}
-            verdict, _ = verdict_from_interval(ci, direction, n_seeds)
-            text = (f"SAM: t_major - t_minor = {effect['mean']:+.1f} steps [{ci[0]:+.1f}, {ci[1]:+.1f}] over "
-                    f"{n_seeds} seeds (per seed {effect['values']}; > 0 would be minor first); GD: "
-                    f"{result['per_scale'][str(result['settings']['init_scales'][0])]['lead_gd']['values']}")
-        else:
-            ci, n_seeds = effect["matched_ci"], len(effect["seeds"])
-            observed = {key: effect[key] for key in ("matched_mean", "matched_ci", "matched_ci_bootstrap",
-                                                     "matched_ci_t", "raw_mean", "raw_ci", "seeds", "excluded")}
-            if "raw_ci_images" in effect:
-                observed["raw_ci_images_only"] = effect["raw_ci_images"]
-            text = summary_line(effect, direction)
-        verdict, error = verdict_from_interval(ci, direction, n_seeds)
-        observed["tier"] = tier
-        return Observation(observed, error if verdict != "undecided" else math.nan,
-                           f"[{tier} tier] predicted sign {direction:+d} ({verdict}); {text}",
-                           decided=verdict != "undecided")
+        verdict, error, record = family_verdict(claim_id, direction, tier)
+        if record is None:
+            return Observation({"tier": tier}, math.nan, f"[{tier} tier] no regime-2 alpha: the CNN's SAM boundary "
+                               "was not found in the grid, so the claim has no place to be tested", decided=False)
+        observed = {"tier": tier, **{k: v for k, v in record.items() if k != "control"}}
+        if record.get("control") is not None:
+            observed["control_effect"] = {k: record["control"][k] for k in ("mean", "ci", "imputed")}
+        lo, hi = record["ci"]
+        where = (f"alpha = {record['alpha']} (regime 2: first grid alpha above the CNN's SAM boundary "
+                 f"alpha_50 = {record['alpha_50']:.3g})" if record.get("alpha_50") else f"alpha = {record['alpha']}")
+        p_holm = record.get("p_holm", math.nan)
+        text = (f"[{tier} tier] {record['statistic']} at {where}: SAM - GD {record['mean']:+.4f} "
+                f"[{lo:+.4f}, {hi:+.4f}] over {len(record['values'])} seeds ({len(record['imputed'])} "
+                f"{'untrained pairs counted as 0' if record.get('alpha_50') else 'excluded'}); Holm-adjusted "
+                f"p = {p_holm:.3g} (family of {len(FAMILY_IDS)}, level 0.05); predicted sign {direction:+d}: {verdict}")
+        pw = record["power"]
+        text += (f"; design power for an effect of {pw['planning_effect_sd_units']} sd: "
+                 f"{pw['power_first_holm_step']:.0%}-{pw['power_last_holm_step']:.0%} (80% power from "
+                 f"{pw['detectable_effect_80pct_sd_units']:.2f} sd)")
+        if record.get("control") is not None:
+            c = record["control"]
+            text += (f"; GD-like control at alpha = {record['alpha_control']}: {c['mean']:+.4f} "
+                     f"[{c['ci'][0]:+.4f}, {c['ci'][1]:+.4f}]")
+        return Observation(observed, error, text, decided=verdict != "undecided")
 
     return evaluate
 
@@ -216,13 +224,14 @@ def _runs_of(kind: str):
 
 
 def _experiment_claim(cid, title, source, kind, metric, statement, notes, matched=True):
+    """``kind``/``metric``: where the claim's runs come from (the CNN regime grid for ``minor_mass``)."""
     hypotheses = (sp.Gt(rho, 0, evaluate=False), sp.Gt(alpha, 0, evaluate=False)) + ((sp.Eq(a_sam, a_gd),) if matched else ())
     return Claim(
         id=cid, paper="sam", source=source, title=title,
         hypotheses=hypotheses,
         statement=statement,
         predict=_direction_predict,
-        evaluate=_effect_evaluator(kind, metric),
+        evaluate=_effect_evaluator(cid),
         tolerance=CI_SIDE,
         domain=Domain({"tier": Fixed("quick")}),
         negative_control=_flip,
@@ -230,7 +239,7 @@ def _experiment_claim(cid, title, source, kind, metric, statement, notes, matche
         samples=dict(EXPERIMENT_SAMPLES),
         controls=1,
         notes=notes,
-        runs=_runs_of(kind),
+        runs=_runs_of_design("cnn") if kind == "minor_mass" else _runs_of(kind),
     )
 
 
@@ -240,7 +249,8 @@ EXPERIMENT_CLAIMS = (
         "SAM puts more Grad-CAM mass on low-intensity pixels than GD (same training accuracy)",
         "§Empirical (Grad-CAM on CNNs, MNIST)", "minor_mass", "cam_low",
         sp.Gt(m_sam - m_gd, 0, evaluate=False),
-        "small CNN, MNIST-5k at 14x14, 5 paired seeds; GD interpolated to SAM's final training accuracy"),
+        "small CNN (width 4), MNIST-5k at 14x14, 16 paired seeds at the regime-2 alpha of "
+        "sam.torch.cnn_collapse_boundary; area statistic over training-accuracy levels; Holm across the family"),
     _experiment_claim(
         "sam.torch.minor_mass_inputgrad",
         "SAM puts more |input gradient| mass on low-intensity pixels than GD (same training accuracy)",
@@ -268,6 +278,7 @@ EXPERIMENT_CLAIMS = (
         "Grad-CAM minor/(minor+major) mass, compared at training-accuracy levels"),
 )
 
+FAMILY_IDS = tuple(c.id for c in EXPERIMENT_CLAIMS)
 CLAIMS = (DIAG_CLAIM, *EXPERIMENT_CLAIMS)
 
 

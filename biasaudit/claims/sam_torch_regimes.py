@@ -1,0 +1,287 @@
+"""Paper 1 on networks, where the theory puts the effect (issue 15): SAM's collapse boundary on a CNN, the
+positive control, and the Holm family of the minor-feature claims.
+
+=====================================  ===========================================================================
+claim                                  what it tests (runs: :mod:`biasaudit.validation.sam_regimes`)
+=====================================  ===========================================================================
+``sam.torch.cnn_collapse_boundary``    on the small CNN (MNIST-5k, 14x14), at fixed rho, SAM stays at chance below
+                                       some alpha inside the grid and trains above it, while GD trains at every
+                                       grid alpha up to there (Clopper-Pearson intervals over 16 paired seeds)
+``sam.torch.positive_control``         the same pipeline (training, progress matching, area statistic, seed
+                                       interval) on the depth-2 diagonal linear network with the bright/faint
+                                       patch images at its regime-2 alpha: SAM's minor-patch margin share
+                                       exceeds GD's
+=====================================  ===========================================================================
+
+The minor-feature claims of :mod:`biasaudit.claims.validation_sam` read their verdicts from
+:func:`minor_family`: each claim's paired seed values give a two-sided p-value (twice the smaller one-sided
+p), Holm adjusts them across the family at family-wise level 0.05, and the sign of the mean decides the
+side. A claim whose adjusted p exceeds 0.05 is undecided.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import sympy as sp
+
+from biasaudit.domain import Domain, Fixed
+from biasaudit.figures import FigureJob
+from biasaudit.ledger import Claim, Observation, Tolerance
+
+__all__ = ["CLAIMS", "FIGURES", "regime_result", "minor_family", "family_verdict", "FAMILY"]
+
+rho, alpha = sp.symbols("rho alpha", real=True)
+alpha_c = sp.Symbol("alpha_c", positive=True)
+p_sam, p_gd = sp.Function("P_train_SAM"), sp.Function("P_train_GD")
+m_sam, m_gd = sp.symbols("m_SAM m_GD", nonnegative=True)
+
+SHORTFALL = Tolerance(
+    "collapse_shortfall", 0.0,
+    "each training fraction's 95% Clopper-Pearson interval must lie on the claimed side of 1/2; error = the "
+    "largest distance an interval reaches across 1/2 (0: every condition holds)")
+CI_SIDE = Tolerance(
+    "effect_ci_side", 0.0,
+    "the 95% seed-level interval (hull of the seed bootstrap and Student t) of SAM - GD must lie on the "
+    "predicted side of 0; error = how far it reaches onto the wrong side, straddling 0 is undecided")
+
+
+@functools.cache
+def regime_result(design: str, tier: str) -> dict:
+    from biasaudit.validation.sam_regimes import regime_experiment
+
+    return regime_experiment(design, tier)
+
+
+def _tier() -> str:
+    from biasaudit.claims.validation_sam import experiment_tier
+
+    return experiment_tier()
+
+
+def _runs_of_design(design: str):
+    def runs() -> tuple:
+        from biasaudit.audit.units import RunUnit
+        from biasaudit.validation.sam_regimes import regime_configs
+
+        tier = _tier()
+        return tuple(RunUnit(f"sam-{cfg.key()}", f"run {design}/{tier}: {cfg.optimizer} alpha={cfg.init_scale} "
+                             f"seed={cfg.seed}", "biasaudit.validation.sam_experiments:cached_run_unit", (cfg,))
+                     for cfg in regime_configs(design, tier, device="auto"))
+    return runs
+
+
+# ------------------------------------------------------------------------------------- collapse boundary
+def _collapse_evaluate(params, predicted):
+    import numpy as np
+
+    from biasaudit.validation.sam_regimes import collapse_test
+
+    tier = _tier()
+    res = regime_result("cnn", tier)
+    other = "gd" if predicted == "sam" else "sam"
+    alphas = res["collapse"]["alphas"]
+    trained = {o: np.array([[r["status"] == "ok" for r in res["runs"][a][o]] for a in alphas]) for o in ("gd", "sam")}
+    test = collapse_test(alphas, trained[predicted], trained[other])
+    b = res["boundary"]
+    observed = {"tier": tier, "optimizer_with_boundary": predicted, **{k: test[k] for k in (
+        "verdict", "shortfalls", "sam_fraction", "gd_fraction", "sam_ci", "gd_ci", "alphas")},
+        "alpha_50": b.get("alpha_50"), "alpha_50_ci": b.get("ci"), "grid_bracket": b.get("grid_bracket"),
+        "rho": res["settings"]["rho"], "seeds": len(res["settings"]["seeds"]),
+        "status_counts": {a: {o: {s: v.count(s) for s in set(v)} for o, v in st.items()}
+                          for a, st in res["status"].items()}}
+    name = {"sam": "SAM", "gd": "GD"}
+    fractions = ", ".join(f"{a:g}: {name[predicted]} {p:.2f} / {name[other]} {q:.2f}" for a, p, q in zip(
+        alphas, test["sam_fraction"], test["gd_fraction"]))
+    a50 = b.get("alpha_50")
+    where = (f"alpha_50 = {a50:.3g} (95% seed bootstrap {b['ci'][0]:.3g}-{b['ci'][1]:.3g}, between grid points "
+             f"{b['grid_bracket'][0]} and {b['grid_bracket'][1]})" if a50 else "no rising SAM boundary fitted")
+    detail = (f"[{tier} tier, rho = {res['settings']['rho']}, {len(res['settings']['seeds'])} paired seeds] "
+              f"training fraction by alpha ({fractions}); {where}; {test['verdict']}")
+    return Observation(observed, test["error"], detail, decided=test["verdict"] != "undecided")
+
+
+COLLAPSE_CLAIM = Claim(
+    id="sam.torch.cnn_collapse_boundary",
+    paper="sam",
+    source="§Regimes (collapse below alpha_c), on a CNN; issue 15 item 1",
+    title="on a small CNN SAM has a collapse boundary in alpha (stays at chance below, trains above) while GD "
+          "trains on both sides",
+    hypotheses=(sp.Gt(rho, 0, evaluate=False), sp.Gt(alpha, 0, evaluate=False)),
+    statement=sp.And(sp.Lt(p_sam(alpha_c / 2), sp.Rational(1, 2), evaluate=False),
+                     sp.Gt(p_gd(alpha_c / 2), sp.Rational(1, 2), evaluate=False),
+                     sp.Gt(p_sam(2 * alpha_c), sp.Rational(1, 2), evaluate=False)),
+    predict=lambda params: "sam",
+    evaluate=_collapse_evaluate,
+    tolerance=SHORTFALL,
+    domain=Domain({"tier": Fixed("quick")}),
+    negative_control=lambda params, predicted: "gd",
+    kind="experiment",
+    samples={"ci": 1, "thorough": 1},
+    controls=1,
+    notes="negative control: the same test with GD in SAM's place (GD has no collapse boundary) must not "
+          "confirm; no extra runs",
+    runs=_runs_of_design("cnn"),
+)
+
+
+# -------------------------------------------------------------------------------------- positive control
+def _positive_evaluate(params, predicted):
+    from biasaudit.validation.sam_experiments import verdict_from_interval
+    from biasaudit.validation.sam_regimes import dose_response, effect_at
+
+    tier = _tier()
+    res = regime_result("diag", tier)
+    effect = effect_at(res, "minor_margin_share")
+    if effect is None:
+        return Observation({"tier": tier, "boundary": res["boundary"]}, math.nan,
+                           f"[{tier} tier] no regime-2 alpha: the diagonal network's SAM boundary was not found "
+                           "in the grid", decided=False)
+    direction = int(predicted)
+    verdict, error = verdict_from_interval(effect["ci"], direction, len(effect["seeds"]))
+    observed = {"tier": tier, "alpha_regime2": res["alpha_regime2"], "alpha_50": res["boundary"]["alpha_50"],
+                "grid_bracket": res["boundary"].get("grid_bracket"), "alpha_control": res["alpha_control"],
+                "effect": {k: effect[k] for k in ("mean", "ci", "values", "imputed", "levels", "match_on")},
+                "dose_response": dose_response(res, "minor_margin_share"),
+                "trained_fraction": {"sam": res["collapse"]["sam_fraction"], "gd": res["collapse"]["gd_fraction"]}}
+    detail = (f"[{tier} tier] depth-2 diagonal net, patch images, rho = {res['settings']['rho']}: boundary "
+              f"alpha_50 = {res['boundary']['alpha_50']:.3g}, regime-2 alpha = {res['alpha_regime2']}; minor "
+              f"margin share SAM - GD over loss levels {effect['mean']:+.3f} [{effect['ci'][0]:+.3f}, "
+              f"{effect['ci'][1]:+.3f}] over {len(effect['seeds'])} seeds ({len(effect['imputed'])} untrained "
+              f"pairs counted as 0); predicted sign {direction:+d}: {verdict}")
+    return Observation(observed, error if verdict != "undecided" else math.nan, detail,
+                       decided=verdict != "undecided")
+
+
+POSITIVE_CONTROL = Claim(
+    id="sam.torch.positive_control",
+    paper="sam",
+    source="derived: §Regimes (regime 2 amplifies minor features first) on the diagonal network; issue 15 item 3",
+    title="the network pipeline detects minor-first where the theory guarantees it (depth-2 diagonal net, "
+          "patch images, regime-2 alpha)",
+    hypotheses=(sp.Gt(rho, 0, evaluate=False), sp.Gt(alpha, alpha_c, evaluate=False)),
+    statement=sp.Gt(m_sam - m_gd, 0, evaluate=False),
+    predict=lambda params: 1,
+    evaluate=_positive_evaluate,
+    tolerance=CI_SIDE,
+    domain=Domain({"tier": Fixed("quick")}),
+    negative_control=lambda params, predicted: -int(predicted),
+    kind="experiment",
+    samples={"ci": 1, "thorough": 1},
+    controls=1,
+    notes="if this is not confirmed, an undecided minor-feature verdict on the CNN means nothing",
+    runs=_runs_of_design("diag"),
+)
+
+
+# --------------------------------------------------------------------------- the minor-feature family
+FAMILY = ("sam.torch.minor_mass_gradcam", "sam.torch.minor_mass_inputgrad", "sam.torch.synthetic_minor_first",
+          "sam.torch.synthetic_minor_reliance", "sam.torch.synthetic_minor_gradcam")
+FAMILY_LEVEL = 0.05
+PLANNING_EFFECT = 0.8  # mean / sd of the Grad-CAM effect seen with 5 seeds at alpha = 1 (+0.048 / 0.06): the
+                       # issue's basis for "5 seeds: ~25% power, ~20 seeds: ~88%"; the paper states no size
+
+
+def design_power(n: int, m: int = 5) -> dict:
+    """Power of the paired design at n seeds for :data:`PLANNING_EFFECT`, at the first Holm step (one-sided
+    0.05 / (2 m)) and the last (0.025), and the effect (in sd units) it detects with 80 % power."""
+    from biasaudit.validation.sam_stats import detectable_effect, t_power
+
+    first, last = FAMILY_LEVEL / (2 * m), FAMILY_LEVEL / 2
+    return {"n_seeds": n, "planning_effect_sd_units": PLANNING_EFFECT,
+            "power_first_holm_step": t_power(PLANNING_EFFECT, n, alpha=first),
+            "power_last_holm_step": t_power(PLANNING_EFFECT, n, alpha=last),
+            "detectable_effect_80pct_sd_units": detectable_effect(n, alpha=first)}
+
+
+def _family_values(tier: str) -> dict[str, dict]:
+    """Per family claim: its paired seed values (sign +1 = minor-first), interval and where it was read."""
+    from biasaudit.claims.validation_sam import _experiment
+    from biasaudit.validation.sam_regimes import effect_at
+
+    cnn = regime_result("cnn", tier)
+    out = {}
+    for cid, metric in (("sam.torch.minor_mass_gradcam", "cam_low"), ("sam.torch.minor_mass_inputgrad", "grad_low")):
+        e = effect_at(cnn, metric)
+        out[cid] = (None if e is None else
+                    {"values": e["values"], "ci": e["ci"], "mean": e["mean"], "imputed": e["imputed"],
+                     "alpha": cnn["alpha_regime2"], "alpha_50": cnn["boundary"]["alpha_50"],
+                     "control": effect_at(cnn, metric, "control"), "alpha_control": cnn["alpha_control"],
+                     "statistic": f"area between SAM's and GD's {metric} curves over training-accuracy levels "
+                                  f"{cnn['settings']['levels'][0]}-{cnn['settings']['levels'][-1]}"})
+    syn = _experiment("synthetic", tier)
+    scale = syn["per_scale"][str(syn["settings"]["init_scales"][0])]
+    for cid, key in (("sam.torch.synthetic_minor_first", "lead_sam"), ("sam.torch.synthetic_minor_reliance",
+                                                                         "minor_reliance"),
+                     ("sam.torch.synthetic_minor_gradcam", "cam_minor_share")):
+        e = scale[key]
+        values = e["values"] if key == "lead_sam" else e["matched"]
+        out[cid] = {"values": values, "ci": e["ci"] if key == "lead_sam" else e["matched_ci"],
+                    "mean": e["mean"] if key == "lead_sam" else e["matched_mean"],
+                    "imputed": e["excluded"], "alpha": syn["settings"]["init_scales"][0], "alpha_50": None,
+                    "statistic": "patch task at alpha = 1 (not yet moved to regime 2; excluded seeds dropped)"}
+    return out
+
+
+@functools.cache
+def minor_family(tier: str) -> dict[str, dict]:
+    """Each family claim's values, two-sided p (2 x the smaller one-sided p) and its Holm-adjusted p."""
+    from biasaudit.validation.sam_stats import holm, one_sided_p
+
+    family = _family_values(tier)
+    p_two = {}
+    for cid, f in family.items():
+        if f is None or len(f["values"]) < 3:
+            continue
+        f["p_plus"], f["p_minus"] = one_sided_p(f["values"], 1), one_sided_p(f["values"], -1)
+        p_two[cid] = min(1.0, 2 * min(f["p_plus"], f["p_minus"]))
+    for cid, p in holm(p_two).items():
+        family[cid]["p_two_sided"], family[cid]["p_holm"] = p_two[cid], p
+    for f in family.values():
+        if f is not None:
+            f["power"] = design_power(len(f["values"]), len(family))
+    return family
+
+
+def family_verdict(claim_id: str, direction: int, tier: str) -> tuple[str, float, dict | None]:
+    """(verdict, error, the claim's family record): decided when the Holm-adjusted p <= 0.05, on the side of
+    the mean; error = 0 on the predicted side, else how far the 95% interval reaches past 0."""
+    f = minor_family(tier).get(claim_id)
+    if f is None or "p_holm" not in f:
+        return "undecided", math.nan, f
+    if f["p_holm"] > FAMILY_LEVEL:
+        return "undecided", math.nan, f
+    if direction * f["mean"] > 0:
+        return "confirmed", 0.0, f
+    lo, hi = f["ci"]
+    return "refuted", max(1e-12, -direction * (hi if direction > 0 else lo)), f
+
+
+CLAIMS = (COLLAPSE_CLAIM, POSITIVE_CONTROL)
+
+
+# ------------------------------------------------------------------------------------------------ figure
+def _make_regime_figures(outdir, tier):
+    from biasaudit.validation.sam_regimes import plot_regime_figure
+
+    tier = _tier()
+    return [plot_regime_figure(regime_result("cnn", tier), outdir, "sam_torch_cnn_collapse_boundary.png"),
+            plot_regime_figure(regime_result("diag", tier), outdir, "sam_torch_positive_control.png")]
+
+
+FIGURES = (
+    FigureJob(
+        id="sam.torch.regimes",
+        paper="sam",
+        title="SAM's collapse boundary on a CNN and the positive control: training fraction and minor-first "
+              "effect against alpha",
+        claims=("sam.torch.cnn_collapse_boundary", "sam.torch.positive_control", "sam.torch.minor_mass_*"),
+        make=_make_regime_figures,
+        caption="Left: share of paired seeds that leave chance accuracy, SAM and GD, with 95% Clopper-Pearson "
+                "intervals, and the fitted SAM boundary alpha_50. Right: the pre-registered minor-feature "
+                "statistic (SAM - GD, mean and 95% seed interval) at every grid alpha; the regime-2 alpha is "
+                "marked.",
+        requires=("biasaudit.validation.sam_regimes:plot_regime_figure", "torch:Tensor"),
+    ),
+)

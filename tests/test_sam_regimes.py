@@ -1,0 +1,230 @@
+"""SAM on networks where the theory puts the effect (issue 15): statistics, the collapse test, the diagonal
+network model, the regime grid end to end, and the claims' verdict logic on made-up results."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from biasaudit.claims import sam_torch_regimes as regimes_mod
+from biasaudit.ledger import Verdict, run_claim
+from biasaudit.validation import sam_regimes as sr
+from biasaudit.validation import sam_stats as st
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path, monkeypatch):
+    import torch
+
+    torch.set_flush_denormal(False)
+    monkeypatch.setenv("BIASAUDIT_CACHE_DIR", str(tmp_path / "cache"))
+    yield
+    for fn in (regimes_mod.regime_result, regimes_mod.minor_family):
+        getattr(fn, "cache_clear", lambda: None)()  # a test may have replaced it
+
+
+def _run(seed, status, progress, metric, *, key="acc", name="cam_low"):
+    return {"config": {"seed": seed}, "status": status,
+            "curves": {"step": list(range(len(progress))), key: list(progress), name: list(metric)}}
+
+
+# ------------------------------------------------------------------------------------------- statistics
+def test_metric_at_level_reads_the_first_crossing_from_either_side():
+    assert st.metric_at_level([0.1, 0.5, 0.9], [0, 1, 2], 0.7) == pytest.approx(1.5)
+    assert st.metric_at_level([0.69, 0.6, 0.4], [0, 1, 2], 0.5, decreasing=True) == pytest.approx(1.5)
+    assert math.isnan(st.metric_at_level([0.69, 0.6], [0, 1], 0.5, decreasing=True))
+
+
+def test_area_effect_recovers_a_shift_at_matched_progress_and_counts_untrained_pairs_as_zero():
+    """SAM trains slower (a lag) and its metric is GD's, as a function of accuracy, plus 0.05: the area
+    statistic recovers +0.05 exactly; a pair with an untrained run is kept, as 0, and listed."""
+    levels = (0.4, 0.5, 0.6, 0.7, 0.8)
+    acc_gd = np.linspace(0.1, 0.95, 12)
+    acc_sam = np.linspace(0.1, 0.85, 12)
+    gd = [_run(s, "ok", acc_gd, 0.2 + 0.3 * acc_gd + 0.01 * s) for s in range(6)]
+    sam = [_run(s, "ok", acc_sam, 0.25 + 0.3 * acc_sam + 0.01 * s) for s in range(5)]
+    sam.append(_run(5, "not trained", [0.1] * 12, [0.9] * 12))
+    e = st.area_effect(gd, sam, "cam_low", levels)
+    assert e["values"][:5] == pytest.approx([0.05] * 5, abs=1e-9)
+    assert e["values"][5] == 0.0 and e["imputed"] == {"5": "GD ok, SAM not trained"}
+    assert e["seeds"] == list(range(6))
+    assert e["mean"] == pytest.approx(0.05 * 5 / 6)
+
+
+def test_area_effect_on_loss_levels():
+    loss = np.linspace(0.69, 0.2, 10)
+    gd = [_run(s, "ok", loss, 0.1 + 0.01 * s + 0 * loss, key="loss") for s in range(4)]
+    sam = [_run(s, "ok", loss, 0.5 + 0.01 * s + 0 * loss, key="loss") for s in range(4)]
+    e = st.area_effect(gd, sam, "cam_low", (0.6, 0.4), match_on="loss")
+    assert e["values"] == pytest.approx([0.4] * 4)
+
+
+def test_one_sided_p_agrees_with_the_t_test_and_is_never_smaller():
+    rng = np.random.default_rng(1)
+    v = rng.normal(0.3, 1.0, 16)
+    p = st.one_sided_p(v)
+    t = stats.ttest_1samp(v, 0.0, alternative="greater").pvalue
+    assert p >= t - 1e-12 and p < 0.5
+    assert st.one_sided_p(v, -1) > 0.5
+    assert st.one_sided_p([1.0]) == 1.0
+
+
+def test_holm_matches_the_textbook_example():
+    adj = st.holm({"a": 0.01, "b": 0.04, "c": 0.03})
+    assert adj == pytest.approx({"a": 0.03, "c": 0.06, "b": 0.06})
+
+
+def test_clopper_pearson_matches_scipy():
+    for k, n in ((0, 16), (12, 16), (16, 16), (5, 9)):
+        ci = stats.binomtest(k, n).proportion_ci(0.95, method="exact")
+        assert st.clopper_pearson(k, n) == pytest.approx((ci.low, ci.high), abs=1e-9)
+
+
+def test_logistic_boundary_recovers_the_midpoint_and_reports_no_boundary_without_a_rise():
+    alphas = np.array([0.5, 0.7, 1.0, 1.4, 2.0])
+    rng = np.random.default_rng(0)
+    p = 1 / (1 + np.exp(-4 * (np.log(alphas) - np.log(1.0))))
+    trained = rng.random((5, 400)) < p[:, None]
+    b = st.logistic_boundary(alphas, trained, n_boot=100)
+    assert b["alpha_50"] == pytest.approx(1.0, rel=0.05)
+    assert b["ci"][0] < 1.0 < b["ci"][1]
+    flat = st.logistic_boundary(alphas, np.ones((5, 16), bool), n_boot=20)
+    assert flat["alpha_50"] is None or not (alphas[0] <= flat["alpha_50"] <= alphas[-1])
+
+
+def test_t_power_grows_with_seeds_and_effect():
+    assert st.t_power(0.8, 16) > st.t_power(0.8, 5) > 0.2
+    assert st.t_power(1.5, 16) > 0.95
+    assert st.t_power(0.0, 16) == pytest.approx(0.025, abs=1e-3)
+
+
+# ---------------------------------------------------------------------------------------- collapse test
+def _fractions(sam, gd, n=16):
+    return (np.array([[i < round(f * n) for i in range(n)] for f in sam]),
+            np.array([[i < round(f * n) for i in range(n)] for f in gd]))
+
+
+def test_collapse_test_confirms_a_clear_boundary_and_its_gd_swap_does_not():
+    sam, gd = _fractions([0, 0, 1, 1, 1], [1, 1, 1, 1, 1])
+    t = sr.collapse_test([0.5, 0.7, 1, 1.4, 2], sam, gd)
+    assert t["verdict"] == "confirmed" and t["error"] == 0
+    swapped = sr.collapse_test([0.5, 0.7, 1, 1.4, 2], gd, sam)
+    assert swapped["verdict"] == "refuted" and swapped["error"] > 0
+
+
+def test_collapse_test_is_undecided_or_refuted_when_gd_also_fails_below_the_boundary():
+    sam, gd = _fractions([0, 0, 1, 1], [0.6, 1, 1, 1])
+    assert sr.collapse_test([1, 2, 3, 4], sam, gd)["verdict"] == "undecided"
+    sam, gd = _fractions([0, 0, 1, 1], [0.1, 1, 1, 1])
+    assert sr.collapse_test([1, 2, 3, 4], sam, gd)["verdict"] == "refuted"
+
+
+def test_collapse_test_refutes_when_sam_trains_at_the_smallest_alpha():
+    sam, gd = _fractions([1, 1, 1], [1, 1, 1])
+    assert sr.collapse_test([1, 2, 3], sam, gd)["verdict"] == "refuted"
+
+
+# ----------------------------------------------------------------------------------------------- models
+def test_diag2_is_a_balanced_depth_two_diagonal_network_per_class():
+    import torch
+
+    from biasaudit.validation.models import make_model
+
+    m = make_model("diag2", num_classes=2, in_channels=1, image_size=4, init_scale=0.3)
+    assert torch.allclose(m.u, torch.full((2, 16), 0.3)) and torch.allclose(m.v, m.u)
+    with torch.no_grad():
+        m.u[1, 3] = 2.0
+    x = torch.zeros(1, 1, 4, 4)
+    x[0, 0, 0, 3] = 1.5
+    assert torch.allclose(m(x), torch.tensor([[0.3 * 0.3 * 1.5, 2.0 * 0.3 * 1.5]]))
+    assert m.cam_layer is None
+
+
+def test_patch_margins_are_exact_attributions_for_a_linear_model():
+    import torch
+
+    from biasaudit.validation.models import make_model
+    from biasaudit.validation.sam_training import _patch_margins
+
+    torch.manual_seed(0)
+    m = make_model("diag2", num_classes=2, in_channels=1, image_size=4)
+    with torch.no_grad():
+        m.u.mul_(torch.rand(2, 16) + 0.5)
+    major = torch.zeros(4, 4, dtype=torch.bool)
+    major[0, :2] = True
+    minor = torch.zeros(4, 4, dtype=torch.bool)
+    minor[3, 2:] = True
+    X = torch.rand(8, 1, 4, 4)
+    y = torch.randint(0, 2, (8,))
+    out = _patch_margins(m, {"X": X, "y": y, "major": major, "minor": minor})
+    w = (m.u * m.v).detach()
+    sign = torch.where(y == 0, 1.0, -1.0)
+    diff = (w[0] - w[1]).reshape(4, 4)
+    expect_minor = float(((X[:, 0] * minor * diff).sum(dim=(1, 2)) * sign).mean())
+    assert out["margin_minor"] == pytest.approx(expect_minor, rel=1e-5)
+
+
+# ------------------------------------------------------------------------------------------ end to end
+TINY_DIAG = dict(sr.DESIGNS["diag"]["quick"], n_train=64, n_test=16, n_eval=64, steps=60, eval_every=5,
+                 alphas=(0.02, 0.04), seeds=(0, 1, 2))
+
+
+def test_regime_experiment_end_to_end_on_a_tiny_diag_grid_and_its_figure(monkeypatch, tmp_path):
+    monkeypatch.setitem(sr.DESIGNS["diag"], "quick", TINY_DIAG)
+    res = sr.regime_experiment("diag", "quick")
+    assert len(res["runs"]) == 2 and all(len(r["sam"]) == 3 for r in res["runs"].values())
+    assert set(res["effects"]["0.02"]) == {"minor_margin_share"}
+    assert len(res["collapse"]["sam_fraction"]) == 2
+    path = sr.plot_regime_figure(res, tmp_path, "x.png")
+    assert path.stat().st_size > 5000
+    again = sr.regime_experiment("diag", "quick")  # from the run cache
+    assert again["collapse"] == res["collapse"]
+
+
+def _fake_result(sam_frac, gd_frac, alphas=(0.5, 0.7, 1.0, 1.4, 2.0), effect=0.05, n=16):
+    sam, gd = _fractions(sam_frac, gd_frac, n)
+    collapse = sr.collapse_test(list(alphas), sam, gd)
+    runs = {a: {"sam": [{"status": "ok" if t else "not trained"} for t in sam[i]],
+                "gd": [{"status": "ok" if t else "not trained"} for t in gd[i]]} for i, a in enumerate(alphas)}
+    values = list(effect + 0.01 * np.sin(np.arange(n)))
+    eff = {"mean": float(np.mean(values)), "ci": (effect - 0.01, effect + 0.01), "values": values, "imputed": {},
+           "levels": [0.5], "match_on": "loss", "seeds": list(range(n))}
+    return {"settings": {"rho": 0.1, "seeds": list(range(n)), "levels": [0.4, 0.8]}, "collapse": collapse,
+            "boundary": {"alpha_50": 0.85, "ci": (0.8, 0.9), "grid_bracket": (0.7, 1.0)},
+            "alpha_regime2": 1.0, "alpha_control": 2.0, "runs": runs,
+            "status": {str(a): {o: [r["status"] for r in v[o]] for o in v} for a, v in runs.items()},
+            "effects": {str(a): {"minor_margin_share": eff, "cam_low": eff, "grad_low": eff} for a in alphas}}
+
+
+def test_collapse_claim_is_confirmed_on_a_clear_boundary_and_its_control_refutes(monkeypatch):
+    fake = _fake_result([0, 0, 1, 1, 1], [1, 1, 1, 1, 1])
+    monkeypatch.setattr(regimes_mod, "regime_result", lambda design, tier: fake)
+    rec = run_claim(regimes_mod.COLLAPSE_CLAIM, profile="ci")
+    assert rec.verdict == Verdict.CONFIRMED and rec.negative_control["all_failed"]
+
+
+def test_collapse_claim_is_refuted_when_gd_fails_too(monkeypatch):
+    fake = _fake_result([0, 0, 1, 1, 1], [0, 0, 1, 1, 1])
+    monkeypatch.setattr(regimes_mod, "regime_result", lambda design, tier: fake)
+    assert run_claim(regimes_mod.COLLAPSE_CLAIM, profile="ci").verdict == Verdict.REFUTED
+
+
+@pytest.mark.parametrize("effect, verdict", [(0.05, Verdict.CONFIRMED), (-0.05, Verdict.REFUTED)])
+def test_positive_control_claim_follows_its_interval(monkeypatch, effect, verdict):
+    fake = _fake_result([0, 0, 1, 1, 1], [1, 1, 1, 1, 1], effect=effect)
+    monkeypatch.setattr(regimes_mod, "regime_result", lambda design, tier: fake)
+    rec = run_claim(regimes_mod.POSITIVE_CONTROL, profile="ci")
+    assert rec.verdict == verdict
+
+
+def test_family_verdict_applies_holm(monkeypatch):
+    strong = {"values": list(0.05 + 0.01 * np.sin(np.arange(16))), "ci": (0.04, 0.06), "mean": 0.05}
+    weak = {"values": list(0.003 + 0.01 * np.sin(np.arange(16))), "ci": (-0.001, 0.009), "mean": 0.003}
+    fam = {"a": dict(strong), "b": dict(weak), "c": dict(weak), "d": dict(weak), "e": dict(weak)}
+    monkeypatch.setattr(regimes_mod, "_family_values", lambda tier: {k: dict(v) for k, v in fam.items()})
+    assert regimes_mod.family_verdict("a", 1, "quick")[0] == "confirmed"
+    assert regimes_mod.family_verdict("a", -1, "quick")[0] == "refuted"
+    p_b = st.one_sided_p(weak["values"])
+    assert 2 * p_b < 0.05 < 4 * 2 * p_b  # significant alone, not after Holm (the four tied ones: x4 at least)
+    assert regimes_mod.family_verdict("b", 1, "quick")[0] == "undecided"

@@ -1,0 +1,211 @@
+"""Seed-level statistics of the SAM network experiments, fixed before the runs (issue 15, item 4).
+
+==========================  ==========================================================================
+function                    what it computes
+==========================  ==========================================================================
+:func:`area_effect`         the pre-registered minor-feature statistic: per paired seed s,
+                            ``A_s = mean_a [m_SAM(a) - m_GD(a)]`` over the progress levels a (training
+                            accuracy, or training loss) that both runs reach; a pair in which either
+                            run did not train (or diverged) counts as ``A_s = 0`` (no evidence either
+                            way), never dropped; its 95 % interval and one-sided p-value
+:func:`one_sided_p`         p-value of "mean > 0" (direction +1) from the paired values: the larger of
+                            the Student-t and the bootstrap p (the interval is their hull, too)
+:func:`holm`                Holm's step-down adjustment of a family of p-values
+:func:`clopper_pearson`     exact binomial interval of a training fraction
+:func:`logistic_boundary`   P(train) = sigmoid(b (log alpha - log alpha_50)), fitted with a weak ridge
+                            on b (complete separation stays finite), alpha_50 with a seed bootstrap
+:func:`t_power`             power of the one-sided paired t test at n seeds for a standardized effect
+==========================  ==========================================================================
+
+A statistic over many progress levels averages the evaluation noise: the minor-feature curves jump by
+about 0.1 between evaluations, and a single final evaluation can flip a verdict (it did:
+``sam.torch.minor_mass_inputgrad`` was refuted in one audit and undecided in another with 5 seeds at one
+final point).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["CI_LEVEL", "FAMILY_LEVEL", "metric_at_level", "area_effect", "one_sided_p", "holm",
+           "clopper_pearson", "logistic_boundary", "t_power"]
+
+CI_LEVEL = 0.95
+FAMILY_LEVEL = 0.05   # Holm: family-wise error of the minor-feature claims (two-sided: 0.025 per side)
+N_BOOT = 10_000
+UNTRAINED_EFFECT = 0.0  # a pair with a run that never trained: no evidence for or against minor-first
+
+
+def metric_at_level(progress, metric, level: float, *, decreasing: bool = False) -> float:
+    """The metric where ``progress`` first reaches ``level`` (>= for accuracy; <= with ``decreasing``,
+    for the loss), linear between the two evaluations that bracket the crossing; NaN if never reached."""
+    p, m = np.asarray(progress, float), np.asarray(metric, float)
+    hits = np.nonzero(p <= level if decreasing else p >= level)[0]
+    if hits.size == 0:
+        return math.nan
+    i = int(hits[0])
+    if i == 0 or p[i] == p[i - 1]:
+        return float(m[i])
+    w = (level - p[i - 1]) / (p[i] - p[i - 1])
+    return float(m[i - 1] + w * (m[i] - m[i - 1]))
+
+
+def _bootstrap_means(v: np.ndarray, n_boot: int = N_BOOT, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return v[rng.integers(0, v.size, size=(n_boot, v.size))].mean(axis=1)
+
+
+def one_sided_p(values, direction: int = 1) -> float:
+    """p-value of ``direction * mean > 0``: max of the one-sided Student-t p and the bootstrap p (the share
+    of bootstrap means on the wrong side of 0). 1.0 for fewer than 2 values or zero spread with mean <= 0."""
+    from scipy import stats
+
+    v = direction * np.asarray(values, float)
+    v = v[np.isfinite(v)]
+    if v.size < 2:
+        return 1.0
+    sd = v.std(ddof=1)
+    if sd == 0:
+        return 0.0 if v.mean() > 0 else 1.0
+    p_t = float(stats.t.sf(v.mean() / (sd / math.sqrt(v.size)), v.size - 1))
+    p_boot = float(np.mean(_bootstrap_means(v) <= 0))
+    return max(p_t, p_boot)
+
+
+def _interval(v: np.ndarray, level: float) -> tuple[float, float]:
+    """Hull of the percentile bootstrap and the Student-t interval of the mean (the bootstrap alone
+    under-covers at few seeds)."""
+    from scipy import stats
+
+    if v.size < 2:
+        return (math.nan, math.nan)
+    q = (1 - level) / 2
+    boot = _bootstrap_means(v)
+    half = stats.t.ppf(1 - q, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size)
+    lo = min(float(np.quantile(boot, q)), float(v.mean() - half))
+    hi = max(float(np.quantile(boot, 1 - q)), float(v.mean() + half))
+    return (lo, hi)
+
+
+def area_effect(gd_runs: list[dict], sam_runs: list[dict], metric: str, levels, *, match_on: str = "acc",
+                direction: int = 1, level: float = CI_LEVEL) -> dict:
+    """The paired area statistic (module docstring). ``match_on`` is ``"acc"`` (levels of training
+    accuracy, reached from below) or ``"loss"`` (levels of training loss, reached from above)."""
+    decreasing = match_on == "loss"
+    gd_by_seed = {r["config"]["seed"]: r for r in gd_runs}
+    values, seeds, imputed, per_level = [], [], {}, []
+    for sam in sam_runs:
+        s = sam["config"]["seed"]
+        gd = gd_by_seed.get(s)
+        if gd is None:
+            continue
+        seeds.append(s)
+        if gd["status"] != "ok" or sam["status"] != "ok":
+            imputed[str(s)] = f"GD {gd['status']}, SAM {sam['status']}"
+            values.append(UNTRAINED_EFFECT)
+            continue
+        g, m = gd["curves"], sam["curves"]
+        diffs = [metric_at_level(m[match_on], m[metric], a, decreasing=decreasing)
+                 - metric_at_level(g[match_on], g[metric], a, decreasing=decreasing) for a in levels]
+        finite = [d for d in diffs if math.isfinite(d)]
+        per_level.append(diffs)
+        if not finite:
+            imputed[str(s)] = "no common progress level"
+            values.append(UNTRAINED_EFFECT)
+            continue
+        values.append(float(np.mean(finite)))
+    v = np.asarray(values, float)
+    return {"metric": metric, "match_on": match_on, "levels": list(levels), "seeds": seeds,
+            "values": [round(x, 6) for x in values], "imputed": imputed,
+            "mean": float(v.mean()) if v.size else math.nan,
+            "sd": float(v.std(ddof=1)) if v.size > 1 else math.nan,
+            "ci": _interval(v, level), "level": level,
+            "p_predicted": one_sided_p(v, direction), "p_opposite": one_sided_p(v, -direction)}
+
+
+def holm(pvalues: dict[str, float]) -> dict[str, float]:
+    """Holm-adjusted p-values: sort ascending, p_(i) * (m - i + 1), running maximum, capped at 1."""
+    order = sorted(pvalues, key=lambda k: pvalues[k])
+    m, running, out = len(order), 0.0, {}
+    for i, key in enumerate(order):
+        running = max(running, min(1.0, (m - i) * pvalues[key]))
+        out[key] = running
+    return out
+
+
+def clopper_pearson(k: int, n: int, level: float = CI_LEVEL) -> tuple[float, float]:
+    """Exact binomial interval for k successes in n trials."""
+    from scipy import stats
+
+    if n == 0:
+        return (0.0, 1.0)
+    q = (1 - level) / 2
+    lo = 0.0 if k == 0 else float(stats.beta.ppf(q, k, n - k + 1))
+    hi = 1.0 if k == n else float(stats.beta.ppf(1 - q, k + 1, n - k))
+    return (lo, hi)
+
+
+RIDGE = 0.01  # weak penalty on the logistic slope: finite under complete separation, negligible otherwise
+
+
+def _fit_logistic(x: np.ndarray, t: np.ndarray) -> tuple[float, float]:
+    """(intercept a, slope b) of P = sigmoid(a + b x) by penalized maximum likelihood (ridge on b)."""
+    from scipy.optimize import minimize
+
+    def nll(theta):
+        z = theta[0] + theta[1] * x
+        return float(np.sum(np.logaddexp(0.0, z) - t * z) + 0.5 * RIDGE * theta[1] ** 2)
+
+    res = minimize(nll, np.zeros(2), method="Nelder-Mead", options={"xatol": 1e-8, "fatol": 1e-10,
+                                                                     "maxiter": 4000})
+    return float(res.x[0]), float(res.x[1])
+
+
+def logistic_boundary(alphas, trained, *, n_boot: int = 400, seed: int = 0) -> dict:
+    """Fit ``P(train | alpha) = sigmoid(b (log alpha - log alpha_50))`` to ``trained[i, s]`` (grid point i,
+    seed s; booleans). alpha_50's interval resamples seeds (whole columns, the grid points stay paired).
+    ``alpha_50`` is None when the fitted slope is not positive (no rising boundary)."""
+    alphas = np.asarray(alphas, float)
+    t = np.asarray(trained, float)
+    x = np.repeat(np.log(alphas), t.shape[1])
+
+    span = (x.min() - math.log(1e3), x.max() + math.log(1e3))  # alpha_50 beyond 1000x the grid: no boundary
+
+    def alpha50(tt):
+        a, b = _fit_logistic(x, tt.ravel())
+        log50 = -a / b if b > 0 else math.nan
+        return (math.exp(log50) if span[0] <= log50 <= span[1] else math.nan), b
+
+    a50, slope = alpha50(t)
+    rng = np.random.default_rng(seed)
+    boots = np.array([alpha50(t[:, rng.integers(0, t.shape[1], t.shape[1])])[0] for _ in range(n_boot)])
+    finite = boots[np.isfinite(boots)]
+    ci = ((float(np.quantile(finite, 0.025)), float(np.quantile(finite, 0.975)))
+          if finite.size >= 0.9 * n_boot else (math.nan, math.nan))
+    return {"alpha_50": a50 if math.isfinite(a50) else None, "slope": slope, "ci": ci,
+            "bootstrap_finite": int(finite.size), "n_boot": n_boot}
+
+
+def t_power(effect_size: float, n: int, *, alpha: float = 0.025) -> float:
+    """Power of the one-sided one-sample t test (level ``alpha``) at n seeds for the standardized effect
+    ``mean / sd`` (noncentral t)."""
+    from scipy import stats
+
+    if n < 2:
+        return 0.0
+    crit = stats.t.ppf(1 - alpha, n - 1)
+    return float(stats.nct.sf(crit, n - 1, effect_size * math.sqrt(n)))
+
+
+def detectable_effect(n: int, *, power: float = 0.8, alpha: float = 0.025) -> float:
+    """The standardized effect (mean / sd) that the one-sided t test at n seeds detects with ``power``."""
+    from scipy.optimize import brentq
+
+    if n < 2:
+        return math.inf
+    return float(brentq(lambda d: t_power(d, n, alpha=alpha) - power, 0.0, 50.0))
+
+
+__all__ += ["detectable_effect"]

@@ -1,0 +1,343 @@
+"""One training run of the SAM network experiments: its configuration, the training loop, the evaluations
+along the way, and the content-addressed run cache.
+
+A *run* is one optimizer (GD or SAM), one init scale alpha, one seed. See
+:mod:`biasaudit.validation.sam_experiments` for the protocol and the statistics, and
+:mod:`biasaudit.validation.sam_regimes` for the alpha grids. The cache key of a run hashes its configuration
+and the source of the modules in :data:`RUN_CODE` (the code a run executes), so an edit of the statistics
+or the figures never retrains a run, and an edit of the training code always does.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from biasaudit.plumbing import InputError, atomic_write_text, choice, nonnegative_scalar, positive_int, positive_scalar
+
+__all__ = ["RUN_CODE", "OPTIMIZERS", "TrainConfig", "validate_config", "train_run", "trained_threshold",
+           "cache_dir", "cached_run", "cached_run_unit"]
+
+# The code a training run executes: its cache key hashes these sources (biasaudit.plumbing.runcache).
+RUN_CODE = ("biasaudit.validation.sam_training", "biasaudit.validation.models", "biasaudit.validation.sam",
+            "biasaudit.validation.data", "biasaudit.validation.device", "biasaudit.validation.gradcam")
+OPTIMIZERS = ("gd", "sam")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    dataset: str = "mnist5k"
+    model: str = "cnn"
+    optimizer: str = "gd"
+    rho: float = 0.05
+    norm: str = "l2"
+    normalization: str = "joint"
+    lr: float = 0.1
+    steps: int = 200
+    batch_size: int | None = None  # None: full batch
+    init_scale: float = 1.0
+    seed: int = 0
+    eval_every: int = 20
+    width: int = 8
+    n_train: int | None = 1000
+    n_test: int | None = 500
+    n_eval: int = 1000
+    n_probe: int = 64
+    low_threshold: float = 0.3
+    downsample: int = 1  # average-pool factor applied to the images (2: MNIST at 14 x 14)
+    data_seed: int = 0
+    data_dir: str | None = None
+    device: str = "cpu"
+
+    def key(self) -> str:
+        """Content address (biasaudit.plumbing.runcache) of the run: config, code, library versions. The
+        device and the data folder are left out: where a run trained and where the data lay do not change
+        what it is (a run trained on a GPU worker answers a CPU claim)."""
+        from biasaudit.plumbing.runcache import run_key
+
+        return run_key({k: v for k, v in asdict(self).items() if k not in ("device", "data_dir")}, RUN_CODE)
+
+
+def validate_config(cfg: TrainConfig) -> None:
+    """Every input check that can be done before training (raises InputError naming the parameter)."""
+    from biasaudit.validation.data import DATASETS
+    from biasaudit.validation.device import pick_device
+    from biasaudit.validation.models import MODELS
+
+    choice("dataset", cfg.dataset, DATASETS)
+    choice("model", cfg.model, MODELS)
+    choice("optimizer", cfg.optimizer, OPTIMIZERS)
+    choice("norm", cfg.norm, ("l2", "linf"))
+    choice("normalization", cfg.normalization, ("joint", "layer"))
+    nonnegative_scalar("rho", cfg.rho)
+    positive_scalar("lr", cfg.lr)
+    positive_scalar("init_scale", cfg.init_scale)
+    positive_int("steps", cfg.steps)
+    positive_int("eval_every", cfg.eval_every)
+    positive_int("n_probe", cfg.n_probe)
+    positive_int("downsample", cfg.downsample)
+    if cfg.batch_size is not None:
+        positive_int("batch_size", cfg.batch_size)
+    if not 0 < cfg.low_threshold < 1:
+        raise InputError("low_threshold", "must lie in (0, 1) (a fraction of each image's maximum)", cfg.low_threshold)
+    pick_device(cfg.device)
+
+
+# ------------------------------------------------------------------------------------------------ training
+_DATA_MEMO: dict[tuple, Any] = {}
+
+
+def _dataset(cfg: TrainConfig):
+    from biasaudit.validation.data import load_dataset
+
+    key = (cfg.dataset, cfg.data_dir, cfg.n_train, cfg.n_test, cfg.data_seed, cfg.downsample)
+    if key not in _DATA_MEMO:
+        _DATA_MEMO.clear()
+        ds = load_dataset(cfg.dataset, data_dir=cfg.data_dir, n_train=cfg.n_train, n_test=cfg.n_test,
+                          seed=cfg.data_seed)
+        if cfg.downsample > 1:
+            ds = _downsample(ds, cfg.downsample)
+        _DATA_MEMO[key] = ds
+    return _DATA_MEMO[key]
+
+
+def _downsample(ds, k: int):
+    import torch.nn.functional as F
+
+    from biasaudit.validation.data import Dataset
+
+    info = dict(ds.info)
+    if "masks" in info:  # a pooled pixel belongs to a patch if any of its source pixels does
+        import torch
+
+        info["masks"] = {name: F.max_pool2d(torch.as_tensor(m, dtype=torch.float32)[None, None], k)[0, 0].numpy() > 0
+                         for name, m in info["masks"].items()}
+    return Dataset(ds.name, F.avg_pool2d(ds.X_train, k), ds.y_train, F.avg_pool2d(ds.X_test, k), ds.y_test,
+                   ds.num_classes, info)
+
+
+def _low_intensity_mask(x, threshold: float):
+    gray = x.mean(dim=1)
+    peak = gray.amax(dim=(-2, -1), keepdim=True)
+    return gray < threshold * peak
+
+
+def _accuracy(model, X, y, chunk: int = 1024) -> tuple[float, float]:
+    import torch
+    import torch.nn.functional as F
+
+    correct, loss = 0.0, 0.0
+    with torch.no_grad():
+        for i in range(0, X.shape[0], chunk):
+            logits = model(X[i:i + chunk]).float()
+            correct += float((logits.argmax(1) == y[i:i + chunk]).sum())
+            loss += float(F.cross_entropy(logits, y[i:i + chunk], reduction="sum"))
+    return correct / X.shape[0], loss / X.shape[0]
+
+
+def _nanmean(t) -> float:
+    import torch
+
+    finite = t[torch.isfinite(t)]
+    return float(finite.mean()) if finite.numel() else math.nan
+
+
+def _mean_margin(model, X, y) -> float:
+    """Mean over images of logit_y - max_{k != y} logit_k."""
+    import torch
+
+    with torch.no_grad():
+        logits = model(X).float()
+        true = logits.gather(1, y[:, None])[:, 0]
+        other = logits.scatter(1, y[:, None], -math.inf).amax(dim=1)
+        return float((true - other).mean())
+
+
+def _patch_margins(model, ev: dict) -> dict:
+    """Patch-ablation margins: M_P = margin(only patch P kept) - margin(both patches ablated), and the minor
+    share M_minor / (|M_minor| + |M_major|) (in [-1, 1]; NaN while both are 0, e.g. the diagonal net at init).
+    For a linear model M_P is exactly patch P's contribution to the margin."""
+    X, y = ev["X"], ev["y"]
+    none = _mean_margin(model, X * (~(ev["major"] | ev["minor"])), y)
+    m_minor = _mean_margin(model, X * (~ev["major"]), y) - none
+    m_major = _mean_margin(model, X * (~ev["minor"]), y) - none
+    both = abs(m_minor) + abs(m_major)
+    return {"margin_minor": m_minor, "margin_major": m_major,
+            "minor_margin_share": m_minor / both if both > 0 else math.nan}
+
+
+def _evaluate(model, ev: dict, n_keep_maps: int) -> dict:
+    from biasaudit.validation.gradcam import grad_cam, input_gradient_saliency, mass_share
+
+    was_training = model.training
+    model.eval()
+    try:
+        acc, loss = _accuracy(model, ev["X"], ev["y"])
+        out = {"acc": acc, "loss": loss}
+        has_cam = getattr(model, "cam_layer", None) is not None
+        if has_cam:
+            cam = grad_cam(model, ev["probe"], target=ev["probe_y"])
+            inp = input_gradient_saliency(model, ev["probe"], target=ev["probe_y"])
+            cam_low = mass_share(cam, ev["low"])
+            out.update({"cam_low": _nanmean(cam_low), "grad_low": _nanmean(mass_share(inp, ev["low"])),
+                        "cam_low_images": [float(v) for v in cam_low.cpu()],
+                        "cam_maps": cam[:n_keep_maps].cpu().numpy().round(5).tolist()})
+        else:
+            out.update({"cam_low_images": [], "cam_maps": []})
+        if "major" in ev:
+            X = ev["X"]
+            out["acc_no_major"] = _accuracy(model, X * (~ev["major"]), ev["y"])[0]
+            out["acc_no_minor"] = _accuracy(model, X * (~ev["minor"]), ev["y"])[0]
+            out["minor_reliance"] = out["acc_no_major"] - out["acc_no_minor"]
+            out.update(_patch_margins(model, ev))
+            if has_cam:
+                cam_major, cam_minor = _nanmean(mass_share(cam, ev["major"])), _nanmean(mass_share(cam, ev["minor"]))
+                out["cam_major"], out["cam_minor"] = cam_major, cam_minor
+                both = cam_major + cam_minor
+                out["cam_minor_share"] = cam_minor / both if both > 0 else math.nan
+    finally:
+        model.train(was_training)
+    return out
+
+
+def trained_threshold(num_classes: int) -> float:
+    """Training accuracy below which a run counts as 'not trained' (a quarter of the way above chance)."""
+    chance = 1.0 / num_classes
+    return chance + 0.25 * (1.0 - chance)
+
+
+def train_run(cfg: TrainConfig, *, n_keep_maps: int = 4) -> dict:
+    """Train one run and return its JSON-ready record (config, status, curves, probe images' maps)."""
+    from biasaudit.validation.device import torch_settings
+
+    validate_config(cfg)
+    with torch_settings():
+        return _train_run(cfg, n_keep_maps)
+
+
+def _train_run(cfg: TrainConfig, n_keep_maps: int) -> dict:
+    import torch
+    import torch.nn.functional as F
+
+    from biasaudit.validation.device import autocast, pick_device
+    from biasaudit.validation.models import make_model
+    from biasaudit.validation.sam import SAM
+
+    device = pick_device(cfg.device)
+    ds = _dataset(cfg)
+    X, y = ds.X_train.to(device), ds.y_train.to(device)
+    n = X.shape[0]
+    ev = {"X": X[:cfg.n_eval], "y": y[:cfg.n_eval],
+          "probe": ds.X_test[:cfg.n_probe].to(device), "probe_y": ds.y_test[:cfg.n_probe].to(device)}
+    ev["low"] = _low_intensity_mask(ev["probe"], cfg.low_threshold)
+    if "masks" in ds.info:
+        ev["major"] = torch.as_tensor(ds.info["masks"]["major"], device=device)
+        ev["minor"] = torch.as_tensor(ds.info["masks"]["minor"], device=device)
+    model = make_model(cfg.model, num_classes=ds.num_classes, in_channels=ds.in_channels,
+                       image_size=ds.image_size, init_scale=cfg.init_scale, seed=cfg.seed,
+                       width=cfg.width).to(device)
+    if cfg.optimizer == "sam":
+        opt = SAM(model.parameters(), torch.optim.SGD, rho=cfg.rho, norm=cfg.norm,
+                  normalization=cfg.normalization, lr=cfg.lr, model=model)
+    else:
+        opt = torch.optim.SGD(model.parameters(), lr=cfg.lr)
+    gen = torch.Generator().manual_seed(cfg.seed)
+    batch = n if cfg.batch_size is None else min(cfg.batch_size, n)
+    order, cursor = torch.randperm(n, generator=gen), 0
+    bad = torch.zeros((), dtype=torch.bool, device=device)
+    curves: dict[str, list] = {"step": []}
+    maps, images, status = [], [], "ok"
+    model.train()
+    for step in range(cfg.steps + 1):
+        if step % cfg.eval_every == 0 or step == cfg.steps:
+            if bool(bad):  # the only host sync: once per evaluation
+                status = "diverged"
+                break
+            metrics = _evaluate(model, ev, n_keep_maps)
+            if not math.isfinite(metrics["loss"]):
+                status = "diverged"
+                break
+            maps.append(metrics.pop("cam_maps"))
+            images = metrics.pop("cam_low_images")
+            curves["step"].append(step)
+            for k, v in metrics.items():
+                curves.setdefault(k, []).append(v)
+        if step == cfg.steps:
+            break
+        if batch == n:
+            xb, yb = X, y
+        else:
+            if cursor + batch > n:
+                order, cursor = torch.randperm(n, generator=gen), 0
+            idx = order[cursor:cursor + batch].to(device)
+            cursor += batch
+            xb, yb = X[idx], y[idx]
+
+        def closure(xb=xb, yb=yb):
+            opt.zero_grad(set_to_none=True)
+            with autocast(device):
+                loss = F.cross_entropy(model(xb).float(), yb)
+            loss.backward()
+            return loss
+
+        loss = opt.step(closure)
+        bad |= ~torch.isfinite(loss.detach())
+    final_acc = curves["acc"][-1] if curves.get("acc") else math.nan
+    if status == "ok" and not final_acc >= trained_threshold(ds.num_classes):
+        status = "not trained"
+    return {"config": asdict(cfg), "key": cfg.key(), "status": status, "num_classes": ds.num_classes,
+            "curves": curves, "final_cam_low_images": images if curves["step"] else [],
+            "maps": maps, "map_images": ev["probe"][:n_keep_maps, 0].cpu().numpy().round(4).tolist()}
+
+
+def cache_dir() -> Path:
+    from biasaudit.plumbing import cache_root
+
+    return cache_root() / "validation-sam"
+
+
+def cached_run_unit(cfg: TrainConfig) -> None:
+    """An audit run unit: train ``cfg`` into the run cache (or find it there); returns nothing (the claim
+    reads the cached run). Validates first, so a bad config fails before any training."""
+    validate_config(cfg)
+    cached_run(cfg)
+
+
+def cached_run(cfg: TrainConfig, *, use_cache: bool = True) -> dict:
+    """:func:`train_run`, reusing (and writing) the run's JSON in :func:`cache_dir`."""
+    from biasaudit.plumbing.runcache import count_run
+    from biasaudit.plumbing.status import status
+    from biasaudit.validation.filelock import exclusive
+
+    if not use_cache:
+        count_run(computed=True)
+        return train_run(cfg)
+    path = cache_dir() / f"{cfg.key()}.json"
+    with exclusive(path.with_suffix(".lock"), status):  # a second worker waits, then reads the first one's result
+        return _cached_run_locked(cfg, path)
+
+
+def _cached_run_locked(cfg: TrainConfig, path: Path) -> dict:
+    from biasaudit.plumbing.runcache import count_run
+
+    if path.is_file():
+        try:
+            with open(path) as fh:
+                data = json.load(fh)
+            if data.get("key") == cfg.key():
+                count_run(computed=False)
+                return data
+        except (OSError, ValueError):
+            pass  # a damaged cache file is simply redone
+    data = train_run(cfg)
+    count_run(computed=True)
+    try:
+        atomic_write_text(path, json.dumps(data))
+    except OSError:
+        pass  # an unwritable cache only costs resumability
+    return data
+
+

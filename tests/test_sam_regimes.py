@@ -194,7 +194,8 @@ def _fake_result(sam_frac, gd_frac, alphas=(0.5, 0.7, 1.0, 1.4, 2.0), effect=0.0
             "boundary": {"alpha_50": 0.85, "ci": (0.8, 0.9), "grid_bracket": (0.7, 1.0)},
             "alpha_regime2": 1.0, "alpha_control": 2.0, "runs": runs,
             "status": {str(a): {o: [r["status"] for r in v[o]] for o in v} for a, v in runs.items()},
-            "effects": {str(a): {"minor_margin_share": eff, "cam_low": eff, "grad_low": eff} for a in alphas}}
+            "effects": {str(a): {m: eff for m in ("minor_margin_share", "cam_low", "grad_low", "minor_reliance",
+                                                   "cam_minor_share", "lead_sam")} for a in alphas}}
 
 
 def test_collapse_claim_is_confirmed_on_a_clear_boundary_and_its_control_refutes(monkeypatch):
@@ -216,6 +217,27 @@ def test_positive_control_claim_follows_its_interval(monkeypatch, effect, verdic
     monkeypatch.setattr(regimes_mod, "regime_result", lambda design, tier: fake)
     rec = run_claim(regimes_mod.POSITIVE_CONTROL, profile="ci")
     assert rec.verdict == verdict
+
+
+@pytest.mark.parametrize("claim", [regimes_mod.COLLAPSE_CLAIM, regimes_mod.PATCH_COLLAPSE_CLAIM], ids=lambda c: c.id)
+def test_both_collapse_claims_read_their_own_design(monkeypatch, claim):
+    seen = []
+
+    def fake(design, tier):
+        seen.append(design)
+        return _fake_result([0, 0, 1, 1, 1], [1, 1, 1, 1, 1])
+
+    monkeypatch.setattr(regimes_mod, "regime_result", fake)
+    assert run_claim(claim, profile="ci").verdict == Verdict.CONFIRMED
+    assert set(seen) == {"cnn" if claim is regimes_mod.COLLAPSE_CLAIM else "patch"}
+
+
+def test_family_reads_every_claim_at_its_designs_regime2_alpha(monkeypatch):
+    monkeypatch.setattr(regimes_mod, "regime_result", lambda design, tier: _fake_result([0, 0, 1, 1, 1], [1] * 5))
+    fam = regimes_mod.minor_family("quick")
+    assert set(fam) == set(regimes_mod.FAMILY) and all(f["alpha"] == 1.0 for f in fam.values())
+    assert {f["design"] for f in fam.values()} == {"cnn", "patch"}
+    assert all("p_holm" in f and f["power"]["n_seeds"] == 16 for f in fam.values())
 
 
 def test_family_verdict_applies_holm(monkeypatch):

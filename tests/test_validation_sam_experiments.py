@@ -107,7 +107,7 @@ def _fake_result(ci, n_seeds=5):
 def _fake_family(mean):
     values = list(mean + 0.01 * np.sin(np.arange(16)))
     record = {"values": values, "ci": (mean - 0.006, mean + 0.006), "mean": float(np.mean(values)), "imputed": {},
-              "alpha": 1.4, "alpha_50": 1.1, "statistic": "made up"}
+              "alpha": 1.4, "alpha_50": 1.1, "statistic": "made up", "design": "cnn"}
     return {cid: dict(record) for cid in claims_mod.FAMILY_IDS}
 
 

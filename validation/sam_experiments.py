@@ -529,18 +529,18 @@ def plot_overlays(result: dict, path: Path, seed_index: int = 0, n_images: int =
     return path
 
 
-def _regime2_result(tier: str) -> dict:
-    """The CNN regime grid's runs at its regime-2 alpha, shaped like an experiment result for the plots."""
+def _regime2_result(design: str, tier: str) -> dict:
+    """A regime grid's runs at its regime-2 alpha, shaped like an experiment result for the plots."""
     from biasaudit.validation.sam_regimes import regime_experiment
 
-    res = regime_experiment("cnn", tier)
+    res = regime_experiment(design, tier)
     alpha = res["alpha_regime2"] or res["collapse"]["alphas"][-1]
     return {"settings": res["settings"], "runs": {alpha: res["runs"][alpha]}}
 
 
 def make_figures(outdir, tier: str = "quick") -> list[Path]:
-    """PNGs for the audit report: Grad-CAM overlays and minor-mass curves (MNIST CNN at the regime-2 alpha of
-    the regime grid), patch-task curves, and the multi-point diagonal network.
+    """PNGs for the audit report: Grad-CAM overlays and minor-feature curves at the regime-2 alpha of the
+    ``cnn`` (MNIST) and ``patch`` regime grids, and the multi-point diagonal network.
 
     ``tier`` is the experiment size ("quick" or "full"; the audit's claim module passes the size its claims
     used). Runs come from the same cache as the claims, so after the claims ran this only draws.
@@ -548,8 +548,8 @@ def make_figures(outdir, tier: str = "quick") -> list[Path]:
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     tier = choice("tier", tier, ("quick", "full"))
-    mm = _regime2_result(tier)
-    syn = synthetic_patch_experiment(tier)
+    mm = _regime2_result("cnn", tier)
+    syn = _regime2_result("patch", tier)
     return [
         plot_overlays(mm, outdir / "sam_torch_gradcam_overlays.png"),
         plot_curves(mm, "cam_low", outdir / "sam_torch_minor_mass_gradcam.png", "Grad-CAM mass on low-intensity px"),

@@ -24,7 +24,8 @@ Design (fixed before the runs; :data:`DESIGNS`)
 * **Minor-feature statistic** at each grid alpha (the dose-response), read at the regime-2 alpha by the
   claims: :func:`biasaudit.validation.sam_stats.area_effect` over the design's progress levels.
 
-Designs: ``cnn`` (MNIST-5k at 14x14, the small CNN of :mod:`biasaudit.validation.models`) for the collapse
+Designs: ``patch`` (the bright/faint patch images at 8x8 on the same small CNN: SAM's own patch order and
+the patch reliance / Grad-CAM share against GD), ``cnn`` (MNIST-5k at 14x14, the small CNN of :mod:`biasaudit.validation.models`) for the collapse
 boundary and the Grad-CAM / |input-gradient| minor mass; ``diag`` (the positive control: the depth-2
 diagonal linear network ``diag2`` on the bright/faint patch images, where the theory guarantees the
 effect; progress measured by the training loss, because a linear model's training accuracy jumps to 1 in
@@ -42,7 +43,7 @@ import numpy as np
 
 from biasaudit.plumbing import choice
 
-__all__ = ["DESIGNS", "design_settings", "regime_configs", "regime_experiment", "collapse_test",
+__all__ = ["DESIGNS", "design_settings", "regime_configs", "regime_experiment", "collapse_test", "lead_effect",
            "TRAINED_MAJORITY", "CONTROL_MAX_RATIO"]
 
 TRAINED_MAJORITY = 0.75   # "GD trains" at an alpha: at least this share of its seeds trained
@@ -59,12 +60,24 @@ _DIAG_QUICK = dict(dataset="synthetic-patches", model="diag2", n_train=256, n_te
                    alphas=(0.02, 0.024, 0.028, 0.034, 0.056, 0.08), seeds=tuple(range(16)),
                    metrics=("minor_margin_share",), match_on="loss", levels=(0.65, 0.6, 0.55, 0.5, 0.45, 0.4))
 
+_PATCH_QUICK = dict(dataset="synthetic-patches", model="cnn", downsample=2, n_train=256, n_test=64, n_eval=256,
+                    n_probe=16, width=4, steps=100, eval_every=4, lr=0.1, rho=0.2, batch_size=None,
+                    alphas=(0.7, 1.0, 1.4, 2.0, 2.8), seeds=tuple(range(16)),
+                    metrics=("minor_reliance", "cam_minor_share"), match_on="acc",
+                    levels=(0.6, 0.7, 0.8, 0.9, 0.95))
+
 DESIGNS: dict[str, dict[str, dict]] = {
     "cnn": {
         "quick": _CNN_QUICK,
         "full": {**_CNN_QUICK, "downsample": 1, "n_train": 4000, "n_test": 1000, "n_eval": 2000, "n_probe": 128,
                  "width": 8, "steps": 600, "eval_every": 20, "seeds": tuple(range(32)),
                  "alphas": (0.5, 0.7, 1.0, 1.4, 2.0, 2.8, 4.0, 5.6)},
+    },
+    "patch": {
+        "quick": _PATCH_QUICK,
+        "full": {**_PATCH_QUICK, "downsample": 1, "n_train": 2048, "n_test": 512, "n_eval": 2048, "n_probe": 128,
+                 "width": 8, "steps": 400, "eval_every": 4, "seeds": tuple(range(32)),
+                 "alphas": (0.5, 0.7, 1.0, 1.4, 2.0, 2.8, 4.0)},
     },
     "diag": {
         "quick": _DIAG_QUICK,
@@ -161,11 +174,28 @@ def regime_experiment(design: str, tier: str = "quick", *, device: str = "cpu", 
     effects = {str(a): {m: area_effect(runs[a]["gd"], runs[a]["sam"], m, settings["levels"],
                                        match_on=settings["match_on"]) for m in settings["metrics"]}
                for a in alphas}
+    if design == "patch":
+        for a in alphas:
+            effects[str(a)]["lead_sam"] = lead_effect(runs[a]["sam"])
     return {"design": design, "tier": tier, "settings": _jsonable(settings), "collapse": collapse,
             "boundary": boundary, "alpha_regime2": regime2, "alpha_control": control,
             "control_ratio": control / a50 if (control and a50) else None,
             "effects": effects, "runs": runs,
             "status": {str(a): {o: [r["status"] for r in runs[a][o]] for o in ("gd", "sam")} for a in alphas}}
+
+
+def lead_effect(sam_runs: list[dict], level: float = 0.9) -> dict:
+    """SAM's own patch order per seed, ``t_major - t_minor`` in steps (> 0: the faint patch first; see
+    :func:`biasaudit.validation.sam_experiments.patch_lead`); a run that did not train counts as 0."""
+    from biasaudit.validation.sam_experiments import patch_lead
+    from biasaudit.validation.sam_stats import UNTRAINED_EFFECT, effect_summary
+
+    trained = patch_lead([r for r in sam_runs if r["status"] == "ok"], level)
+    by_seed = dict(zip(trained["seeds"], trained["values"]))
+    seeds = [r["config"]["seed"] for r in sam_runs]
+    values = [by_seed.get(s, UNTRAINED_EFFECT) for s in seeds]
+    imputed = {str(r["config"]["seed"]): f"SAM {r['status']}" for r in sam_runs if r["status"] != "ok"}
+    return {"metric": "minor_lead_steps", "level": level, **effect_summary(values, seeds, imputed)}
 
 
 def _jsonable(value: Any):

@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 
-__all__ = ["CI_LEVEL", "FAMILY_LEVEL", "metric_at_level", "area_effect", "one_sided_p", "holm",
+__all__ = ["CI_LEVEL", "FAMILY_LEVEL", "metric_at_level", "area_effect", "effect_summary", "one_sided_p", "holm",
            "clopper_pearson", "logistic_boundary", "t_power"]
 
 CI_LEVEL = 0.95
@@ -116,9 +116,14 @@ def area_effect(gd_runs: list[dict], sam_runs: list[dict], metric: str, levels, 
             values.append(UNTRAINED_EFFECT)
             continue
         values.append(float(np.mean(finite)))
+    return {"metric": metric, "match_on": match_on, "levels": list(levels),
+            **effect_summary(values, seeds, imputed, direction=direction, level=level)}
+
+
+def effect_summary(values, seeds, imputed, *, direction: int = 1, level: float = CI_LEVEL) -> dict:
+    """Seeds, values, mean, sd, the 95 % interval and both one-sided p-values of paired seed values."""
     v = np.asarray(values, float)
-    return {"metric": metric, "match_on": match_on, "levels": list(levels), "seeds": seeds,
-            "values": [round(x, 6) for x in values], "imputed": imputed,
+    return {"seeds": list(seeds), "values": [round(float(x), 6) for x in v], "imputed": imputed,
             "mean": float(v.mean()) if v.size else math.nan,
             "sd": float(v.std(ddof=1)) if v.size > 1 else math.nan,
             "ci": _interval(v, level), "level": level,

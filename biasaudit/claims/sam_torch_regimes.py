@@ -7,6 +7,7 @@ claim                                  what it tests (runs: :mod:`biasaudit.vali
 ``sam.torch.cnn_collapse_boundary``    on the small CNN (MNIST-5k, 14x14), at fixed rho, SAM stays at chance below
                                        some alpha inside the grid and trains above it, while GD trains at every
                                        grid alpha up to there (Clopper-Pearson intervals over 16 paired seeds)
+``sam.torch.patch_collapse_boundary``  the same on the bright/faint patch images (8x8)
 ``sam.torch.positive_control``         the same pipeline (training, progress matching, area statistic, seed
                                        interval) on the depth-2 diagonal linear network with the bright/faint
                                        patch images at its regime-2 alpha: SAM's minor-patch margin share
@@ -79,7 +80,7 @@ def _collapse_evaluate(params, predicted):
     from biasaudit.validation.sam_regimes import collapse_test
 
     tier = _tier()
-    res = regime_result("cnn", tier)
+    res = regime_result(params["design"], tier)
     other = "gd" if predicted == "sam" else "sam"
     alphas = res["collapse"]["alphas"]
     trained = {o: np.array([[r["status"] == "ok" for r in res["runs"][a][o]] for a in alphas]) for o in ("gd", "sam")}
@@ -102,28 +103,36 @@ def _collapse_evaluate(params, predicted):
     return Observation(observed, test["error"], detail, decided=test["verdict"] != "undecided")
 
 
-COLLAPSE_CLAIM = Claim(
-    id="sam.torch.cnn_collapse_boundary",
-    paper="sam",
-    source="§Regimes (collapse below alpha_c), on a CNN; issue 15 item 1",
-    title="on a small CNN SAM has a collapse boundary in alpha (stays at chance below, trains above) while GD "
-          "trains on both sides",
-    hypotheses=(sp.Gt(rho, 0, evaluate=False), sp.Gt(alpha, 0, evaluate=False)),
-    statement=sp.And(sp.Lt(p_sam(alpha_c / 2), sp.Rational(1, 2), evaluate=False),
-                     sp.Gt(p_gd(alpha_c / 2), sp.Rational(1, 2), evaluate=False),
-                     sp.Gt(p_sam(2 * alpha_c), sp.Rational(1, 2), evaluate=False)),
-    predict=lambda params: "sam",
-    evaluate=_collapse_evaluate,
-    tolerance=SHORTFALL,
-    domain=Domain({"tier": Fixed("quick")}),
-    negative_control=lambda params, predicted: "gd",
-    kind="experiment",
-    samples={"ci": 1, "thorough": 1},
-    controls=1,
-    notes="negative control: the same test with GD in SAM's place (GD has no collapse boundary) must not "
-          "confirm; no extra runs",
-    runs=_runs_of_design("cnn"),
-)
+def _collapse_claim(cid: str, design: str, what: str, source: str) -> Claim:
+    return Claim(
+        id=cid,
+        paper="sam",
+        source=source,
+        title=f"on {what} SAM has a collapse boundary in alpha (stays at chance below, trains above) while GD "
+              "trains on both sides",
+        hypotheses=(sp.Gt(rho, 0, evaluate=False), sp.Gt(alpha, 0, evaluate=False)),
+        statement=sp.And(sp.Lt(p_sam(alpha_c / 2), sp.Rational(1, 2), evaluate=False),
+                         sp.Gt(p_gd(alpha_c / 2), sp.Rational(1, 2), evaluate=False),
+                         sp.Gt(p_sam(2 * alpha_c), sp.Rational(1, 2), evaluate=False)),
+        predict=lambda params: "sam",
+        evaluate=_collapse_evaluate,
+        tolerance=SHORTFALL,
+        domain=Domain({"tier": Fixed("quick"), "design": Fixed(design)}),
+        negative_control=lambda params, predicted: "gd",
+        kind="experiment",
+        samples={"ci": 1, "thorough": 1},
+        controls=1,
+        notes="negative control: the same test with GD in SAM's place (GD has no collapse boundary) must not "
+              "confirm; no extra runs",
+        runs=_runs_of_design(design),
+    )
+
+
+COLLAPSE_CLAIM = _collapse_claim("sam.torch.cnn_collapse_boundary", "cnn", "a small CNN (MNIST-5k at 14x14)",
+                                 "§Regimes (collapse below alpha_c), on a CNN; issue 15 item 1")
+PATCH_COLLAPSE_CLAIM = _collapse_claim("sam.torch.patch_collapse_boundary", "patch",
+                                       "a small CNN on the bright/faint patch images",
+                                       "§Regimes (collapse below alpha_c), on a CNN (patch task); issue 15 item 1")
 
 
 # -------------------------------------------------------------------------------------- positive control
@@ -195,32 +204,34 @@ def design_power(n: int, m: int = 5) -> dict:
             "detectable_effect_80pct_sd_units": detectable_effect(n, alpha=first)}
 
 
-def _family_values(tier: str) -> dict[str, dict]:
-    """Per family claim: its paired seed values (sign +1 = minor-first), interval and where it was read."""
-    from biasaudit.claims.validation_sam import _experiment
+FAMILY_READS = (  # (claim, design, metric, what the seed value is)
+    ("sam.torch.minor_mass_gradcam", "cnn", "cam_low",
+     "SAM - GD: area between the Grad-CAM low-intensity mass curves over training-accuracy levels"),
+    ("sam.torch.minor_mass_inputgrad", "cnn", "grad_low",
+     "SAM - GD: area between the |input gradient| low-intensity mass curves over training-accuracy levels"),
+    ("sam.torch.synthetic_minor_first", "patch", "lead_sam",
+     "SAM alone: t_major - t_minor, steps until each patch alone gives 0.9 accuracy (> 0: faint patch first)"),
+    ("sam.torch.synthetic_minor_reliance", "patch", "minor_reliance",
+     "SAM - GD: area between the acc(major ablated) - acc(minor ablated) curves over training-accuracy levels"),
+    ("sam.torch.synthetic_minor_gradcam", "patch", "cam_minor_share",
+     "SAM - GD: area between the Grad-CAM minor/(minor+major) curves over training-accuracy levels"),
+)
+
+
+def _family_values(tier: str) -> dict[str, dict | None]:
+    """Per family claim: its seed values at the regime-2 alpha of its design (sign +1 = minor-first), the
+    interval, and where they were read; None when the design has no regime-2 alpha."""
     from biasaudit.validation.sam_regimes import effect_at
 
-    cnn = regime_result("cnn", tier)
     out = {}
-    for cid, metric in (("sam.torch.minor_mass_gradcam", "cam_low"), ("sam.torch.minor_mass_inputgrad", "grad_low")):
-        e = effect_at(cnn, metric)
+    for cid, design, metric, statistic in FAMILY_READS:
+        res = regime_result(design, tier)
+        e = effect_at(res, metric)
         out[cid] = (None if e is None else
                     {"values": e["values"], "ci": e["ci"], "mean": e["mean"], "imputed": e["imputed"],
-                     "alpha": cnn["alpha_regime2"], "alpha_50": cnn["boundary"]["alpha_50"],
-                     "control": effect_at(cnn, metric, "control"), "alpha_control": cnn["alpha_control"],
-                     "statistic": f"area between SAM's and GD's {metric} curves over training-accuracy levels "
-                                  f"{cnn['settings']['levels'][0]}-{cnn['settings']['levels'][-1]}"})
-    syn = _experiment("synthetic", tier)
-    scale = syn["per_scale"][str(syn["settings"]["init_scales"][0])]
-    for cid, key in (("sam.torch.synthetic_minor_first", "lead_sam"), ("sam.torch.synthetic_minor_reliance",
-                                                                         "minor_reliance"),
-                     ("sam.torch.synthetic_minor_gradcam", "cam_minor_share")):
-        e = scale[key]
-        values = e["values"] if key == "lead_sam" else e["matched"]
-        out[cid] = {"values": values, "ci": e["ci"] if key == "lead_sam" else e["matched_ci"],
-                    "mean": e["mean"] if key == "lead_sam" else e["matched_mean"],
-                    "imputed": e["excluded"], "alpha": syn["settings"]["init_scales"][0], "alpha_50": None,
-                    "statistic": "patch task at alpha = 1 (not yet moved to regime 2; excluded seeds dropped)"}
+                     "design": design, "alpha": res["alpha_regime2"], "alpha_50": res["boundary"]["alpha_50"],
+                     "control": effect_at(res, metric, "control"), "alpha_control": res["alpha_control"],
+                     "statistic": statistic})
     return out
 
 
@@ -258,7 +269,7 @@ def family_verdict(claim_id: str, direction: int, tier: str) -> tuple[str, float
     return "refuted", max(1e-12, -direction * (hi if direction > 0 else lo)), f
 
 
-CLAIMS = (COLLAPSE_CLAIM, POSITIVE_CONTROL)
+CLAIMS = (COLLAPSE_CLAIM, PATCH_COLLAPSE_CLAIM, POSITIVE_CONTROL)
 
 
 # ------------------------------------------------------------------------------------------------ figure
@@ -267,6 +278,7 @@ def _make_regime_figures(outdir, tier):
 
     tier = _tier()
     return [plot_regime_figure(regime_result("cnn", tier), outdir, "sam_torch_cnn_collapse_boundary.png"),
+            plot_regime_figure(regime_result("patch", tier), outdir, "sam_torch_patch_collapse_boundary.png"),
             plot_regime_figure(regime_result("diag", tier), outdir, "sam_torch_positive_control.png")]
 
 
@@ -276,7 +288,8 @@ FIGURES = (
         paper="sam",
         title="SAM's collapse boundary on a CNN and the positive control: training fraction and minor-first "
               "effect against alpha",
-        claims=("sam.torch.cnn_collapse_boundary", "sam.torch.positive_control", "sam.torch.minor_mass_*"),
+        claims=("sam.torch.*_collapse_boundary", "sam.torch.positive_control", "sam.torch.minor_mass_*",
+                "sam.torch.synthetic_*"),
         make=_make_regime_figures,
         caption="Left: share of paired seeds that leave chance accuracy, SAM and GD, with 95% Clopper-Pearson "
                 "intervals, and the fitted SAM boundary alpha_50. Right: the pre-registered minor-feature "

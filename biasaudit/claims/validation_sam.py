@@ -11,7 +11,8 @@ claim                                    what is run
                                          found by ``sam.torch.cnn_collapse_boundary``: Grad-CAM mass on
                                          low-intensity pixels, area over training-accuracy levels, 16 paired seeds
 ``sam.torch.minor_mass_inputgrad``       the same runs, |input gradient| mass on low-intensity pixels
-``sam.torch.synthetic_minor_first``      the bright/faint patch task: SAM learns the faint patch first
+``sam.torch.synthetic_minor_first``      the bright/faint patch task (8x8, regime-2 alpha of the ``patch``
+                                         grid): SAM learns the faint patch first
                                          (t_major - t_minor > 0, from patch-ablation accuracy), per seed
 ``sam.torch.synthetic_minor_reliance``   the same runs: reliance on the faint patch, SAM - GD at the same
                                          training-accuracy levels
@@ -23,10 +24,10 @@ two-sided p-value from its paired seed values, and Holm's adjustment across the 
 0.05 (:func:`biasaudit.claims.sam_torch_regimes.family_verdict`): adjusted p <= 0.05 decides, on the side of
 the mean (confirmed: error 0; refuted: error = how far the 95 % interval reaches past 0); otherwise
 undecided. The prediction is a *sign* (+1: SAM more minor-focused than GD); the negative control flips it,
-so a decided claim must flip its verdict. The two MNIST claims read the CNN regime grid of
-:mod:`biasaudit.validation.sam_regimes` at its regime-2 alpha (16 paired seeds; a pair with a run that never
-trained counts as 0 effect, never dropped). The three patch-task claims still read the old design (alpha = 1,
-5 seeds, excluded seeds dropped): moving them to regime 2 is open work of issue 15, stated in each record.
+so a decided claim must flip its verdict. Each claim reads a regime grid of
+:mod:`biasaudit.validation.sam_regimes` at its regime-2 alpha, the first grid alpha above SAM's measured
+collapse boundary (16 paired seeds; a pair with a run that never trained counts as 0 effect, never
+dropped): the two MNIST claims the ``cnn`` design, the three patch-task claims the ``patch`` design.
 
 Sizes: the claims (and their figures) run the ``quick`` tier of :data:`biasaudit.validation.sam_experiments.TIERS`
 under both audit profiles, because it fits the audit's CPU budget and the ledger does not pass the profile
@@ -37,7 +38,6 @@ is recorded in each observation. Importing this module does not import torch.
 
 from __future__ import annotations
 
-import functools
 import math
 import os
 
@@ -156,15 +156,6 @@ def experiment_tier(default: str = "quick") -> str:
     return audit_tier(default)
 
 
-@functools.cache
-def _experiment(kind: str, tier: str) -> dict:
-    from biasaudit.validation import sam_experiments as ex
-
-    if kind == "minor_mass":
-        return ex.minor_mass_experiment(tier)
-    return ex.synthetic_patch_experiment(tier)
-
-
 def _direction_predict(params):
     return 1  # the paper: SAM more minor-focused than GD
 
@@ -179,18 +170,18 @@ def _effect_evaluator(claim_id: str):
         direction = int(predicted)
         verdict, error, record = family_verdict(claim_id, direction, tier)
         if record is None:
-            return Observation({"tier": tier}, math.nan, f"[{tier} tier] no regime-2 alpha: the CNN's SAM boundary "
-                               "was not found in the grid, so the claim has no place to be tested", decided=False)
+            return Observation({"tier": tier}, math.nan, f"[{tier} tier] no regime-2 alpha: SAM's boundary was not "
+                               "found in the design's grid, so the claim has no place to be tested", decided=False)
         observed = {"tier": tier, **{k: v for k, v in record.items() if k != "control"}}
         if record.get("control") is not None:
             observed["control_effect"] = {k: record["control"][k] for k in ("mean", "ci", "imputed")}
         lo, hi = record["ci"]
-        where = (f"alpha = {record['alpha']} (regime 2: first grid alpha above the CNN's SAM boundary "
-                 f"alpha_50 = {record['alpha_50']:.3g})" if record.get("alpha_50") else f"alpha = {record['alpha']}")
+        where = (f"alpha = {record['alpha']} (regime 2: the first grid alpha above SAM's boundary "
+                 f"alpha_50 = {record['alpha_50']:.3g})")
         p_holm = record.get("p_holm", math.nan)
-        text = (f"[{tier} tier] {record['statistic']} at {where}: SAM - GD {record['mean']:+.4f} "
+        text = (f"[{tier} tier, {record['design']} design] {record['statistic']}, at {where}: {record['mean']:+.4f} "
                 f"[{lo:+.4f}, {hi:+.4f}] over {len(record['values'])} seeds ({len(record['imputed'])} "
-                f"{'untrained pairs counted as 0' if record.get('alpha_50') else 'excluded'}); Holm-adjusted "
+                f"with an untrained run, counted as 0); Holm-adjusted "
                 f"p = {p_holm:.3g} (family of {len(FAMILY_IDS)}, level 0.05); predicted sign {direction:+d}: {verdict}")
         pw = record["power"]
         text += (f"; design power for an effect of {pw['planning_effect_sd_units']} sd: "
@@ -209,20 +200,6 @@ def _flip(params, predicted):
     return -int(predicted)
 
 
-def _runs_of(kind: str):
-    """The experiment's training runs as audit run units (one per init scale, seed and optimizer), at the
-    size the claim will read (:func:`experiment_tier`); the run id is the run's content-addressed key."""
-    def runs() -> tuple:
-        from biasaudit.audit.units import RunUnit
-        from biasaudit.validation import sam_experiments as ex
-
-        tier = experiment_tier()  # device "auto": the worker's GPU if it has one (the key leaves the device out)
-        return tuple(RunUnit(f"sam-{cfg.key()}", f"run {kind}/{tier}: {cfg.optimizer} alpha={cfg.init_scale} "
-                             f"seed={cfg.seed}", "biasaudit.validation.sam_experiments:cached_run_unit", (cfg,))
-                     for cfg in ex.grid_configs(kind, tier, device="auto"))
-    return runs
-
-
 def _experiment_claim(cid, title, source, kind, metric, statement, notes, matched=True):
     """``kind``/``metric``: where the claim's runs come from (the CNN regime grid for ``minor_mass``)."""
     hypotheses = (sp.Gt(rho, 0, evaluate=False), sp.Gt(alpha, 0, evaluate=False)) + ((sp.Eq(a_sam, a_gd),) if matched else ())
@@ -239,7 +216,7 @@ def _experiment_claim(cid, title, source, kind, metric, statement, notes, matche
         samples=dict(EXPERIMENT_SAMPLES),
         controls=1,
         notes=notes,
-        runs=_runs_of_design("cnn") if kind == "minor_mass" else _runs_of(kind),
+        runs=_runs_of_design("cnn" if kind == "minor_mass" else "patch"),
     )
 
 
@@ -262,6 +239,7 @@ EXPERIMENT_CLAIMS = (
         "on the bright/faint patch task SAM learns the faint (minor) patch before the bright (major) one",
         "§Empirical (controlled image test)", "synthetic", "lead_sam",
         sp.Gt(sp.Symbol("t_major") - sp.Symbol("t_minor"), 0, evaluate=False),
+        "patch images 8x8, small CNN, 16 seeds at the regime-2 alpha of sam.torch.patch_collapse_boundary; "
         "t = first step at which the accuracy from that patch alone (the other ablated) reaches 0.9",
         matched=False),
     _experiment_claim(
@@ -269,13 +247,13 @@ EXPERIMENT_CLAIMS = (
         "on the bright/faint patch task SAM relies on the faint patch more than GD at the same accuracy",
         "§Empirical (controlled image test)", "synthetic", "minor_reliance",
         sp.Gt(m_sam - m_gd, 0, evaluate=False),
-        "reliance = acc(major ablated) - acc(minor ablated), compared at training-accuracy levels"),
+        "same runs; reliance = acc(major ablated) - acc(minor ablated), area over training-accuracy levels"),
     _experiment_claim(
         "sam.torch.synthetic_minor_gradcam",
         "on the bright/faint patch task SAM's Grad-CAM share on the faint patch exceeds GD's while learning",
         "§Empirical (controlled image test)", "synthetic", "cam_minor_share",
         sp.Gt(m_sam - m_gd, 0, evaluate=False),
-        "Grad-CAM minor/(minor+major) mass, compared at training-accuracy levels"),
+        "same runs; Grad-CAM minor/(minor+major) mass, area over training-accuracy levels"),
 )
 
 FAMILY_IDS = tuple(c.id for c in EXPERIMENT_CLAIMS)

@@ -12,6 +12,7 @@ Markdown, presentation MathML for HTML, which browsers render natively); otherwi
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -177,12 +178,83 @@ def summarize(record: dict) -> str:
     return "; ".join(p for p in parts if p)
 
 
+HOW_TO_READ: tuple[tuple[str, str], ...] = (
+    ("claim", "one statement from one of the two papers (or derived from them, or a measurement reported while "
+              "building this toolkit, stated so that it can be refuted), with its hypotheses, written as "
+              "mathematics where it can be"),
+    ("confirmed", "independent numerics agree with the prediction within the stated tolerance on every sampled "
+                  "case, and every negative control was rejected"),
+    ("refuted", "some case disagrees beyond the tolerance; the report shows that counterexample. A refuted "
+                "claim is a finding about the paper's statement in the tested setting, not a failure of the tool"),
+    ("undecided", "the numerics could not tell: an interval that straddles zero, a run too short, or a negative "
+                  "control that was not rejected (then the check cannot tell a wrong prediction from the right "
+                  "one, so it says nothing)"),
+    ("error", "the check itself raised an exception; the traceback is shown"),
+    ("negative control", "the same check run on a deliberately wrong prediction (for example moved by 1 %, or "
+                         "with its sign flipped). The check must reject it: \"controls failed 2/2\" is what "
+                         "you want to see, because it shows the check has the power to tell right from wrong"),
+    ("error and tolerance", "each check computes one error number; a named tolerance, with the reason for its "
+                            "size, decides. Confirmed means error <= tolerance"),
+    ("tier and profile", "the quick tier fits a 2-core CPU; the full tier is larger (meant for a GPU). The ci "
+                         "profile samples fewer random cases than the thorough one"),
+    ("experiment claims", "claims about trained networks: verdicts come from seed-level intervals (and, for the "
+                          "minor-feature family, a Holm correction); runs that fail to train are counted, "
+                          "not dropped"),
+)
+
+
+def error_text(record: dict) -> str:
+    """The record's error for display: a number, or what it means when there is none (an undecided check
+    has no error: the numerics could not tell; an error record has none either)."""
+    err = record.get("error")
+    if isinstance(err, str) and err.lower() == "nan":
+        err = None
+    if isinstance(err, (int, float)) and math.isfinite(err):
+        return format_pair(err, err)[0]
+    if record.get("verdict") == "undecided":
+        return "none (the check could not decide, so there is no error to compare)"
+    if record.get("verdict") == "error":
+        return "none (the check raised an exception)"
+    return "none" if err is None else str(err)
+
+
 def _xmlns_free(mathml: str) -> str:
     return re.sub(r'\s+xmlns(:\w+)?="[^"]*"', "", mathml)
 
 
+_MATH_NAME = re.compile(r"^[^\s<>&()|=,:;\[\]]+$")  # a name MathML can show: no spaces, brackets or operators
+
+
+def _math_safe(expr) -> bool:
+    """Every symbol and function name is a plain math name with at most one subscript (``w_j``), not text
+    such as ``median(1 - eta S/2)`` or ``err(eta_min)``, which MathML would split into broken subscripts."""
+    import sympy
+
+    names = [a.name for a in expr.atoms(sympy.Symbol)]
+    names += [f.func.__name__ for f in expr.atoms(sympy.core.function.AppliedUndef)]
+    return all(_MATH_NAME.match(n) and n.count("_") <= 1 for n in names)
+
+
+def _mathml(expr) -> str:
+    """Presentation MathML; undefined functions keep their name's case and subscripts (sympy lower-cases
+    them), and relation signs are escaped (sympy writes a bare ``<``, which is not XML)."""
+    import sympy
+    from sympy.printing.mathml import MathMLPresentationPrinter
+
+    class Printer(MathMLPresentationPrinter):
+        def _print_AppliedUndef(self, e):
+            row = self.dom.createElement("mrow")
+            row.appendChild(self._print(sympy.Symbol(e.func.__name__)))
+            row.appendChild(self._print(sympy.Tuple(*e.args)))
+            return row
+
+    out = Printer().doprint(expr)
+    return _xmlns_free(out.replace("<mo><</mo>", "<mo>&lt;</mo>").replace("<mo>></mo>", "<mo>&gt;</mo>"))
+
+
 def _render(expr) -> tuple[str, str | None]:
-    """(Unicode pretty text, presentation MathML or None) for a sympy object."""
+    """(Unicode pretty text, presentation MathML or None) for a sympy object; None (shown as text) when a
+    name in it is prose rather than math, or the object is not a sympy expression."""
     import sympy
 
     try:
@@ -190,9 +262,9 @@ def _render(expr) -> tuple[str, str | None]:
     except Exception:  # noqa: BLE001 - anything sympy cannot pretty-print is shown as str()
         text = str(expr)
     mathml = None
-    if isinstance(expr, sympy.Basic):
+    if isinstance(expr, sympy.Basic) and not isinstance(expr, sympy.logic.boolalg.BooleanAtom) and _math_safe(expr):
         try:
-            mathml = _xmlns_free(sympy.mathml(expr, printer="presentation"))
+            mathml = _mathml(expr)
         except Exception:  # noqa: BLE001
             mathml = None
     return text, mathml

@@ -11,7 +11,7 @@ import html
 import json
 from pathlib import Path
 
-from biasaudit.audit.report_data import PAPERS, Report, Row, _show
+from biasaudit.audit.report_data import HOW_TO_READ, PAPERS, Report, Row, _show, error_text
 from biasaudit.audit.store import atomic_write_text
 
 __all__ = ["render_html", "write_html"]
@@ -66,7 +66,7 @@ def _evidence(row: Row) -> str:
         ("parameters", f"<code>{_e(_show(r.get('params'), 600, precise=True))}</code>"),
         ("predicted", f"<code>{_e(_show(r.get('predicted'), 600, precise=True))}</code>"),
         ("observed", f"<code>{_e(_show(r.get('observed'), 600, precise=True))}</code>"),
-        ("error / tolerance", f"<code>{_e(r.get('error'))}</code> against <code>{_e(tol.get('name'))}</code> = "
+        ("error / tolerance", f"<code>{_e(error_text(r))}</code> against <code>{_e(tol.get('name'))}</code> = "
                               f"<code>{_e(tol.get('value'))}</code>: {_e(tol.get('reason'))}"),
     ]
     controls = (r.get("negative_control") or {}).get("runs")
@@ -130,6 +130,9 @@ def render_html(report: Report) -> str:
         "<h1>biasaudit report</h1>", f'<p class="meta">{run}</p>', f'<p class="counts">{counts} '
         f"total {len(report.rows)}</p>",
     ]
+    parts.append('<details open><summary><b>How to read this report</b></summary><dl>'
+                 + "".join(f"<dt>{_e(term)}</dt><dd>{_e(text)}</dd>" for term, text in HOW_TO_READ)
+                 + "</dl></details>")
     for bad in m.bad_lines:
         parts.append(f'<p class="problem">evidence.jsonl {_e(bad)}: dropped and redone.</p>')
     parts.append("<h2>Refuted, error and undecided claims</h2>")

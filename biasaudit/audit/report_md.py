@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from biasaudit.audit.report_data import PAPERS, Report, Row, _show
+from biasaudit.audit.report_data import HOW_TO_READ, PAPERS, Report, Row, _show, error_text
 from biasaudit.audit.store import atomic_write_text
 
 __all__ = ["render_markdown", "write_markdown"]
@@ -31,7 +31,7 @@ def _evidence_block(row: Row) -> list[str]:
         f"- parameters: `{_show(r.get('params'), 400, precise=True)}`",
         f"- predicted: `{_show(r.get('predicted'), 400, precise=True)}`",
         f"- observed: `{_show(r.get('observed'), 400, precise=True)}`",
-        f"- error: `{r.get('error')}` against tolerance `{tol.get('name')}` = `{tol.get('value')}` "
+        f"- error: `{error_text(r)}` against tolerance `{tol.get('name')}` = `{tol.get('value')}` "
         f"({tol.get('reason', '')})",
     ]
     controls = (r.get("negative_control") or {}).get("runs")
@@ -63,6 +63,8 @@ def render_markdown(report: Report) -> str:
         "**Verdicts:** " + ", ".join(f"{k}: {v}" for k, v in counts.items()) + f" (total {len(report.rows)}).",
         "",
     ]
+    lines += ["<details><summary>How to read this report</summary>", ""]
+    lines += [f"- **{term}**: {text}" for term, text in HOW_TO_READ] + ["", "</details>", ""]
     if m.run_errors:
         lines += ["**Experiment runs that failed** (their claims report the error again):", ""]
         lines += [f"- {text}" for text in m.run_errors] + [""]

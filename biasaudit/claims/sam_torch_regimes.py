@@ -35,7 +35,7 @@ __all__ = ["CLAIMS", "FIGURES", "regime_result", "minor_family", "family_verdict
 
 rho, alpha = sp.symbols("rho alpha", real=True)
 alpha_c = sp.Symbol("alpha_c", positive=True)
-p_sam, p_gd = sp.Function("P_train_SAM"), sp.Function("P_train_GD")
+p_sam, p_gd = sp.Function("P_SAM"), sp.Function("P_GD")  # probability that a run trains
 m_sam, m_gd = sp.symbols("m_SAM m_GD", nonnegative=True)
 
 SHORTFALL = Tolerance(

@@ -39,6 +39,8 @@ from biasaudit.ledger import Claim, Observation, Tolerance
 __all__ = ["CLAIMS", "FIGURES"]
 
 eta, s_gf, S, k = sp.symbols("eta s_GF S k", positive=True)
+_C1, _C2 = sp.symbols("c_1 c_2", real=True)  # E5: test error ~ c_0 + c_1 ln(eta) + c_2 ln(eta)^2
+_ETA_MIN, _ETA_MAX = sp.symbols("eta_min eta_max", positive=True)
 S_final = sp.Function("S_final")
 L1 = sp.Function("l1")
 err = sp.Function("test_error")
@@ -388,12 +390,14 @@ CLAIMS = (
         hypotheses=(sp.Gt(eta, ETA_C_EXPR, evaluate=False),), statement=sp.Eq(sp.Function("S_t")(k), 2 / eta),
         predict=lambda params: {"level_factor": 1.0}, evaluate=_eval_e4, tolerance=TRACKING, domain=DOMAIN,
         negative_control=lambda params, predicted: {"level_factor": 1.3}, runs=_runs_of("mse"), **COMMON),
-    Claim(
+    Claim(  # err(eta) ~ c0 + c1 ln eta + c2 ln^2 eta: curves up, with its minimum inside [eta_min, eta_max]
         id="eos.torch.e5_u_shape", source="paper 2, §Experiments (E5); spec E5",
         title="test error against eta is U-shaped: a quadratic in ln eta over all runs curves up, with its "
               "minimum inside the sweep (95 % bootstrap over test examples)",
         hypotheses=(sp.Gt(eta, 0, evaluate=False),),
-        statement=sp.Symbol("exists eta* interior: err(eta*) < err(eta_min), err(eta_max)"),
+        statement=sp.And(sp.Gt(_C2, 0, evaluate=False),
+                         sp.Lt(sp.log(_ETA_MIN), -_C1 / (2 * _C2), evaluate=False),
+                         sp.Lt(-_C1 / (2 * _C2), sp.log(_ETA_MAX), evaluate=False)),
         predict=lambda params: {"shape": "U"}, evaluate=_eval_e5, tolerance=U_SHAPE, domain=DOMAIN,
         negative_control=lambda params, predicted: {"shape": "no U"}, runs=_runs_of("mse"), **COMMON,
         notes="the spec saw no U at quick size; not universal in the paper either (CIFAR-10-5k MSE)"),

@@ -78,7 +78,7 @@ GF_KL = Claim(
     id="eos.gf.kl_potential", paper="eos", source="paper 2, theory (spec: Gradient flow)",
     title="β_GF minimizes Σ[β_i log(β_i/β0_i) − β_i] over P",
     hypotheses=(sp.Gt(_b1, 0, evaluate=False),),
-    statement=sp.Eq(sp.diff(flow.KL_TERM, flow._b), sp.log(flow._b / flow._b0)),
+    statement=sp.Eq(sp.Derivative(flow.KL_TERM, flow._b), sp.log(flow._b / flow._b0), evaluate=False),
     predict=_gf_predict, evaluate=_kl_eval,
     tolerance=Tolerance("slsqp_convex", 1e-6, "SLSQP on a strictly convex smooth potential, ftol 1e-15: the "
                         "argmin is flat to second order, so ~sqrt(ftol)-level agreement (measured ~1e-9)",

@@ -192,7 +192,7 @@ LINF_EQUILIBRIUM = Claim(
     id="sam.linf.unstable_equilibrium", paper=PAPER, source="B (L = 2, alpha_j = rho)",
     title="l_inf-SAM at L = 2: alpha_j = rho is an equilibrium, unstable with departure rate mu_j on both sides",
     hypotheses=(sp.Eq(_L_s, 2), sp.Eq(_a_s, _r_s)),
-    statement=sp.Eq(sp.diff(_mu_s * (_w_s - _r_s), _w_s), _mu_s),
+    statement=sp.Eq(sp.Derivative(_mu_s * (_w_s - _r_s), _w_s), _mu_s, evaluate=False),
     predict=_equilibrium_predict, evaluate=_equilibrium_evaluate,
     tolerance=Tolerance("dp54_rate", 1e-6, "w - rho is computed with absolute error ~ rtol rho = 1e-12 rho, i.e. "
                                           "relative error <= 1e-8 for delta >= 1e-4; divided by "

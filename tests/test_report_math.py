@@ -1,0 +1,63 @@
+"""Every claim's statement and hypotheses render as well-formed MathML or as plain text (issue 18 item 4)."""
+
+import re
+import xml.dom.minidom
+
+import pytest
+import sympy as sp
+
+from biasaudit.audit.report_data import _render
+from biasaudit.registry import all_claims, get_claim
+
+
+def _parse(mathml: str):
+    body = mathml if mathml.startswith("<math") else f"<math>{mathml}</math>"
+    return xml.dom.minidom.parseString(re.sub(r"&[A-Za-z]+;", "", body))  # named HTML entities are fine in HTML
+
+
+@pytest.mark.parametrize("claim", all_claims(), ids=lambda c: c.id)
+def test_statement_and_hypotheses_render_as_math_or_text(claim):
+    for expr in (claim.statement, *claim.hypotheses):
+        assert not isinstance(expr, sp.logic.boolalg.BooleanAtom), "a statement that evaluated to True/False"
+        text, mathml = _render(expr)
+        assert text and text not in ("True", "False")
+        if mathml is not None:
+            _parse(mathml)
+            for mi in re.findall(r"<mi>([^<]*)</mi>", mathml):
+                assert " " not in mi, f"prose inside a MathML identifier: {mi!r}"
+
+
+def test_relations_are_escaped_and_function_names_keep_their_case():
+    _, mathml = _render(get_claim("eos.torch.e5_u_shape").statement)
+    assert "&lt;" in mathml and "<mo><</mo>" not in mathml
+    _, mathml = _render(get_claim("sam.flow.linear_loss").statement)
+    assert "<mi>F</mi>" in mathml and "<msub><mi>L</mi><mi>lin</mi></msub>" in mathml
+
+
+def test_prose_symbol_names_fall_back_to_text():
+    text, mathml = _render(sp.Gt(sp.Symbol("median|1 - eta S/2|"), sp.Rational(1, 10), evaluate=False))
+    assert mathml is None and "median" in text
+    assert _render(sp.Symbol("err(eta_min)"))[1] is None
+
+
+@pytest.mark.parametrize("cid", ["eos.gf.kl_potential", "sam.linf.unstable_equilibrium"])
+def test_identities_stay_unevaluated(cid):
+    statement = get_claim(cid).statement
+    assert isinstance(statement, sp.Eq) and statement.has(sp.Derivative)
+    assert sp.simplify(statement.lhs.doit() - statement.rhs) == 0  # and it is still true
+
+
+def test_an_undecided_record_shows_no_nan_error():
+    from biasaudit.audit.report_data import error_text
+
+    for err in (float("nan"), "nan", None):
+        assert "nan" not in error_text({"error": err, "verdict": "undecided"})
+    assert error_text({"error": 0.25, "verdict": "refuted"}) == "0.25"
+
+
+def test_the_report_explains_its_terms(tmp_path):
+    from biasaudit.audit.report_data import HOW_TO_READ
+
+    terms = dict(HOW_TO_READ)
+    assert {"confirmed", "refuted", "undecided", "negative control", "error and tolerance"} <= set(terms)
+    assert "power" in terms["negative control"]

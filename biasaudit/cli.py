@@ -14,7 +14,7 @@ import sys
 
 from biasaudit import __version__
 
-COMMANDS = ("regimes", "check", "list", "sweep", "bench", "audit", "validate")
+COMMANDS = ("regimes", "check", "list", "sweep", "bench", "audit", "validate", "new_claim")
 
 
 class _Parser(argparse.ArgumentParser):

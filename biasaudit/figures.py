@@ -477,10 +477,10 @@ FIGURES: tuple[FigureJob, ...] = (
 
 def all_figures(modules: tuple[str, ...] = ()) -> tuple[FigureJob, ...]:
     """The jobs here plus the ``FIGURES`` of every registered (and extra) claim module."""
-    from biasaudit.registry import CLAIM_MODULES
+    from biasaudit.registry import claim_modules
 
     jobs = list(FIGURES)
-    for name in dict.fromkeys((*CLAIM_MODULES, *modules)):
+    for name in dict.fromkeys((*claim_modules(), *modules)):
         try:
             module = importlib.import_module(name)
         except Exception:  # noqa: BLE001 - a module that fails to import is reported by the audit itself

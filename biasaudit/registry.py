@@ -2,6 +2,17 @@
 
 Each module (or package) in :data:`CLAIM_MODULES` defines ``CLAIMS: tuple[Claim, ...]``. Modules are imported
 on first use, so ``import biasaudit.registry`` stays cheap and never imports torch.
+
+Claims from other packages: an installed distribution that declares an entry point in the group
+``biasaudit.claims`` (value: a module name, whose ``CLAIMS`` and optional ``FIGURES`` are read) is seen by
+``biasaudit list``, ``check`` and ``audit`` alike::
+
+    # pyproject.toml of the other package
+    [project.entry-points."biasaudit.claims"]
+    my_claims = "my_package.claims"
+
+A plugin module that fails to import is skipped by ``list`` and ``check`` with one line on stderr, and
+recorded as an ``error`` by ``audit``; it never hides the other claims. See ``examples/plugin/``.
 """
 
 from __future__ import annotations
@@ -12,7 +23,8 @@ from functools import cache
 from biasaudit.ledger import Claim
 from biasaudit.plumbing import InputError
 
-__all__ = ["CLAIM_MODULES", "all_claims", "get_claim", "select_claims"]
+__all__ = ["CLAIM_MODULES", "ENTRY_POINT_GROUP", "plugin_modules", "claim_modules", "all_claims", "get_claim",
+           "select_claims"]
 
 CLAIM_MODULES: tuple[str, ...] = (
     "biasaudit.claims.sam",
@@ -24,13 +36,36 @@ CLAIM_MODULES: tuple[str, ...] = (
 )
 
 
+ENTRY_POINT_GROUP = "biasaudit.claims"
+
+
+@cache
+def plugin_modules() -> tuple[str, ...]:
+    """Module names declared by installed distributions in the entry-point group ``biasaudit.claims``."""
+    from importlib.metadata import entry_points
+
+    return tuple(dict.fromkeys(ep.module for ep in entry_points(group=ENTRY_POINT_GROUP)))
+
+
+def claim_modules() -> tuple[str, ...]:
+    """This package's claim modules, then the installed plugins' (each once)."""
+    return tuple(dict.fromkeys((*CLAIM_MODULES, *plugin_modules())))
+
+
 @cache
 def all_claims() -> tuple[Claim, ...]:
     import importlib
+    import sys
 
     claims: list[Claim] = []
-    for name in CLAIM_MODULES:
-        claims.extend(importlib.import_module(name).CLAIMS)
+    for name in claim_modules():
+        if name in CLAIM_MODULES:
+            claims.extend(importlib.import_module(name).CLAIMS)
+            continue
+        try:
+            claims.extend(importlib.import_module(name).CLAIMS)
+        except Exception as exc:  # noqa: BLE001 - a broken plugin must not hide every other claim
+            print(f"biasaudit: claim plugin {name!r} skipped: {type(exc).__name__}: {exc}", file=sys.stderr)
     ids = [c.id for c in claims]
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:
@@ -49,6 +84,9 @@ def select_claims(pattern: str | None = None, paper: str | None = None, kind: st
     """Claims whose id matches a glob (``sam.l2.*``) or comma-separated globs; error if none match."""
     claims = list(all_claims())
     if paper is not None:
+        papers = sorted({c.paper for c in claims})
+        if paper not in papers:
+            raise InputError("paper", f"must be one of {', '.join(papers)}", paper)
         claims = [c for c in claims if c.paper == paper]
     if kind is not None:
         claims = [c for c in claims if c.kind == kind]

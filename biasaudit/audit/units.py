@@ -6,7 +6,7 @@ machine with the same code installed) looks the claim or figure up in the regist
 :func:`execute` never raises for a failing check: the exception becomes an ``error`` record with its
 message and traceback, and the audit goes on.
 
-Claims come from :data:`biasaudit.registry.CLAIM_MODULES` plus the unit's ``modules`` (extra claim
+Claims come from :func:`biasaudit.registry.claim_modules` (this package's and installed plugins') plus the unit's ``modules`` (extra claim
 modules named by the ``BIASAUDIT_EXTRA_CLAIM_MODULES`` environment variable; used by the tests' toy
 claims so the production registry stays clean).
 
@@ -128,10 +128,10 @@ def load_claim_modules(modules: tuple[str, ...] = ()) -> tuple[tuple, dict]:
     A module that fails to import does not hide the others: it is listed in ``broken`` as
     ``{module: "ExcType: message"}`` (the audit records it as an ``error``) and its claims are missing.
     """
-    from biasaudit.registry import CLAIM_MODULES
+    from biasaudit.registry import claim_modules
 
     claims, broken = [], {}
-    for name in dict.fromkeys((*CLAIM_MODULES, *modules)):
+    for name in dict.fromkeys((*claim_modules(), *modules)):
         try:
             claims.extend(importlib.import_module(name).CLAIMS)
         except Exception as exc:  # noqa: BLE001 - one broken module must not stop the audit

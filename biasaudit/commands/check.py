@@ -12,7 +12,7 @@ def register(sub) -> None:
     p.add_argument("--profile", choices=("ci", "thorough"), default="ci",
                    help="ci: a few samples per claim; thorough: many (default: ci)")
     p.add_argument("--claims", metavar="PATTERN", help="comma-separated globs of claim ids, e.g. 'sam.l2.*'")
-    p.add_argument("--paper", choices=("sam", "eos"), help="only this paper's claims")
+    p.add_argument("--paper", help="only this paper's claims (sam, eos, or a plugin's paper)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true", help="print {claims: [...], summary: {...}} as JSON")
     p.add_argument("--list", action="store_true", help="list the claim ids and exit")

@@ -13,7 +13,7 @@ import json
 def register(sub) -> None:
     p = sub.add_parser("list", help="list every claim (theory and experiment) with its source and origin")
     p.add_argument("--claims", metavar="PATTERN", help="comma-separated globs of claim ids, e.g. 'sam.l2.*'")
-    p.add_argument("--paper", choices=("sam", "eos"), help="only this paper's claims")
+    p.add_argument("--paper", help="only this paper's claims (sam, eos, or a plugin's paper)")
     p.add_argument("--kind", choices=("theory", "experiment"), help="only this kind of claim")
     p.add_argument("--json", action="store_true", help="print a JSON list of {id, paper, kind, origin, source, title}")
     p.set_defaults(run=run)

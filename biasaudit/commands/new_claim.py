@@ -1,0 +1,114 @@
+"""``biasaudit new-claim NAME [--out DIR]``: write a claim module template and its test.
+
+``NAME`` is the module's name (a Python identifier, e.g. ``gd_quadratic``); the files are
+``DIR/NAME.py`` and ``DIR/test_NAME.py``. The template is a working claim with the four parts every
+biasaudit claim has (a sympy statement lambdified once, independent numerics, a property test over a
+sampled domain, a negative control that must be refuted); its test passes as written. Replace the example
+(the closed form of a geometric series against its partial sums) by your theorem, then register the
+module: in a package, with an entry point in the group ``biasaudit.claims`` (see ``examples/plugin/``).
+Existing files are never overwritten.
+"""
+
+from __future__ import annotations
+
+import keyword
+from pathlib import Path
+
+TEMPLATE = '''"""{name}: a claim for biasaudit (from ``biasaudit new-claim``).
+
+Replace the example (the geometric series) by your theorem; keep the four parts.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from biasaudit.domain import Domain, Integer, Real
+from biasaudit.ledger import Claim, Observation, Tolerance
+
+__all__ = ["CLAIMS"]
+
+# 1. The symbolic statement (sympy), lambdified once for the prediction.
+q, n = sp.symbols("q n", positive=True)
+k = sp.Symbol("k", integer=True, nonnegative=True)
+CLOSED_FORM = (1 - q**n) / (1 - q)
+_closed_form = sp.lambdify((q, n), CLOSED_FORM, "math")
+
+
+def _predict(params):
+    return _closed_form(params["q"], params["n"])
+
+
+# 2. Independent numerics: here the partial sum itself, term by term.
+def _evaluate(params, predicted) -> Observation:
+    total = sum(params["q"] ** j for j in range(params["n"]))
+    error = abs(total - predicted) / abs(total)
+    return Observation(total, error, f"partial sum {{total:.12g}} vs closed form {{predicted:.12g}}")
+
+
+CLAIM = Claim(
+    id="{name}.geometric_sum",
+    paper="{name}",
+    source="derived: replace with where your theorem is stated",
+    title="sum_{{k<n}} q^k = (1 - q^n) / (1 - q)",
+    hypotheses=(sp.Gt(q, 0, evaluate=False), sp.Ne(q, 1, evaluate=False)),
+    statement=sp.Eq(sp.Sum(q**k, (k, 0, n - 1)), CLOSED_FORM, evaluate=False),
+    predict=_predict,
+    evaluate=_evaluate,
+    # Tolerances are named and explained: why this size, and what it bounds.
+    tolerance=Tolerance("float64_sum", 1e-12, "n <= 60 additions of terms of one sign: ~n eps relative"),
+    # 3. The property test: sampled cases from this domain (the ci profile draws `samples["ci"]` of them).
+    domain=Domain({{"q": Real(0.1, 0.95), "n": Integer(1, 60)}}),
+    # 4. The negative control: a prediction moved by 1 % must be refuted, or the check has no power.
+    negative_control=lambda params, predicted: predicted * 1.01,
+    samples={{"ci": 8, "thorough": 64}},
+)
+
+CLAIMS = (CLAIM,)
+'''
+
+TEST_TEMPLATE = '''"""The test of {name} (from ``biasaudit new-claim``): the claim is confirmed and its control refuted."""
+
+import importlib.util
+from pathlib import Path
+
+from biasaudit.ledger import Verdict, run_claim
+
+_spec = importlib.util.spec_from_file_location("{name}", Path(__file__).with_name("{name}.py"))
+module = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(module)
+
+
+def test_{name}_claims_are_confirmed_and_their_controls_refuted():
+    for claim in module.CLAIMS:
+        evidence = run_claim(claim, profile="ci")
+        assert evidence.verdict == Verdict.CONFIRMED, evidence.detail
+        assert evidence.negative_control["all_failed"]
+'''
+
+
+def register(sub) -> None:
+    p = sub.add_parser("new-claim", help="write a claim module template (four parts) and its test")
+    p.add_argument("name", help="module name, a Python identifier (e.g. gd_quadratic)")
+    p.add_argument("--out", default=".", help="folder for NAME.py and test_NAME.py (default: here)")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from biasaudit.plumbing import InputError
+
+    name = args.name
+    if not name.isidentifier() or keyword.iskeyword(name):
+        raise InputError("name", "must be a Python identifier (letters, digits, _; not a keyword)", name)
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise InputError("out", "must be a folder (it is a file)", str(out))
+    files = {out / f"{name}.py": TEMPLATE.format(name=name), out / f"test_{name}.py": TEST_TEMPLATE.format(name=name)}
+    for path in files:
+        if path.exists():
+            raise InputError("name", f"{path} exists already (new-claim never overwrites)", name)
+    out.mkdir(parents=True, exist_ok=True)
+    for path, text in files.items():
+        path.write_text(text)
+        print(path)
+    return 0

@@ -14,6 +14,8 @@ import sys
 
 from biasaudit import __version__
 
+__all__ = ["build_parser", "main", "COMMANDS"]
+
 COMMANDS = ("regimes", "check", "list", "sweep", "bench", "audit", "validate", "new_claim")
 
 

@@ -286,6 +286,16 @@ class Claim:
             # ledger and the report. Build relations with evaluate=False.
             raise ValueError(f"{self.id}: a hypothesis evaluated to a constant; build it with evaluate=False")
 
+    def latex(self) -> str:
+        """The statement in LaTeX, with its hypotheses (``biasaudit list --latex``, Jupyter)."""
+        import sympy as sp
+
+        hyps = r",\ ".join(sp.latex(h) for h in self.hypotheses)
+        return sp.latex(self.statement) + (r"\quad\text{if } " + hyps if hyps else "")
+
+    def _repr_latex_(self) -> str:
+        return f"$\\displaystyle {self.latex()}$"
+
     @property
     def origin(self) -> str:
         """Who states the claim: ``derived`` (by us, from the paper's statements; its ``source`` says from which),
@@ -330,6 +340,14 @@ class Evidence:
         out = asdict(self)
         out["verdict"] = str(self.verdict)
         return jsonable(out)
+
+    def _repr_html_(self) -> str:
+        import html
+
+        err = self.error if isinstance(self.error, (int, float)) else None
+        numbers = "" if err is None or err != err else f" (error {err:.3g})"
+        return (f"<p><code>{html.escape(self.claim_id)}</code>: <b>{html.escape(str(self.verdict))}</b>"
+                f"{numbers}</p><p>{html.escape(self.detail or '')}</p>")
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "Evidence":

@@ -13,6 +13,8 @@ from collections.abc import Iterator
 
 from biasaudit.plumbing import choice
 
+__all__ = ["experiment_tier", "tier_of_profile", "TIER_VARIABLE", "TIERS", "PROFILE_OF_TIER"]
+
 TIER_VARIABLE = "BIASAUDIT_EXPERIMENT_TIER"
 TIERS = ("quick", "full")
 PROFILE_OF_TIER = {"quick": "ci", "full": "thorough"}

@@ -17,6 +17,8 @@ import numpy as np
 
 from biasaudit.benchmarks import BenchCase, BenchResult, Target, median_time
 
+__all__ = ["CASES"]
+
 D = 10
 TOL = 1e-300  # never 'converged': every run does max_steps steps (throughput measurement)
 

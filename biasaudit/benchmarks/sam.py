@@ -21,6 +21,8 @@ import numpy as np
 
 from biasaudit.benchmarks import BenchCase, BenchResult, Target, median_time
 
+__all__ = ["CASES"]
+
 MU = np.array([1.0, 1.5, 2.0, 2.5, 3.0])
 RTOL_LADDER = (1e-8, 5e-9, 2e-9, 1e-9, 5e-10, 2e-10, 1e-10, 5e-11, 2e-11, 1e-11, 5e-12, 2e-12, 1e-12, 1e-13)
 RHO = float(np.sqrt(2.0))  # joint normalisation: c = 1

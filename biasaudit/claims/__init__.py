@@ -1,1 +1,3 @@
 """Claim definitions, one module per paper area; each defines ``CLAIMS``. See :mod:`biasaudit.registry`."""
+
+__all__ = []

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib
 
+__all__ = ["register_dispatcher"]
+
 
 def register_dispatcher(sub, name: str, help: str, targets: tuple[str, ...]) -> None:
     """A subcommand whose sub-subcommands (``sam``, ``eos``) each live in ``biasaudit/commands/<target>.py``."""

@@ -9,6 +9,8 @@ from __future__ import annotations
 import signal
 import sys
 
+__all__ = ["register", "run"]
+
 
 def _terminate(signum, frame):
     raise KeyboardInterrupt

@@ -6,6 +6,8 @@ import fnmatch
 import json
 import sys
 
+__all__ = ["register", "run"]
+
 
 def register(sub) -> None:
     p = sub.add_parser("bench", help="run the benchmarks and print ratios against their targets")

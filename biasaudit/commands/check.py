@@ -6,6 +6,8 @@ import json
 import math
 import sys
 
+__all__ = ["register", "run"]
+
 
 def register(sub) -> None:
     p = sub.add_parser("check", help="run the property-based theorem checks (theory claims)")

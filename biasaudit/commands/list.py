@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 
+__all__ = ["register", "run"]
+
 
 def register(sub) -> None:
     p = sub.add_parser("list", help="list every claim (theory and experiment) with its source and origin")
@@ -16,6 +18,8 @@ def register(sub) -> None:
     p.add_argument("--paper", help="only this paper's claims (sam, eos, or a plugin's paper)")
     p.add_argument("--kind", choices=("theory", "experiment"), help="only this kind of claim")
     p.add_argument("--json", action="store_true", help="print a JSON list of {id, paper, kind, origin, source, title}")
+    p.add_argument("--latex", action="store_true",
+                   help="print every statement with its hypotheses as a LaTeX itemize list (needs amsmath)")
     p.set_defaults(run=run)
 
 
@@ -28,7 +32,18 @@ def run(args) -> int:
     from biasaudit.plumbing import claim_pattern
     from biasaudit.registry import select_claims
 
-    table = rows(select_claims(claim_pattern("claims", args.claims), paper=args.paper, kind=args.kind))
+    claims = select_claims(claim_pattern("claims", args.claims), paper=args.paper, kind=args.kind)
+    if args.latex:
+        print("\\begin{itemize}")
+        for c in claims:
+            title = c.title.replace("\\", "\\textbackslash{}")
+            for ch in "&%$#_{}":
+                title = title.replace(ch, "\\" + ch)
+            print(f"  \\item \\texttt{{{c.id.replace('_', chr(92) + '_')}}} ({c.origin}): {title}\\\\")
+            print(f"    $\\displaystyle {c.latex()}$")
+        print("\\end{itemize}")
+        return 0
+    table = rows(claims)
     if args.json:
         print(json.dumps(table, indent=1, ensure_ascii=False))
         return 0

@@ -14,6 +14,8 @@ from __future__ import annotations
 import keyword
 from pathlib import Path
 
+__all__ = ["register", "run"]
+
 TEMPLATE = '''"""{name}: a claim for biasaudit (from ``biasaudit new-claim``).
 
 Replace the example (the geometric series) by your theorem; keep the four parts.

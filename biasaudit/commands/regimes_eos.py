@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+__all__ = ["register", "run"]
+
 
 def register(targets) -> None:
     p = targets.add_parser("eos", help="paper 2: s_GF, eta_c, stable minima, minimizers, Pareto front of the toy model")

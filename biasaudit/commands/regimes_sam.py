@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 
+__all__ = ["register", "run"]
+
 
 def register(sub) -> None:
     p = sub.add_parser("sam", help="paper 1 (SAM on diagonal networks): l2 regime boundaries or the l_inf limit")
@@ -97,14 +99,15 @@ def _run_linf(args, mu, rho, depth, alpha) -> int:
 def _run_l2(args, mu, rho, depth, alpha) -> int:
     import sympy as sp
 
+    from biasaudit.api import classify_alpha, null_reasons
     from biasaudit.numerics.l2_boundaries import l2_sam_regime_boundaries
 
     regimes = l2_sam_regime_boundaries(mu, rho, depth=depth, normalization=args.normalization)
     out = regimes.to_json()
-    out["null_reasons"] = {key: reason for key, reason in _null_reasons(regimes).items() if out.get(key) is None}
+    out["null_reasons"] = {key: reason for key, reason in null_reasons(depth).items() if out.get(key) is None}
     if alpha is not None:
         out["alpha"] = alpha.tolist()
-        out["alpha_regime"] = _classify_alpha(regimes, mu, alpha)
+        out["alpha_regime"] = classify_alpha(regimes, mu, alpha)
     if args.json:
         print(json.dumps(out, indent=1))
         return 0
@@ -123,46 +126,3 @@ def _run_l2(args, mu, rho, depth, alpha) -> int:
         print(f"\n{name}:")
         print(sp.pretty(expr, use_unicode=True))
     return 0
-
-
-def _null_reasons(regimes) -> dict:
-    """Why a boundary that the JSON writes as null does not exist at this depth."""
-    depth = regimes.depth
-    return {
-        "alpha_collapse": ("depth 1: SAM's limit direction is GD's; no collapse boundary" if depth == 1 else
-                           "odd L: beta never collapses (the small-alpha field is positive)"),
-        "alpha_gd_like": ("the spec states the regime-3 (GD-like) boundary c(mu_(d-1) + mu_d)/‖mu‖ at L = 2 only; "
-                          "no regime-3 boundary is derived for L > 2" if depth > 2 else
-                          "depth 1: no regimes"),
-    }
-
-
-def _classify_alpha(regimes, mu, alpha) -> str:
-    """The regime of one init: uniform α by comparison with the boundaries, per-coordinate α by certificates."""
-    import numpy as np
-
-    if regimes.depth == 1:
-        return "depth 1: no regimes"
-    if regimes.depth % 2:
-        return "odd L: never collapses (every coordinate is nondecreasing)"
-    if regimes.depth > 2:
-        from biasaudit.numerics.l2_deep import classify_deep_trajectory
-
-        uniform = alpha.size == 1 or np.all(alpha == alpha[0])
-        if uniform:
-            a = float(alpha[0])
-            return ("collapse (beta -> 0, loss -> ln 2)" if a < regimes.alpha_collapse else
-                    "escape (beta grows; no regime-3 boundary is stated at L > 2)")
-        cls = classify_deep_trajectory(mu, np.broadcast_to(alpha, mu.shape) / regimes.c, regimes.depth)
-        return f"per-coordinate alpha: {cls.name} (certificate at sigma = {cls.sigma:.6g}, units of c_L)"
-    if alpha.size == 1 or np.all(alpha == alpha[0]):
-        a = float(alpha[0])
-        if a < regimes.alpha_collapse:
-            return "regime 1 (collapse: beta -> 0, loss -> ln 2)"
-        if a >= regimes.alpha_gd_like:
-            return "regime 3 (GD-like: j_dagger = d for all tau)"
-        return "regime 2 (sequential amplification with a loss plateau)"
-    from biasaudit.numerics.l2_reduction import classify_l2_trajectory
-
-    cls = classify_l2_trajectory(mu, alpha, regimes.c)
-    return f"per-coordinate alpha: {cls.kind} (certificate at tau = {cls.tau:.6g})"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import sys
 
+__all__ = ["register", "run"]
+
 
 def register(sub) -> None:
     p = sub.add_parser("sweep", help="learning-rate sweeps of GD (paper 2 toy model)")

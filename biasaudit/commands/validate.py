@@ -2,6 +2,8 @@
 
 from biasaudit.commands import register_dispatcher
 
+__all__ = ["register", "register_dispatcher"]
+
 TARGETS = ("validate_sam", "validate_eos")
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import sys
 
+__all__ = ["register", "run"]
+
 
 def register(sub) -> None:
     p = sub.add_parser("eos", help="full-batch GD eta sweep: sharpness vs 2/eta, norms, test error (paper 2)")

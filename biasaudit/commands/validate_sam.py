@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import sys
 
+__all__ = ["register", "run"]
+
 
 def register(sub) -> None:
     p = sub.add_parser("sam", help="GD vs SAM on a trained CNN/ResNet: Grad-CAM mass on low-intensity pixels")

@@ -24,4 +24,6 @@ from __future__ import annotations
 
 from biasaudit.claims.eos import flow, gd_edge, gd_outcomes, minimizers, risk
 
+__all__ = ["CLAIMS"]
+
 CLAIMS = minimizers.CLAIMS + flow.CLAIMS + gd_edge.CLAIMS + gd_outcomes.CLAIMS + risk.CLAIMS

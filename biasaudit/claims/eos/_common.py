@@ -13,6 +13,8 @@ from biasaudit.domain import Choice, Domain, Fixed, Integer, Real, Vector
 from biasaudit.theory import eos_flow as flow
 from biasaudit.theory import eos_model as model
 
+__all__ = []
+
 EPS = np.finfo(float).eps
 TOY = {"x": (1.0, 2.0), "y": 1.0, "w0": (0.1, 0.1), "c": 0.5}
 TOY_D3 = {"x": (0.5, 1.0, 2.0), "y": 1.0, "w0": (0.1, 0.1, 0.1), "c": 0.5}

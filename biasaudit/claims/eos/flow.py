@@ -21,6 +21,8 @@ from biasaudit.ledger import (AT_10X_EXACT, AT_10X_PRECISION, Claim, Observation
 from biasaudit.theory import eos_flow as flow
 from biasaudit.theory import eos_model as model
 
+__all__ = ["CLAIMS"]
+
 
 # ---- 3. gradient flow ---------------------------------------------------------------------------------------
 def _gf_predict(params):

@@ -17,6 +17,8 @@ from biasaudit.domain import Domain, Fixed, Integer, Real, Vector
 from biasaudit.ledger import (AT_10X_EXACT, Claim, Observation, OutOfScope, Reference, Tolerance, broken_hypothesis,
                               shifted_prediction)
 
+__all__ = ["CLAIMS"]
+
 
 # ---- 4. GD claims (numba kernel) ------------------------------------------------------------------------------
 TRACK_BAND = (0.0, 0.035)

@@ -18,6 +18,8 @@ from biasaudit.ledger import (AT_10X_EXACT, AT_10X_PRECISION, Claim, Observation
                               broken_hypothesis, one_side, shifted_prediction, two_sided)
 from biasaudit.theory import eos_minimizers as mins
 
+__all__ = ["CLAIMS"]
+
 
 def _proj_predict(params):
     reg = _regimes(params)

@@ -22,6 +22,8 @@ from biasaudit.ledger import (AT_10X_EXACT, AT_10X_PRECISION, Claim, Observation
 from biasaudit.theory import eos_minimizers as mins
 from biasaudit.theory import eos_model as model
 
+__all__ = ["CLAIMS"]
+
 
 # ---- 1. Hessian ------------------------------------------------------------------------------------------
 def _fd_hessian(x, y, w, c, h):

@@ -20,6 +20,8 @@ from biasaudit.theory import eos_minimizers as mins
 from biasaudit.theory import eos_model as model
 from biasaudit.theory import eos_risk as risk
 
+__all__ = ["CLAIMS"]
+
 
 # ---- 5. risk -------------------------------------------------------------------------------------------------
 RISK_DOMAIN = Domain(

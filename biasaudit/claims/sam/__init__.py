@@ -27,4 +27,6 @@ from __future__ import annotations
 
 from biasaudit.claims.sam import depth1, exact_facts, gd, linf, linf_limits
 
+__all__ = ["CLAIMS"]
+
 CLAIMS = depth1.CLAIMS + gd.CLAIMS + linf.CLAIMS + linf_limits.CLAIMS + exact_facts.CLAIMS

@@ -11,6 +11,8 @@ import sympy as sp
 
 from biasaudit.domain import Vector
 
+__all__ = []
+
 EPS = np.finfo(float).eps
 PAPER = "sam"
 

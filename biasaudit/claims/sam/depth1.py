@@ -13,6 +13,8 @@ from biasaudit.claims.sam._common import PAPER, _L_s, _a_s, _arr, _mu_domain, _m
 from biasaudit.domain import Choice, Domain, Integer, Real
 from biasaudit.ledger import AT_10X_PRECISION, Claim, Observation, Tolerance, shifted_prediction, two_sided
 
+__all__ = ["CLAIMS"]
+
 
 # ============================================================================================ depth 1
 def _depth1_predict(p):

@@ -16,6 +16,8 @@ from biasaudit.claims.sam._common import EPS, PAPER, _a_s, _arr, _mu_domain, _r_
 from biasaudit.domain import Choice, Domain, Integer, Real, Vector
 from biasaudit.ledger import AT_10X_PRECISION, Claim, Observation, Tolerance, shifted_prediction, two_sided
 
+__all__ = ["CLAIMS"]
+
 
 # ============================================================================================ exact facts
 def _perturbed_balanced(algorithm, normalization, w, mu, rho, L):

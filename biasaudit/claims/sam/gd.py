@@ -13,6 +13,8 @@ from biasaudit.claims.sam._common import PAPER, _L_s, _a_s, _mu_domain, _mu_s, _
 from biasaudit.domain import Domain, Integer, Real, Vector
 from biasaudit.ledger import AT_10X_PRECISION, Claim, Observation, Tolerance, shifted_prediction
 
+__all__ = ["CLAIMS"]
+
 
 # ============================================================================================ GD
 def _gd_l2_predict(p):

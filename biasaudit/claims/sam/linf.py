@@ -14,6 +14,8 @@ from biasaudit.domain import Choice, Domain, Integer, Real, Vector
 from biasaudit.ledger import (AT_10X_EXACT, AT_10X_PRECISION, Claim, Observation, Tolerance, one_side,
                               shifted_prediction, two_sided)
 
+__all__ = ["CLAIMS"]
+
 
 # ============================================================================================ l_inf, L = 2
 def _alpha_from_classes(p):

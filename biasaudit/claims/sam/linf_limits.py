@@ -15,6 +15,8 @@ from biasaudit.domain import Choice, Domain, Integer, Real
 from biasaudit.ledger import (AT_10X_EXACT, AT_10X_PRECISION, Claim, Observation, Reference, Tolerance,
                               broken_hypothesis, one_side, shifted_prediction, two_sided)
 
+__all__ = ["CLAIMS"]
+
 
 # ============================================================================================ l_inf limit rules
 def _limit_value(limit):

@@ -31,6 +31,8 @@ from __future__ import annotations
 
 from biasaudit.claims.sam_l2 import deep, discrete, dynamics, reduction, regimes, separatrix, training_speed
 
+__all__ = ["CLAIMS"]
+
 CLAIMS = (reduction.CLAIMS + separatrix.CLAIMS + regimes.CLAIMS + dynamics.CLAIMS + training_speed.CLAIMS
           + discrete.CLAIMS
           + deep.CLAIMS)

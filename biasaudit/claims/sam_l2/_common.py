@@ -14,6 +14,8 @@ import sympy as sp
 
 from biasaudit.domain import Choice, Integer, Real, Vector
 
+__all__ = []
+
 PAPER = "sam"
 EPS = np.finfo(float).eps
 FLOW_RTOL = 1e-12  # DOP853 tolerances of the independent full-flow reference

@@ -14,6 +14,8 @@ from biasaudit.domain import Choice, Domain, Fixed, Integer, Real
 from biasaudit.ledger import (AT_10X_EXACT, AT_10X_PRECISION, Claim, Observation, Reference, Tolerance,
                               broken_hypothesis, shifted_prediction, two_sided)
 
+__all__ = ["CLAIMS"]
+
 
 # ========================================================================== L > 2
 def _deep_run(mu, alpha, c, depth, tau_end, stop_high):

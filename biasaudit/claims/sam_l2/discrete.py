@@ -15,6 +15,8 @@ from biasaudit.claims.sam_l2._common import (PAPER, _alpha_c, _arr, _base, _c, _
 from biasaudit.domain import Choice, Domain, Fixed, Real
 from biasaudit.ledger import Claim, Observation, Tolerance, shifted_prediction
 
+__all__ = ["CLAIMS"]
+
 
 # ========================================================================== discrete vs flow
 def _dvf_predict(p):

@@ -16,6 +16,8 @@ from biasaudit.domain import Choice, Domain, Fixed, Integer, Real, Vector
 from biasaudit.ledger import (AT_10X_EXACT, AT_10X_PRECISION, Claim, Observation, Reference, Tolerance,
                               broken_hypothesis, shifted_prediction)
 
+__all__ = ["CLAIMS"]
+
 
 # ========================================================================== plateau law
 PLATEAU_BAND = 0.1  # "on the plateau": ‖beta − c² e_1‖ < 10 % of c²

@@ -16,6 +16,8 @@ from biasaudit.domain import Domain, Integer, Vector
 from biasaudit.ledger import (AT_10X_EXACT, AT_10X_PRECISION, Claim, Observation, Tolerance, broken_hypothesis,
                               shifted_prediction, two_sided)
 
+__all__ = ["CLAIMS"]
+
 
 # ========================================================================== log-linear reduction
 def _loglin_predict(p):

@@ -17,6 +17,8 @@ from biasaudit.domain import Domain, Real
 from biasaudit.ledger import (AT_10X_EXACT, AT_10X_PRECISION, Claim, Control, Observation, Reference, Tolerance,
                               broken_hypothesis, shifted_prediction)
 
+__all__ = ["CLAIMS"]
+
 
 # ========================================================================== regime 1: collapse
 R1_RESOLUTION = 2e-3  # regime 1 is also checked at α_c(1 ∓ 0.2 %): collapse just below, escape just above

@@ -16,6 +16,8 @@ from biasaudit.domain import Choice, Domain, Integer, Real, Vector
 from biasaudit.ledger import (AT_10X_EXACT, AT_10X_PRECISION, Claim, Control, Observation, Reference, Tolerance,
                               shifted_prediction)
 
+__all__ = ["CLAIMS"]
+
 SPEC_TABLE = (  # μ, α_c/c (spec "Reference values of α_c/c")
     ((1.0, 2.0), 0.73726),
     ((1.0, 1.5, 2.0, 2.5, 3.0), 0.47179),

@@ -21,6 +21,8 @@ from biasaudit.claims.sam_l2._common import PAPER, _alpha_c, _arr, _c, _flow, _m
 from biasaudit.domain import Choice, Domain, Integer, Real, Vector
 from biasaudit.ledger import Claim, Observation, Tolerance, shifted_prediction, two_sided
 
+__all__ = ["CLAIMS"]
+
 _delta = sp.Symbol("delta", positive=True)
 _T_sam, _T_gd = sp.symbols("T_half^SAM T_half^GD", positive=True)
 

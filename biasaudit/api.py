@@ -1,0 +1,324 @@
+"""biasaudit's Python API: compute boundaries, run claims and audits from a notebook.
+
+Every function checks its inputs at the edge (an :class:`~biasaudit.plumbing.InputError` names the parameter
+and the rule it broke) and returns a dataclass with ``to_json()``; the regime results also render in Jupyter
+(``_repr_html_``), and claims and evidence do too (:mod:`biasaudit.ledger`).
+
+===============================================  ==================================================================
+function                                         returns
+===============================================  ==================================================================
+``sam_regimes(mu, rho, depth=2, norm="l2",       :class:`SamRegimes` (l2: c, alpha_collapse, alpha_grow,
+normalization="joint", alpha=None)``             alpha_gd_like, with formulas and why a boundary is absent) or
+                                                 :class:`LinfLimit` (``norm="linf"``, needs ``alpha``)
+``linf_limit(mu, alpha, rho, depth=2)``          :class:`LinfLimit`: where l_inf-SAM's beta goes
+``eos_regimes(x, y, w0, loss_factor=0.5)``       the toy model of paper 2: s_GF, eta_c, minimizers, Pareto front
+``eos_sweep(x, y, w0, eta_min, eta_max, n=400)`` a batched GD learning-rate sweep (outcome classes, sharpness)
+``list_claims(pattern=None, paper=None,          :class:`ClaimInfo` rows (id, paper, kind, origin, source, title)
+kind=None)``
+``run_claim(claim_id, profile="ci", seed=0)``    the claim's :class:`~biasaudit.ledger.Evidence`
+``audit(out="biasaudit-report", claims=None,     :class:`AuditSummary` (verdict counts, the report's paths);
+tier="quick", workers=None, resume=False)``      re-exported as ``biasaudit.run_audit`` (``biasaudit.audit`` is
+                                                 the audit package)
+===============================================  ==================================================================
+
+Example::
+
+    import biasaudit as ba
+    ba.sam_regimes(mu=(1, 2), rho=1.0)            # l2-SAM at depth 2: the three regimes in alpha
+    ba.run_claim("sam.l2.regime3").verdict
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+__all__ = ["SamRegimes", "LinfLimit", "ClaimInfo", "AuditSummary", "sam_regimes", "linf_limit", "eos_regimes",
+           "eos_sweep", "list_claims", "run_claim", "audit", "run_audit"]
+
+
+def _jsonable(value):
+    from biasaudit.plumbing import jsonable
+
+    return jsonable(value)
+
+
+@dataclass(frozen=True)
+class SamRegimes:
+    """l2-SAM's predicted regimes for a uniform init alpha (paper 1): collapse below ``alpha_collapse``,
+    every coordinate grows above ``alpha_grow``, GD-like from ``alpha_gd_like`` (depth 2 only). A boundary
+    that does not exist is None, with its reason in ``null_reasons``."""
+
+    mu: tuple
+    rho: float
+    depth: int
+    normalization: str
+    c: float
+    alpha_collapse: float | None
+    alpha_grow: float | None
+    alpha_gd_like: float | None
+    null_reasons: dict
+    alpha: tuple | None = None
+    alpha_regime: str | None = None
+    formulas: dict = field(default_factory=dict, repr=False)  # name -> sympy expression
+    notes: str = ""
+
+    def to_json(self) -> dict:
+        out = {k: v for k, v in asdict(self).items() if k != "formulas"}
+        out["formulas"] = {k: str(v) for k, v in self.formulas.items()}
+        return _jsonable(out)
+
+    def _repr_html_(self) -> str:
+        import sympy as sp
+
+        rows = "".join(f"<tr><td>{name}</td><td>{'none: ' + html.escape(self.null_reasons.get(name, '')) if v is None else f'{v:.10g}'}</td></tr>"
+                       for name, v in (("c", self.c), ("alpha_collapse", self.alpha_collapse),
+                                       ("alpha_grow", self.alpha_grow), ("alpha_gd_like", self.alpha_gd_like)))
+        formulas = "".join(f"<li>{html.escape(k)}: $${sp.latex(v)}$$</li>" for k, v in self.formulas.items())
+        extra = (f"<p>alpha = {self.alpha}: {html.escape(self.alpha_regime)}</p>" if self.alpha_regime else "")
+        return (f"<p><b>l2-SAM</b>, depth {self.depth}, {self.normalization} normalization, mu = {list(self.mu)}, "
+                f"rho = {self.rho:g}</p><table>{rows}</table>{extra}<ul>{formulas}</ul>")
+
+
+@dataclass(frozen=True)
+class LinfLimit:
+    """Where l_inf-SAM's beta goes from the balanced init alpha: ``kind`` "basis" (beta grows along
+    e_index, 1-based), "zero" or "fixed" (``beta_limit``), with the rule used and an explanation."""
+
+    mu: tuple
+    alpha: tuple
+    rho: float
+    depth: int
+    kind: str
+    index: int | None
+    beta_limit: tuple | None
+    formula: str
+    explanation: str
+
+    def to_json(self) -> dict:
+        return _jsonable(asdict(self))
+
+    def _repr_html_(self) -> str:
+        where = f"e_{self.index}" if self.kind == "basis" else f"beta = {self.beta_limit}"
+        return (f"<p><b>l_inf-SAM</b>, depth {self.depth}, mu = {list(self.mu)}, alpha = {list(self.alpha)}, "
+                f"rho = {self.rho:g}: limit <b>{html.escape(self.kind)}</b> ({html.escape(where)})</p>"
+                f"<p>{html.escape(self.explanation)}</p>")
+
+
+def _mu_rho_depth(mu, rho, depth):
+    import numpy as np
+
+    from biasaudit.plumbing import positive_increasing, positive_int, positive_scalar
+    from biasaudit.plumbing.ranges import depth_in_range, in_range, spread_in_range, vector_in_range
+
+    mu = spread_in_range("mu", vector_in_range("mu", positive_increasing("mu", np.atleast_1d(np.asarray(mu, float)))))
+    rho = in_range("rho", positive_scalar("rho", rho))
+    depth = depth_in_range("depth", positive_int("depth", depth, minimum=1))
+    return mu, rho, depth
+
+
+def _alpha_vector(alpha, d: int):
+    import numpy as np
+
+    from biasaudit.plumbing import InputError
+    from biasaudit.plumbing.ranges import vector_in_range
+
+    a = np.atleast_1d(np.asarray(alpha, float))
+    if a.ndim != 1 or not np.all(np.isfinite(a)) or np.any(a <= 0):
+        raise InputError("alpha", "must be strictly positive and finite", alpha)
+    vector_in_range("alpha", a)
+    if a.size not in (1, d):
+        raise InputError("alpha", f"must have length 1 (uniform) or {d} (the length of mu)", alpha)
+    return a
+
+
+def null_reasons(depth: int) -> dict:
+    """Why a boundary is absent (None) at this depth."""
+    return {
+        "alpha_collapse": ("depth 1: SAM's limit direction is GD's; no collapse boundary" if depth == 1 else
+                           "odd L: beta never collapses (the small-alpha field is positive)"),
+        "alpha_gd_like": ("the spec states the regime-3 (GD-like) boundary c(mu_(d-1) + mu_d)/‖mu‖ at L = 2 only; "
+                          "no regime-3 boundary is derived for L > 2" if depth > 2 else "depth 1: no regimes"),
+    }
+
+
+def classify_alpha(regimes, mu, alpha) -> str:
+    """The regime of one init: uniform alpha by comparison with the boundaries, per-coordinate alpha by the
+    certificates of the numerics."""
+    import numpy as np
+
+    if regimes.depth == 1:
+        return "depth 1: no regimes"
+    if regimes.depth % 2:
+        return "odd L: never collapses (every coordinate is nondecreasing)"
+    uniform = alpha.size == 1 or bool(np.all(alpha == alpha[0]))
+    if regimes.depth > 2:
+        from biasaudit.numerics.l2_deep import classify_deep_trajectory
+
+        if uniform:
+            return ("collapse (beta -> 0, loss -> ln 2)" if float(alpha[0]) < regimes.alpha_collapse else
+                    "escape (beta grows; no regime-3 boundary is stated at L > 2)")
+        cls = classify_deep_trajectory(mu, np.broadcast_to(alpha, mu.shape) / regimes.c, regimes.depth)
+        return f"per-coordinate alpha: {cls.name} (certificate at sigma = {cls.sigma:.6g}, units of c_L)"
+    if uniform:
+        a = float(alpha[0])
+        if a < regimes.alpha_collapse:
+            return "regime 1 (collapse: beta -> 0, loss -> ln 2)"
+        if a >= regimes.alpha_gd_like:
+            return "regime 3 (GD-like: j_dagger = d for all tau)"
+        return "regime 2 (sequential amplification with a loss plateau)"
+    from biasaudit.numerics.l2_reduction import classify_l2_trajectory
+
+    cls = classify_l2_trajectory(mu, alpha, regimes.c)
+    return f"per-coordinate alpha: {cls.kind} (certificate at tau = {cls.tau:.6g})"
+
+
+def sam_regimes(mu, rho, depth: int = 2, norm: str = "l2", normalization: str = "joint", alpha=None):
+    """Predicted l2-SAM regime boundaries (:class:`SamRegimes`), or the l_inf-SAM limit (``norm="linf"``,
+    :class:`LinfLimit`, needs ``alpha``). ``mu``: the data point, strictly positive and increasing."""
+    from biasaudit.plumbing import InputError, choice
+
+    choice("norm", norm, ("l2", "linf"))
+    choice("normalization", normalization, ("joint", "layer"))
+    mu, rho, depth = _mu_rho_depth(mu, rho, depth)
+    if norm == "linf":
+        if alpha is None:
+            raise InputError("alpha", "is required for norm='linf' (the limit depends on the init alpha)")
+        if normalization != "joint":
+            raise InputError("normalization", "applies to norm='l2' only (l_inf-SAM uses sign(grad))", normalization)
+        return linf_limit(mu, alpha, rho, depth)
+    from biasaudit.numerics.l2_boundaries import l2_sam_regime_boundaries
+
+    regimes = l2_sam_regime_boundaries(mu, rho, depth=depth, normalization=normalization)
+    reasons = null_reasons(depth)
+    a = None if alpha is None else _alpha_vector(alpha, mu.size)
+    return SamRegimes(
+        mu=tuple(mu.tolist()), rho=rho, depth=depth, normalization=normalization, c=regimes.c,
+        alpha_collapse=regimes.alpha_collapse, alpha_grow=regimes.alpha_grow, alpha_gd_like=regimes.alpha_gd_like,
+        null_reasons={k: v for k, v in reasons.items() if getattr(regimes, k) is None},
+        alpha=None if a is None else tuple(a.tolist()),
+        alpha_regime=None if a is None else classify_alpha(regimes, mu, a),
+        formulas={**regimes.formulas, **{f"certificate ({k})": v for k, v in regimes.certificates.items()}},
+        notes=regimes.notes)
+
+
+def linf_limit(mu, alpha, rho, depth: int = 2) -> LinfLimit:
+    """The limit of l_inf-SAM's beta on one point (mu, +1) from the balanced init alpha (one value or one
+    per coordinate)."""
+    import numpy as np
+
+    from biasaudit.theory.sam_linf import linf_sam_limit
+
+    mu, rho, depth = _mu_rho_depth(mu, rho, depth)
+    a = _alpha_vector(alpha, mu.size)
+    a = np.full(mu.size, a[0]) if a.size == 1 else a
+    lim = linf_sam_limit(mu, a, rho, depth)
+    beta = getattr(lim, "beta_limit", None)
+    return LinfLimit(mu=tuple(mu.tolist()), alpha=tuple(a.tolist()), rho=rho, depth=depth, kind=lim.kind,
+                     index=None if lim.index is None else int(lim.index),
+                     beta_limit=None if beta is None else tuple(np.asarray(beta, float).tolist()),
+                     formula=str(getattr(lim, "formula", "")), explanation=getattr(lim, "explanation", ""))
+
+
+def eos_regimes(x, y, w0, loss_factor: float = 0.5):
+    """Paper 2's shared-weight toy model on one point (x, y) from w0: s_GF, eta_c, the stable minima, the
+    minimal-norm and minimal-sharpness minimizers, beta_GF and the Pareto front (``to_json()``)."""
+    import numpy as np
+
+    from biasaudit.plumbing import finite_scalar
+    from biasaudit.plumbing.ranges import in_range, vector_in_range
+    from biasaudit.theory.eos_flow import eos_regimes as _eos_regimes
+
+    x = vector_in_range("x", np.atleast_1d(np.asarray(x, float)), zero=True)
+    w0 = vector_in_range("w0", np.atleast_1d(np.asarray(w0, float)), zero=True)
+    y = in_range("y", finite_scalar("y", y), zero=True)
+    return _eos_regimes(x, y, w0, loss_factor=in_range("loss_factor", finite_scalar("loss_factor", loss_factor),
+                                                           zero=True))
+
+
+def eos_sweep(x, y, w0, eta_min: float, eta_max: float, n: int = 400, **options):
+    """A batched GD learning-rate sweep of the toy model (numba): outcome class, final sharpness and norm per
+    eta (see ``biasaudit sweep eos --help``); ``options`` go to
+    :func:`biasaudit.numerics.eos_gd.gd_sweep`."""
+    import numpy as np
+
+    from biasaudit.numerics.eos_gd import gd_sweep
+    from biasaudit.plumbing import InputError, positive_int, positive_scalar
+    from biasaudit.plumbing.ranges import in_range
+
+    eta_min = in_range("eta_min", positive_scalar("eta_min", eta_min))
+    eta_max = in_range("eta_max", positive_scalar("eta_max", eta_max))
+    if eta_max <= eta_min:
+        raise InputError("eta_max", "must exceed eta_min", (eta_min, eta_max))
+    etas = np.linspace(eta_min, eta_max, positive_int("n", n, minimum=2))
+    return gd_sweep(np.asarray(x, float), float(y), np.asarray(w0, float), etas, **options)
+
+
+@dataclass(frozen=True)
+class ClaimInfo:
+    id: str
+    paper: str
+    kind: str
+    origin: str
+    source: str
+    title: str
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def list_claims(pattern: str | None = None, paper: str | None = None, kind: str | None = None) -> list[ClaimInfo]:
+    """Registered claims (ours and installed plugins'), filtered by id globs, paper and kind."""
+    from biasaudit.registry import select_claims
+
+    return [ClaimInfo(c.id, c.paper, c.kind, c.origin, c.source, c.title)
+            for c in select_claims(pattern, paper=paper, kind=kind)]
+
+
+def run_claim(claim_id: str, profile: str = "ci", seed: int = 0):
+    """Check one claim (any kind) and return its :class:`~biasaudit.ledger.Evidence`."""
+    from biasaudit.ledger import run_claim as _run_claim
+    from biasaudit.plumbing import choice
+    from biasaudit.registry import get_claim
+
+    choice("profile", profile, ("ci", "thorough"))
+    return _run_claim(get_claim(claim_id), profile=profile, seed=seed)
+
+
+@dataclass(frozen=True)
+class AuditSummary:
+    counts: dict
+    out: str
+    index_html: str
+    report_md: str
+    evidence: str
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    def _repr_html_(self) -> str:
+        counts = ", ".join(f"{k}: {v}" for k, v in self.counts.items())
+        return f'<p>biasaudit audit: {html.escape(counts)}; report <a href="{html.escape(self.index_html)}">index.html</a></p>'
+
+
+def audit(out: str | Path = "biasaudit-report", claims: str | None = None, tier: str = "quick",
+          workers: int | None = None, resume: bool = False, figures: bool = True,
+          progress: bool = False) -> AuditSummary:
+    """Run the audit (the same as ``biasaudit audit``; ``progress=True`` prints its progress lines) and
+    return its verdict counts and report paths."""
+    from biasaudit.audit.runner import AuditConfig, run_audit
+
+    config = AuditConfig(tier=tier, out=Path(out), claims=claims, workers=workers, resume=resume, figures=figures)
+    run_audit(config, quiet=not progress)
+    out = Path(out)
+    counts: dict[str, int] = {}
+    for line in (out / "evidence.jsonl").read_text().splitlines():
+        verdict = json.loads(line).get("verdict")
+        counts[verdict] = counts.get(verdict, 0) + 1
+    return AuditSummary(counts=counts, out=str(out), index_html=str(out / "index.html"),
+                        report_md=str(out / "report.md"), evidence=str(out / "evidence.jsonl"))
+
+
+run_audit = audit

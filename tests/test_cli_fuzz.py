@@ -143,6 +143,9 @@ def test_fuzz_audit_options_fail_before_any_work(capsys, tmp_path_factory, claim
     ["validate", "eos", "--eps", "nan"], ["validate", "eos", "--eps", "1e-320"], ["validate", "sam", "--steps", "0"],
     ["validate", "sam", "--rho", "-1"], ["validate", "sam", "--rho", "1e308"], ["validate", "sam", "--lr", "0"],
     ["validate", "sam", "--lr", "nan"], ["validate", "sam", "--lr", "1e40"], ["validate", "sam", "--init-scales", "1e-99"],
+    ["validate", "sam", "--steps", "100000000"], ["validate", "sam", "--seeds", "5000"],
+    ["validate", "eos", "--max-steps", "999999999"], ["validate", "eos", "--n-train", "10000000"],
+    ["validate", "eos", "--n-test", "0"],
     ["bench", "--cases", "no.such.case"],
 ])
 def test_fuzz_expensive_commands_reject_bad_options_up_front(capsys, argv):

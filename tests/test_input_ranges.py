@@ -93,3 +93,17 @@ def test_an_empty_pattern_or_no_command_is_an_error_not_everything(capsys, argv,
     assert main(argv + (["--out", str(tmp_path)] if argv[:1] == ["audit"] else [])) == 2
     err = capsys.readouterr().err
     assert err.startswith("biasaudit: error: ") and err.count("\n") == 1
+
+
+def test_validate_json_is_strict_json_with_null_reasons():
+    """validate's summaries pass through finite_json: NaN/inf become null, listed with a reason."""
+    import json
+
+    from biasaudit.commands.validate_eos import _public as eos_public
+    from biasaudit.commands.validate_sam import _public as sam_public
+
+    for public in (eos_public, sam_public):
+        out = public({"checks": {"E5": {"curvature": float("nan")}}, "runs": [{"S": float("inf")}, {"S": 1.0}]})
+        text = json.dumps(out, allow_nan=False)  # raises on NaN/inf
+        assert "nan" not in text.lower().replace("null_fields", "")
+        assert set(out["null_fields"]) == {"checks.E5.curvature", "runs[0].S"} and out["runs"][1]["S"] == 1.0

@@ -39,8 +39,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from biasaudit.plumbing import atomic_write_text
-    from biasaudit.plumbing import InputError, choice, parse_float_list, positive_int, positive_scalar
-    from biasaudit.plumbing import jsonable
+    from biasaudit.plumbing import InputError, choice, parse_float_list, positive_scalar
 
     choice("arch", args.arch, ("fcn", "cnn", "resnet", "vit"))
     choice("loss", args.loss, ("mse", "ce"))
@@ -63,10 +62,12 @@ def run(args) -> int:
         overrides.update(coarse=tuple(float(g) for g in grid), fine=(), absolute=bool(args.absolute))
     elif args.absolute:
         raise InputError("absolute", "needs --eta-grid with the step sizes")
-    for name in ("n_train", "n_test", "max_steps"):
+    from biasaudit.plumbing.ranges import MAX_EXAMPLES, MAX_STEPS, count_in_range
+
+    for name, maximum in (("n_train", MAX_EXAMPLES), ("n_test", MAX_EXAMPLES), ("max_steps", MAX_STEPS)):
         value = getattr(args, name)
         if value is not None:
-            overrides[name] = positive_int(name, value)
+            overrides[name] = count_in_range(name, value, maximum)
     if args.dtype is not None:
         overrides["dtype"] = choice("dtype", args.dtype, ("float32", "float64"))
     if args.data_dir is not None:
@@ -98,9 +99,9 @@ def run(args) -> int:
         from pathlib import Path
 
         summary["figures"] = _figures(ex, sweep, args.loss, Path(args.out) / "figures")
-        atomic_write_text(Path(args.out) / "summary.json", json.dumps(jsonable(summary)))
+        atomic_write_text(Path(args.out) / "summary.json", json.dumps(_public(summary)))
     if args.json:
-        json.dump(jsonable(summary), sys.stdout, indent=1)
+        json.dump(_public(summary), sys.stdout, indent=1)
         print()
         return 0
     print(f"s_GF = {summary['s_gf']:.4g}, eta_c = 2/s_GF = {eta_c:.4g} (eps = {config.eps:g}; "
@@ -135,3 +136,12 @@ def _figures(ex, sweep, loss, outdir) -> list:
     except Exception as exc:  # noqa: BLE001 - a failed plot must not lose the sweep's numbers
         print(f"biasaudit: warning: figures failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         return []
+
+
+def _public(summary: dict) -> dict:
+    """The summary as strict JSON: non-finite numbers are null, listed under ``null_fields`` with the reason."""
+    from biasaudit.plumbing import finite_json
+
+    out, nulled = finite_json(summary)
+    out["null_fields"] = nulled
+    return out

@@ -33,8 +33,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from biasaudit.plumbing import atomic_write_text
-    from biasaudit.plumbing import InputError, choice, nonnegative_scalar, parse_float_list, positive_int
-    from biasaudit.plumbing import jsonable
+    from biasaudit.plumbing import InputError, choice, nonnegative_scalar, parse_float_list
     from biasaudit.validation import sam_experiments as ex
     from biasaudit.validation.data import DATASETS
     from biasaudit.validation.device import pick_device
@@ -53,10 +52,12 @@ def run(args) -> int:
         overrides["rho"] = in_range("rho", nonnegative_scalar("rho", args.rho), zero=True)
     if args.lr is not None:
         overrides["lr"] = in_range("lr", positive_scalar("lr", args.lr))
+    from biasaudit.plumbing.ranges import MAX_SEEDS, MAX_STEPS, count_in_range
+
     if args.steps is not None:
-        overrides["steps"] = positive_int("steps", args.steps)
+        overrides["steps"] = count_in_range("steps", args.steps, MAX_STEPS)
     if args.seeds is not None:
-        overrides["seeds"] = tuple(range(positive_int("seeds", args.seeds)))
+        overrides["seeds"] = tuple(range(count_in_range("seeds", args.seeds, MAX_SEEDS)))
     if args.init_scales is not None:
         scales = vector_in_range("init_scales", parse_float_list("init_scales", args.init_scales))
         overrides["init_scales"] = tuple(float(a) for a in scales)
@@ -95,7 +96,7 @@ def run(args) -> int:
 
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(out / "results.json", json.dumps(jsonable(summary)))
+        atomic_write_text(out / "results.json", json.dumps(_public(summary)))
         if args.dataset == "synthetic-patches":
             figs = [ex.plot_overlays(result, out / "gradcam_overlays.png"),
                     ex.plot_curves(result, "minor_reliance", out / "minor_reliance.png", "minor reliance")]
@@ -106,7 +107,7 @@ def run(args) -> int:
                                    "|input grad| low-intensity mass")]
         summary["figures"] = [str(f) for f in figs]
     if args.json:
-        json.dump(jsonable(summary), sys.stdout, indent=1)
+        json.dump(_public(summary), sys.stdout, indent=1)
         print()
         return 0
     print(f"validate sam: {args.model} on {args.dataset}, tier {args.tier}, device {device}")
@@ -122,3 +123,12 @@ def run(args) -> int:
     for fig in summary.get("figures", []):
         print(f"  figure: {fig}")
     return 0
+
+
+def _public(summary: dict) -> dict:
+    """The summary as strict JSON: non-finite numbers are null, listed under ``null_fields`` with the reason."""
+    from biasaudit.plumbing import finite_json
+
+    out, nulled = finite_json(summary)
+    out["null_fields"] = nulled
+    return out

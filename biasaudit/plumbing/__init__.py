@@ -18,7 +18,7 @@ from biasaudit.plumbing.inputs import (InputError, as_finite_vector, choice, cla
                                        nonnegative_scalar, parse_float_list, positive_increasing, positive_int,
                                        positive_scalar, positive_vector, writable_dir, writable_file,
                                        fits_in_memory)
-from biasaudit.plumbing.jsonable import jsonable
+from biasaudit.plumbing.jsonable import finite_json, jsonable
 
 __all__ = [
     "InputError",
@@ -29,6 +29,7 @@ __all__ = [
     "claim_pattern",
     "finite_scalar",
     "jsonable",
+    "finite_json",
     "matching_length",
     "nonnegative_scalar",
     "parse_float_list",

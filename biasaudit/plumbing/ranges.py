@@ -14,6 +14,11 @@ by k), they obey it (tests at both ends: ``tests/test_input_ranges.py``).
 
 ``MAX_DEPTH`` = 32: the deep l2 flow's certificate bisection resolves α_c up to L = 32 (measured: L = 48
 leaves the bisection undecided, L = 1000 divided by zero).
+
+Sizes of the torch experiments (``validate``): ``MAX_STEPS`` = 10^7 training steps (the full tiers use at
+most 2·10^5; 10^7 full-batch steps of the smallest model is more than a day on 2 cores), ``MAX_SEEDS`` = 1000
+paired seeds (the full tiers use 32), ``MAX_EXAMPLES`` = 10^6 training or test examples (above every data
+set this package loads: MNIST has 70 000; the loader names the actual limit of the chosen data set).
 """
 
 from __future__ import annotations
@@ -22,13 +27,16 @@ import numpy as np
 
 from biasaudit.plumbing.inputs import InputError
 
-__all__ = ["MAGNITUDE_MIN", "MAGNITUDE_MAX", "MAX_DEPTH", "MU_MAX_SPREAD", "in_range", "vector_in_range",
-           "depth_in_range", "spread_in_range"]
+__all__ = ["MAGNITUDE_MIN", "MAGNITUDE_MAX", "MAX_DEPTH", "MU_MAX_SPREAD", "MAX_STEPS", "MAX_SEEDS",
+           "MAX_EXAMPLES", "in_range", "vector_in_range", "depth_in_range", "spread_in_range", "count_in_range"]
 
 MAGNITUDE_MIN = 1e-30
 MAGNITUDE_MAX = 1e30
 MAX_DEPTH = 32
 MU_MAX_SPREAD = 1e4
+MAX_STEPS = 10_000_000
+MAX_SEEDS = 1000
+MAX_EXAMPLES = 1_000_000
 _RULE = f"must have magnitude in [{MAGNITUDE_MIN:g}, {MAGNITUDE_MAX:g}]"
 
 
@@ -68,3 +76,13 @@ def spread_in_range(name: str, values, max_spread: float = MU_MAX_SPREAD) -> np.
         raise InputError(name, f"must have max/min <= {max_spread:g} (the bisection's cost grows with it)",
                          f"max/min = {spread:.3g}")
     return arr
+
+
+def count_in_range(name: str, value, maximum: int) -> int:
+    """A positive integer count (steps, seeds, examples) no larger than ``maximum``."""
+    from biasaudit.plumbing.inputs import positive_int
+
+    value = positive_int(name, value)
+    if value > maximum:
+        raise InputError(name, f"must be an integer in [1, {maximum:,}]", value)
+    return value

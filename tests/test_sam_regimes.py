@@ -250,3 +250,16 @@ def test_family_verdict_applies_holm(monkeypatch):
     p_b = st.one_sided_p(weak["values"])
     assert 2 * p_b < 0.05 < 4 * 2 * p_b  # significant alone, not after Holm (the four tied ones: x4 at least)
     assert regimes_mod.family_verdict("b", 1, "quick")[0] == "undecided"
+
+
+def test_validate_sam_design_runs_the_regime_grid_from_the_cli(monkeypatch, tmp_path, capsys):
+    import json
+
+    from biasaudit.cli import main
+
+    monkeypatch.setitem(sr.DESIGNS["diag"], "quick", TINY_DIAG)
+    assert main(["validate", "sam", "--design", "diag", "--out", str(tmp_path), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["design"] == "diag" and len(out["collapse"]["sam_fraction"]) == 2
+    assert (tmp_path / "results.json").is_file() and (tmp_path / "regimes_diag.png").is_file()
+    assert main(["validate", "sam", "--design", "diag", "--rho", "0.5"]) == 2  # the design fixes rho

@@ -26,6 +26,10 @@ def register(sub) -> None:
     p.add_argument("--rho", type=float, default=None, help="SAM radius (default: the tier's, 0.05)")
     p.add_argument("--lr", type=float, default=None, help="learning rate (default: the tier's)")
     p.add_argument("--init-scales", default=None, help="comma-separated init scales alpha, e.g. 0.5,1,2")
+    p.add_argument("--design", default=None, choices=("cnn", "patch", "diag"),
+                   help="run a regime design of the audit instead (issue 15): the alpha grid x paired seeds x "
+                        "{GD, SAM}, SAM's collapse boundary, the regime-2 alpha and the minor-feature statistic "
+                        "at every alpha (cnn: MNIST CNN; patch: patch images; diag: the positive control)")
     p.add_argument("--no-cache", action="store_true", help="recompute every run (ignore the run cache)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(run=run)
@@ -44,6 +48,8 @@ def run(args) -> int:
     choice("model", args.model, MODELS)
     choice("dataset", args.dataset, DATASETS)
     device = pick_device(args.device)
+    if args.design is not None:
+        return _run_design(args, device)
     overrides = {"model": args.model, "dataset": args.dataset}
     from biasaudit.plumbing import positive_scalar
     from biasaudit.plumbing.ranges import in_range, vector_in_range
@@ -120,6 +126,55 @@ def run(args) -> int:
                 lo, hi = per[key]["ci"]
                 print(f"    {name} patch order t_major - t_minor (steps, > 0 = faint patch first): "
                       f"{per[key]['mean']:+.1f} [{lo:+.1f}, {hi:+.1f}], per seed {per[key]['values']}")
+    for fig in summary.get("figures", []):
+        print(f"  figure: {fig}")
+    return 0
+
+
+_DESIGN_FIXES = ("model", "dataset", "seeds", "steps", "rho", "lr", "init_scales")
+
+
+def _run_design(args, device) -> int:
+    """``--design``: the audit's regime grid, from the same run cache as the claims."""
+    from biasaudit.plumbing import InputError, atomic_write_text, writable_dir
+    from biasaudit.validation import sam_regimes as sr
+
+    defaults = {"model": "cnn", "dataset": "mnist5k"}
+    for name in _DESIGN_FIXES:
+        value = getattr(args, name)
+        if value is not None and value != defaults.get(name):
+            raise InputError(name, "is fixed by --design (the design is pre-registered); leave it out", value)
+    if args.out:
+        writable_dir("out", args.out)
+    progress = None if args.json else (lambda msg: print(msg, file=sys.stderr, flush=True))
+    res = sr.regime_experiment(args.design, args.tier, device=str(device), data_dir=args.data_dir,
+                               progress=progress, use_cache=not args.no_cache)
+    summary = {k: res[k] for k in ("design", "tier", "settings", "collapse", "boundary", "alpha_regime2",
+                                   "alpha_control", "control_ratio", "effects", "status")}
+    if args.out:
+        from pathlib import Path
+
+        out = Path(args.out)
+        atomic_write_text(out / "results.json", json.dumps(_public(summary)))
+        summary["figures"] = [str(sr.plot_regime_figure(res, out, f"regimes_{args.design}.png"))]
+    if args.json:
+        json.dump(_public(summary), sys.stdout, indent=1)
+        print()
+        return 0
+    b = res["boundary"]
+    print(f"validate sam --design {args.design}: tier {args.tier}, device {device}, rho = {res['settings']['rho']}, "
+          f"{len(res['settings']['seeds'])} paired seeds")
+    print(f"  trained share: {sr.trained_share_text(res)}")
+    print(f"  collapse test: {res['collapse']['verdict']}; SAM alpha_50 = "
+          + (f"{b['alpha_50']:.4g} (95% {b['ci'][0]:.4g}-{b['ci'][1]:.4g})" if b.get("alpha_50") else "none")
+          + f"; regime-2 alpha = {res['alpha_regime2']}, GD-like control alpha = {res['alpha_control']}")
+    for metric in res["settings"]["metrics"] + (["lead_sam"] if args.design == "patch" else []):
+        what = ("SAM alone: t_major - t_minor, steps (> 0: faint patch first)" if metric == "lead_sam" else
+                f"SAM - GD, area over {res['settings']['match_on']} levels")
+        print(f"  {metric} ({what}):")
+        for alpha, mean, (lo, hi) in sr.dose_response(res, metric):
+            mark = " <- regime 2" if alpha == res["alpha_regime2"] else (" <- control" if alpha == res["alpha_control"] else "")
+            print(f"    alpha = {alpha:<7g} {mean:+.4f} [{lo:+.4f}, {hi:+.4f}]{mark}")
     for fig in summary.get("figures", []):
         print(f"  figure: {fig}")
     return 0

@@ -4,22 +4,18 @@ Every function checks its inputs at the edge (an :class:`~biasaudit.plumbing.Inp
 and the rule it broke) and returns a dataclass with ``to_json()``; the regime results also render in Jupyter
 (``_repr_html_``), and claims and evidence do too (:mod:`biasaudit.ledger`).
 
-===============================================  ==================================================================
-function                                         returns
-===============================================  ==================================================================
-``sam_regimes(mu, rho, depth=2, norm="l2",       :class:`SamRegimes` (l2: c, alpha_collapse, alpha_grow,
-normalization="joint", alpha=None)``             alpha_gd_like, with formulas and why a boundary is absent) or
-                                                 :class:`LinfLimit` (``norm="linf"``, needs ``alpha``)
-``linf_limit(mu, alpha, rho, depth=2)``          :class:`LinfLimit`: where l_inf-SAM's beta goes
-``eos_regimes(x, y, w0, loss_factor=0.5)``       the toy model of paper 2: s_GF, eta_c, minimizers, Pareto front
-``eos_sweep(x, y, w0, eta_min, eta_max, n=400)`` a batched GD learning-rate sweep (outcome classes, sharpness)
-``list_claims(pattern=None, paper=None,          :class:`ClaimInfo` rows (id, paper, kind, origin, source, title)
-kind=None)``
-``run_claim(claim_id, profile="ci", seed=0)``    the claim's :class:`~biasaudit.ledger.Evidence`
-``audit(out="biasaudit-report", claims=None,     :class:`AuditSummary` (verdict counts, the report's paths);
-tier="quick", workers=None, resume=False)``      re-exported as ``biasaudit.run_audit`` (``biasaudit.audit`` is
-                                                 the audit package)
-===============================================  ==================================================================
+* ``sam_regimes(mu, rho, depth=2, norm="l2", normalization="joint", alpha=None)``: :class:`SamRegimes`
+  (l2: c, alpha_collapse, alpha_grow, alpha_gd_like, with formulas and why a boundary is absent), or
+  :class:`LinfLimit` with ``norm="linf"`` (needs ``alpha``);
+* ``linf_limit(mu, alpha, rho, depth=2)``: :class:`LinfLimit`, where l_inf-SAM's beta goes;
+* ``eos_regimes(x, y, w0, loss_factor=0.5)``: the toy model of paper 2 (s_GF, eta_c, minimizers, Pareto front);
+* ``eos_sweep(x, y, w0, eta_min, eta_max, n=400)``: a batched GD learning-rate sweep (outcome classes, sharpness);
+* ``list_claims(pattern=None, paper=None, kind=None)``: :class:`ClaimInfo` rows (id, paper, kind, origin,
+  source, title);
+* ``run_claim(claim_id, profile="ci", seed=0)``: the claim's :class:`~biasaudit.ledger.Evidence`;
+* ``audit(out="biasaudit-report", claims=None, tier="quick", workers=None, resume=False)``:
+  :class:`AuditSummary` (verdict counts, the report's paths); re-exported as ``biasaudit.run_audit``
+  (``biasaudit.audit`` is the audit package).
 
 Example::
 

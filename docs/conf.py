@@ -1,0 +1,21 @@
+"""Sphinx configuration of biasaudit's documentation (MyST Markdown pages, autodoc for the Python API).
+
+Built in the test suite with warnings as errors (``tests/test_docs.py``); by hand:
+``sphinx-build -W -b html docs docs/_build/html``.
+"""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+project = "biasaudit"
+author = "the biasaudit developers"
+extensions = ["myst_parser", "sphinx.ext.autodoc", "claims_page"]
+myst_enable_extensions = ["dollarmath"]
+source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
+exclude_patterns = ["_build", "**.ipynb_checkpoints", "tutorial.ipynb"]
+autodoc_member_order = "bysource"
+autodoc_typehints = "none"
+html_theme = "alabaster"
+suppress_warnings = ["myst.header"]

@@ -8,6 +8,7 @@ PAPER_TITLES = {"sam": 'Paper 1: "Minor First, Major Last" (SAM on deep diagonal
 
 
 def _write(app):
+    from biasaudit.audit.report_data import plain_source
     from biasaudit.registry import all_claims
 
     lines = ["# The claims", "",
@@ -23,7 +24,7 @@ def _write(app):
         lines += [f"## {PAPER_TITLES.get(paper, paper)}", ""]
         for c in claims:
             title = c.title.replace("*", "\\*").replace("|", "\\|")
-            lines += [f"### `{c.id}`", "", f"{title} ({c.kind}, {c.origin}; {c.source})", "",
+            lines += [f"### `{c.id}`", "", f"{title} ({c.kind}, {c.origin}; {plain_source(c.source)})", "",
                       "$$", c.latex(), "$$", ""]
     target = Path(app.srcdir) / "claims.md"
     text = "\n".join(lines) + "\n"

@@ -61,3 +61,14 @@ def test_the_report_explains_its_terms(tmp_path):
     terms = dict(HOW_TO_READ)
     assert {"confirmed", "refuted", "undecided", "negative control", "error and tolerance"} <= set(terms)
     assert "power" in terms["negative control"]
+
+
+def test_sources_are_shown_without_internal_words():
+    from biasaudit.audit.report_data import plain_source
+
+    assert plain_source("paper 2, theory (spec: Gradient flow)") == "theory (specification: Gradient flow)"
+    assert plain_source("A (depth 1)") == "claim A (depth 1)"
+    assert plain_source("issue 15 item 1") == "project issue 15 item 1"
+    for claim in all_claims():
+        text = plain_source(claim.source)
+        assert not text.startswith("paper ") and " spec " not in f" {text} "

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ReportMeta", "Report", "Row", "build_report", "summarize", "format_pair", "PAPERS",
+__all__ = ["plain_source", "error_text", "HOW_TO_READ", "ReportMeta", "Report", "Row", "build_report", "summarize", "format_pair", "PAPERS",
            "VERDICT_ORDER", "PROBLEM_VERDICTS"]
 
 PAPERS = {
@@ -201,6 +201,16 @@ HOW_TO_READ: tuple[tuple[str, str], ...] = (
                           "minor-feature family, a Holm correction); runs that fail to train are counted, "
                           "not dropped"),
 )
+
+
+def plain_source(source: str | None) -> str:
+    """A claim's source in words a reader of the report knows: no "paper 2," prefix (the paper column says
+    it), "spec" spelled out, the papers' claim letters as "claim A", issue numbers as project issues."""
+    text = re.sub(r"^paper [12](,\s*|\s+)", "", (source or "").strip())
+    text = re.sub(r"^([A-Z])(?= \(|$)", r"claim \1", text)
+    text = re.sub(r"\bspec\b", "specification", text)
+    text = re.sub(r"\bissue (\d+)", r"project issue \1", text)
+    return text
 
 
 def error_text(record: dict) -> str:

@@ -11,7 +11,7 @@ import html
 import json
 from pathlib import Path
 
-from biasaudit.audit.report_data import HOW_TO_READ, PAPERS, Report, Row, _show, error_text
+from biasaudit.audit.report_data import HOW_TO_READ, PAPERS, Report, Row, _show, error_text, plain_source
 from biasaudit.audit.store import atomic_write_text
 
 __all__ = ["render_html", "write_html"]
@@ -78,7 +78,7 @@ def _evidence(row: Row) -> str:
     tb = f"<pre>{_e(r['traceback'])}</pre>" if r.get("traceback") else ""
     return (f'<div class="problem v-{_e(r["verdict"])}-box" id="problem-{_e(r["claim_id"])}">'
             f'<h3><code>{_e(r["claim_id"])}</code> {_badge(r["verdict"])}</h3>'
-            f"<p>{_e(PAPERS.get(r.get('paper'), r.get('paper')))}, {_e(r.get('source'))} "
+            f"<p>{_e(PAPERS.get(r.get('paper'), r.get('paper')))}, {_e(plain_source(r.get('source')))} "
             f"<i>({_e(r.get('origin') or '?')})</i>: {_e(r.get('title'))}</p>"
             f"{_math(row.statement_mathml, row.statement_text)}<ul>{body}</ul>{tb}</div>")
 
@@ -92,7 +92,7 @@ def _row(row: Row) -> str:
     figs = " ".join(f'<a href="#figure-{_e(f)}">{_e(f)}</a>' for f in row.figures) or "-"
     breakable = _e(r["claim_id"]).replace(".", ".<wbr>").replace("_", "_<wbr>")
     return (f'<tr id="claim-{_e(r["claim_id"])}"><td class="id"><code>{breakable}</code></td>'
-            f"<td>{_e(r.get('paper'))}<br>{_e(r.get('source'))}</td>"
+            f"<td>{_e(r.get('paper'))}<br>{_e(plain_source(r.get('source')))}</td>"
             f"<td>{_e(r.get('title'))}<div class=\"math\">"
             f"{_math(row.statement_mathml, row.statement_text, block=False)}</div>{hyps}</td>"
             f"<td>{_badge(r['verdict'])}</td><td>{_e(row.summary)}</td><td>{figs}</td></tr>")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from biasaudit.audit.report_data import HOW_TO_READ, PAPERS, Report, Row, _show, error_text
+from biasaudit.audit.report_data import HOW_TO_READ, PAPERS, Report, Row, _show, error_text, plain_source
 from biasaudit.audit.store import atomic_write_text
 
 __all__ = ["render_markdown", "write_markdown"]
@@ -25,7 +25,7 @@ def _evidence_block(row: Row) -> list[str]:
     lines = [
         f"### `{r['claim_id']}`: **{r['verdict'].upper()}**",
         "",
-        f"- paper {r.get('paper')}, {r.get('source', '')} ({_ORIGIN.get(r.get('origin'), r.get('origin') or '?')}): "
+        f"- paper {r.get('paper')}, {plain_source(r.get('source'))} ({_ORIGIN.get(r.get('origin'), r.get('origin') or '?')}): "
         f"{r.get('title', '')}",
         f"- evidence: {row.summary or '-'}",
         f"- parameters: `{_show(r.get('params'), 400, precise=True)}`",
@@ -85,7 +85,7 @@ def render_markdown(report: Report) -> str:
         r = row.record
         math = row.statement_text.replace("\n", " ⏎ ") if "\n" in row.statement_text else row.statement_text
         figs = ", ".join(f"[{f}](#figure-{f})" for f in row.figures) or "-"
-        lines.append(f"| `{r['claim_id']}` | {_cell(r.get('paper'))} {_cell(r.get('source', ''))} | "
+        lines.append(f"| `{r['claim_id']}` | {_cell(r.get('paper'))} {_cell(plain_source(r.get('source')))} | "
                      f"{_cell(r.get('title', ''))}<br>`{_cell(r.get('statement', '') or math)}` | "
                      f"**{r['verdict']}** | {_cell(row.summary)} | {figs} |")
     lines.append("")

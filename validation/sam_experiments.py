@@ -102,15 +102,9 @@ MIN_SEEDS = 3
 # ---------------------------------------------------------------------------------------------- statistics
 def metric_at_accuracy(acc, metric, a: float) -> float:
     """The metric where the run's accuracy first reaches ``a`` (linear between bracketing evaluations)."""
-    acc, metric = np.asarray(acc, float), np.asarray(metric, float)
-    hits = np.nonzero(acc >= a)[0]
-    if hits.size == 0:
-        return math.nan
-    i = int(hits[0])
-    if i == 0 or acc[i] == acc[i - 1]:
-        return float(metric[i])
-    w = (a - acc[i - 1]) / (acc[i] - acc[i - 1])
-    return float(metric[i - 1] + w * (metric[i] - metric[i - 1]))
+    from biasaudit.validation.sam_stats import metric_at_level
+
+    return metric_at_level(acc, metric, a)
 
 
 def bootstrap_mean_ci(values, *, level: float = CI_LEVEL, n_boot: int = N_BOOT, seed: int = 0):

@@ -31,9 +31,20 @@ def _setup(batch: int, width: int = 16):
     return model, x, y
 
 
+def _closure(opt, model, x, y):
+    """The full-batch cross-entropy closure that ``opt.step`` calls (SAM calls it twice)."""
+    import torch.nn.functional as F
+
+    def closure():
+        opt.zero_grad(set_to_none=True)
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        return loss
+    return closure
+
+
 def _bench_step(quick: bool) -> BenchResult:
     import torch
-    import torch.nn.functional as F
 
     from biasaudit.validation.sam import SAM
 
@@ -42,15 +53,7 @@ def _bench_step(quick: bool) -> BenchResult:
     gd = torch.optim.SGD(model.parameters(), lr=1e-3)
     sam = SAM(model.parameters(), torch.optim.SGD, rho=0.05, lr=1e-3, model=model)
 
-    def closure_for(opt):
-        def closure():
-            opt.zero_grad(set_to_none=True)
-            loss = F.cross_entropy(model(x), y)
-            loss.backward()
-            return loss
-        return closure
-
-    gd_closure, sam_closure = closure_for(gd), closure_for(sam)
+    gd_closure, sam_closure = _closure(gd, model, x, y), _closure(sam, model, x, y)
     repeats = 7 if quick else 21
     for _ in range(2):  # warm-up (allocator, oneDNN primitive caches)
         gd.step(gd_closure), sam.step(sam_closure)
@@ -84,7 +87,6 @@ def _bench_run_cost(quick: bool) -> BenchResult:
     from dataclasses import replace
 
     import torch
-    import torch.nn.functional as F
 
     from biasaudit.validation import sam_training as tr
     from biasaudit.validation.models import make_model
@@ -106,15 +108,7 @@ def _bench_run_cost(quick: bool) -> BenchResult:
     gd = torch.optim.SGD(model.parameters(), lr=1e-4)
     sam = SAM(model.parameters(), torch.optim.SGD, rho=settings["rho"], lr=1e-4, model=model)
 
-    def closure_for(opt):
-        def closure():
-            opt.zero_grad(set_to_none=True)
-            loss = F.cross_entropy(model(x), y)
-            loss.backward()
-            return loss
-        return closure
-
-    gd_c, sam_c = closure_for(gd), closure_for(sam)
+    gd_c, sam_c = _closure(gd, model, x, y), _closure(sam, model, x, y)
     for _ in range(3):
         gd.step(gd_c), sam.step(sam_c)
     t_gd, t_sam = [], []

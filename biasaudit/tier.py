@@ -13,11 +13,15 @@ from collections.abc import Iterator
 
 from biasaudit.plumbing import choice
 
-__all__ = ["experiment_tier", "tier_of_profile", "TIER_VARIABLE", "TIERS", "PROFILE_OF_TIER"]
+__all__ = ["experiment_tier", "tier_of_profile", "TIER_VARIABLE", "TIERS", "PROFILE_OF_TIER", "QUICK_AUDIT_MINUTES"]
 
 TIER_VARIABLE = "BIASAUDIT_EXPERIMENT_TIER"
 TIERS = ("quick", "full")
 PROFILE_OF_TIER = {"quick": "ci", "full": "thorough"}
+# The one stated run-time of `biasaudit audit` at the quick tier, in minutes on 2 cores with cold caches
+# (README, `audit --help`; tests/test_docs.py checks the README says the same). Measured: 9 min 26 s from a
+# fresh clone on 2026-12-03 (notes/status.md).
+QUICK_AUDIT_MINUTES = 10
 
 
 def experiment_tier(default: str = "quick") -> str:

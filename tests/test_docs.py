@@ -32,3 +32,16 @@ def test_tutorial_notebook_runs(tmp_path, monkeypatch):
     assert not errors
     assert any(o.get("output_type") == "display_data" and "image/png" in o.get("data", {})
                for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+
+
+def test_one_stated_run_time():
+    from biasaudit.cli import build_parser
+    from biasaudit.tier import QUICK_AUDIT_MINUTES
+
+    readme = (DOCS.parent / "README.md").read_text()
+    assert f"about {QUICK_AUDIT_MINUTES} minutes on 2 cores" in readme
+    audit = next(a for a in build_parser()._actions if hasattr(a, "choices") and a.choices and "audit" in a.choices)
+    help_text = audit.choices["audit"].format_help()
+    assert f"about {QUICK_AUDIT_MINUTES}" in " ".join(help_text.split())
+    for stale in ("5–10 minutes", "< 15 min"):
+        assert stale not in readme and stale not in help_text

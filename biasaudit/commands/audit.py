@@ -17,12 +17,14 @@ def _terminate(signum, frame):
 
 
 def register(sub) -> None:
+    from biasaudit.tier import QUICK_AUDIT_MINUTES
+
     p = sub.add_parser("audit", help="run every claim (theory, simulations, experiments) and write the report",
                        description="Run every registered claim and write evidence.jsonl, report.md, "
                                    "index.html and the figures into --out.")
     p.add_argument("--tier", choices=("quick", "full"), default="quick",
-                   help="quick: theory at profile ci, experiments at quick size (< 15 min on 2 cores); "
-                        "full: profile thorough, full sizes (default: quick)")
+                   help=f"quick: theory at profile ci, experiments at quick size (about {QUICK_AUDIT_MINUTES} "
+                        "minutes on 2 cores); full: profile thorough, full sizes, meant for a GPU (default: quick)")
     p.add_argument("--out", default="biasaudit-report", metavar="DIR",
                    help="report directory (default: ./biasaudit-report)")
     p.add_argument("--claims", metavar="PATTERN", help="comma-separated globs of claim ids, e.g. 'sam.l2.*'")

@@ -43,7 +43,7 @@ import os
 
 import sympy as sp
 
-from biasaudit.claims.sam_torch_regimes import _runs_of_design
+from biasaudit.claims.sam_torch_regimes import CI_SIDE, FAMILY_READS, _runs_of_design
 from biasaudit.domain import Choice, Domain, Fixed
 from biasaudit.figures import FigureJob
 from biasaudit.ledger import Claim, Observation, Tolerance
@@ -56,11 +56,6 @@ m_sam, m_gd = sp.symbols("m_SAM m_GD", nonnegative=True)
 k = sp.Symbol("k", integer=True, nonnegative=True)
 
 EXPERIMENT_SAMPLES = {"ci": 1, "thorough": 1}
-CI_SIDE = Tolerance(
-    "effect_ci_side", 0.0,
-    "the 95% seed-level interval (hull of bootstrap over seeds and Student t) of SAM - GD must lie on the "
-    "predicted side of 0; error = how far it reaches onto the wrong side, straddling 0 is undecided")
-
 
 # ------------------------------------------------------------------------------ diagonal network vs numba
 DIAG_CASES = tuple((alg, norm, L) for alg in ("gd", "linf", "l2") for norm in ("joint", "layer", "none")
@@ -200,8 +195,9 @@ def _flip(params, predicted):
     return -int(predicted)
 
 
-def _experiment_claim(cid, title, source, kind, metric, statement, notes, matched=True):
-    """``kind``/``metric``: where the claim's runs come from (the CNN regime grid for ``minor_mass``)."""
+def _experiment_claim(cid, title, source, statement, notes, matched=True):
+    """A minor-feature claim; its design and statistic are its row of ``FAMILY_READS``."""
+    design = next(d for c, d, _, _ in FAMILY_READS if c == cid)
     hypotheses = (sp.Gt(rho, 0, evaluate=False), sp.Gt(alpha, 0, evaluate=False)) + ((sp.Eq(a_sam, a_gd),) if matched else ())
     return Claim(
         id=cid, paper="sam", source=source, title=title,
@@ -216,7 +212,7 @@ def _experiment_claim(cid, title, source, kind, metric, statement, notes, matche
         samples=dict(EXPERIMENT_SAMPLES),
         controls=1,
         notes=notes,
-        runs=_runs_of_design("cnn" if kind == "minor_mass" else "patch"),
+        runs=_runs_of_design(design),
     )
 
 
@@ -224,20 +220,20 @@ EXPERIMENT_CLAIMS = (
     _experiment_claim(
         "sam.torch.minor_mass_gradcam",
         "SAM puts more Grad-CAM mass on low-intensity pixels than GD (same training accuracy)",
-        "§Empirical (Grad-CAM on CNNs, MNIST)", "minor_mass", "cam_low",
+        "§Empirical (Grad-CAM on CNNs, MNIST)",
         sp.Gt(m_sam - m_gd, 0, evaluate=False),
         "small CNN (width 4), MNIST-5k at 14x14, 16 paired seeds at the regime-2 alpha of "
         "sam.torch.cnn_collapse_boundary; area statistic over training-accuracy levels; Holm across the family"),
     _experiment_claim(
         "sam.torch.minor_mass_inputgrad",
         "SAM puts more |input gradient| mass on low-intensity pixels than GD (same training accuracy)",
-        "§Empirical (saliency proxy)", "minor_mass", "grad_low",
+        "§Empirical (saliency proxy)",
         sp.Gt(m_sam - m_gd, 0, evaluate=False),
         "same runs as sam.torch.minor_mass_gradcam; |dy/dx| instead of Grad-CAM"),
     _experiment_claim(
         "sam.torch.synthetic_minor_first",
         "on the bright/faint patch task SAM learns the faint (minor) patch before the bright (major) one",
-        "§Empirical (controlled image test)", "synthetic", "lead_sam",
+        "§Empirical (controlled image test)",
         sp.Gt(sp.Symbol("t_major") - sp.Symbol("t_minor"), 0, evaluate=False),
         "patch images 8x8, small CNN, 16 seeds at the regime-2 alpha of sam.torch.patch_collapse_boundary; "
         "t = first step at which the accuracy from that patch alone (the other ablated) reaches 0.9",
@@ -245,13 +241,13 @@ EXPERIMENT_CLAIMS = (
     _experiment_claim(
         "sam.torch.synthetic_minor_reliance",
         "on the bright/faint patch task SAM relies on the faint patch more than GD at the same accuracy",
-        "§Empirical (controlled image test)", "synthetic", "minor_reliance",
+        "§Empirical (controlled image test)",
         sp.Gt(m_sam - m_gd, 0, evaluate=False),
         "same runs; reliance = acc(major ablated) - acc(minor ablated), area over training-accuracy levels"),
     _experiment_claim(
         "sam.torch.synthetic_minor_gradcam",
         "on the bright/faint patch task SAM's Grad-CAM share on the faint patch exceeds GD's while learning",
-        "§Empirical (controlled image test)", "synthetic", "cam_minor_share",
+        "§Empirical (controlled image test)",
         sp.Gt(m_sam - m_gd, 0, evaluate=False),
         "same runs; Grad-CAM minor/(minor+major) mass, area over training-accuracy levels"),
 )

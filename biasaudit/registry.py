@@ -33,6 +33,7 @@ CLAIM_MODULES: tuple[str, ...] = (
     "biasaudit.claims.eos",
     "biasaudit.claims.sam_l2",
     "biasaudit.claims.validation_eos",
+    "biasaudit.claims.eos_torch_architectures",
 )
 
 

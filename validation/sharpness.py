@@ -55,6 +55,8 @@ __all__ = [
     "hvp",
     "HessianAt",
     "top_eigenvalue",
+    "EigenBlock",
+    "top_eigenpairs",
     "sharpness_spectrum",
     "lanczos_eigenvalues",
     "power_iteration",
@@ -297,6 +299,49 @@ def top_eigenvalue(f: FlatLoss, theta, which: str = "LM", *, tol: float = EIGSH_
     if not math.isfinite(lam):
         ok = False
     return EigenEstimate(lam, vec, ok, res, n_hvp, which, time.perf_counter() - t0)
+
+
+@dataclass(frozen=True)
+class EigenBlock:
+    """The k algebraically largest eigenpairs of H(θ): ``values`` descending, ``vectors`` (p, k) orthonormal."""
+
+    values: np.ndarray
+    vectors: np.ndarray
+    n_hvp: int
+    seconds: float
+    solver: str  # "eigsh" (cold start) or "lobpcg" (warm start from a previous block)
+
+
+def top_eigenpairs(f: FlatLoss, theta, k: int, *, block=None, tol: float = EIGSH_TOL, maxiter: int = 20,
+                   seed: int = 0) -> EigenBlock:
+    """The top-k eigenpairs (algebraic, λ₁ ≥ … ≥ λ_k) of H(θ).
+
+    Cold start: ``eigsh(k, which='LA')``. Warm start (``block``, a previous (p, k) block): LOBPCG from that
+    block, at most ``maxiter`` iterations of k HVPs each; along a training path the top eigenspace moves
+    slowly, so a few iterations suffice (the gradient-flow proxy's exponential step uses it).
+    """
+    from scipy.sparse.linalg import eigsh, lobpcg
+
+    k = positive_int("k", k)
+    if k >= f.p:
+        raise InputError("k", f"must be < the number of parameters p = {f.p}", k)
+    op = _operator(f, theta, None)
+    start_hvp, t0 = f.n_hvp, time.perf_counter()
+    block = None if block is None else np.asarray(block, dtype=np.float64)
+    if block is None or block.shape != (f.p, k) or not np.all(np.isfinite(block)):
+        v0 = np.random.default_rng(seed).standard_normal(f.p)
+        vals, vecs = eigsh(op, k=k, which="LA", tol=tol, v0=v0, ncv=min(f.p, max(2 * k + 1, 20)))
+        solver = "eigsh"
+    else:
+        import warnings
+
+        with warnings.catch_warnings():  # "did not reach tol" is expected: the block is refreshed often
+            warnings.simplefilter("ignore")
+            vals, vecs = lobpcg(op, block, tol=tol, maxiter=maxiter, largest=True)
+        solver = "lobpcg"
+    order = np.argsort(vals)[::-1]
+    return EigenBlock(np.asarray(vals)[order], np.asarray(vecs)[:, order], f.n_hvp - start_hvp,
+                      time.perf_counter() - t0, solver)
 
 
 def sharpness_spectrum(f: FlatLoss, theta, *, tol: float = EIGSH_TOL, v0=None, **kw) -> dict:

@@ -134,3 +134,86 @@ CASES = (
               "small CNN: one HVP of the eigsh operator (graph build amortised) costs at most 3 gradients",
               _run_hvp_cost),
 )
+
+
+# ---------------------------------------------------------------------------------------- gradient-flow proxy
+
+def _gf_runs(config, contenders) -> tuple[dict, dict]:
+    """s_GF and wall time of each (label, method, fraction) contender on ``config``'s problem (one run each:
+    a proxy run is minutes, not milliseconds; the ratios are of runs measured side by side)."""
+    import time
+
+    from biasaudit.validation.device import setup_torch
+    from biasaudit.validation.eos_experiments import _build_problem
+    from biasaudit.validation.gf_proxy import gradient_flow_sharpness
+
+    setup_torch()
+    problem = _build_problem(config)
+    s_gf, seconds = {}, {}
+    for label, method, fraction in contenders:
+        t0 = time.perf_counter()
+        res = gradient_flow_sharpness(problem, config.eps, method=method, fraction=fraction,
+                                      every=20 if method == "exp" else config.gf_every, seed=config.seed)
+        seconds[label] = time.perf_counter() - t0
+        s_gf[label] = res.s_gf if res.reached_eps else math.nan
+    return s_gf, seconds
+
+
+GF_CONTENDERS = (("gd h", "gd", 0.5), ("gd h/2", "gd", 0.25), ("exp h", "exp", 0.25), ("exp h/2", "exp", 0.125))
+
+
+def _rel(a: float, b: float) -> float:
+    return abs(a / b - 1) if math.isfinite(a) and math.isfinite(b) else math.inf
+
+
+def _run_gf_fcn(quick: bool) -> BenchResult:
+    """The FCN of the quick tier: each proxy against today's (gd, h = 0.5·2/S) at half its step."""
+    import dataclasses
+
+    from biasaudit.validation.eos_experiments import tier_config
+
+    config = tier_config("quick", "mse")
+    if quick:
+        config = dataclasses.replace(config, n_train=100, eps=5e-2)
+    s_gf, seconds = _gf_runs(config, GF_CONTENDERS)
+    result = BenchResult(timings=seconds)
+    ref = s_gf["gd h/2"]
+    result.targets = [
+        Target("|s_GF(gd, h) / s_GF(gd, h/2) - 1| (today's proxy)", _rel(s_gf["gd h"], ref), 0.01, "<=", ""),
+        Target("|s_GF(exp, h) / s_GF(gd, h/2) - 1|", _rel(s_gf["exp h"], ref), 0.01, "<=", ""),
+    ]
+    result.notes.append("s_GF: " + ", ".join(f"{k} {v:.4g}" for k, v in s_gf.items())
+                        + f"; h = 0.5*2/S for gd, 0.25*2/lambda_(k+1) for exp (k = 10 classes)")
+    return result
+
+
+def _run_gf_cnn(quick: bool) -> BenchResult:
+    """The CNN of the E2 quick tier: s_GF within 3 minutes, and its own half-step check within 2 %."""
+    import dataclasses
+
+    from biasaudit.validation.eos_experiments import arch_config
+
+    config = arch_config("quick", "cnn")
+    if quick:
+        config = dataclasses.replace(config, eps=5e-2)
+    s_gf, seconds = _gf_runs(config, GF_CONTENDERS)
+    result = BenchResult(timings=seconds)
+    result.targets = [
+        Target("gd proxy wall time (s)", seconds["gd h"], 180.0, "<=", "s"),
+        Target("|s_GF(gd, h) / s_GF(gd, h/2) - 1|", _rel(s_gf["gd h"], s_gf["gd h/2"]), 0.02, "<=", ""),
+        Target("exp proxy wall time (s)", seconds["exp h"], 180.0, "<=", "s"),
+        Target("|s_GF(exp, h) / s_GF(exp, h/2) - 1|", _rel(s_gf["exp h"], s_gf["exp h/2"]), 0.02, "<=", ""),
+        Target("gd proxy time / exp proxy time", seconds["gd h"] / seconds["exp h"], 1.0, ">=", "x"),
+    ]
+    result.notes.append("s_GF: " + ", ".join(f"{k} {v:.4g}" for k, v in s_gf.items()))
+    return result
+
+
+CASES = CASES + (
+    BenchCase("eos.gf_proxy.fcn",
+              "quick FCN: s_GF of each gradient-flow proxy within 1 % of today's proxy (gd) at half its step",
+              _run_gf_fcn),
+    BenchCase("eos.gf_proxy.cnn",
+              "E2's quick CNN: s_GF in <= 3 min on 2 cores, its own half-step check within 2 %; gd against exp",
+              _run_gf_cnn),
+)

@@ -11,7 +11,8 @@ claim                                   measured number (error) and negative con
 ======================================  ===================================================================
 ``eos.torch.e1_phase_transition``       max(flow side |S·η_c/2 − 1|, EoS side median |1 − ηS/2|, ‖θ‖₁ not
                                         rising); control: η_c × 1.3
-``eos.torch.e2_kink_at_2_over_sgf``     |η̂_kink/η_c − 1|; control: kink predicted at 1.3·η_c
+(E2, per architecture)                  ``eos.torch.e2.{fcn,cnn,resnet,vit}`` in
+                                        :mod:`biasaudit.claims.eos_torch_architectures`
 ``eos.torch.e3_measures``               worst (1 − dir·ρ̄)/2 over l1, l2, nuclear, S, avg, adaptive sharpness
                                         (ρ̄: mean over 3 seeds of Spearman with η over 7 EoS-side runs, on
                                         E3's own sweeps); control: directions flipped
@@ -145,13 +146,6 @@ def _eval_e1(params, predicted) -> Observation:
 
     sweep = _sweep(params)
     return _observation(sweep, e1_phase_transition(sweep, predicted["eta_c"]), f"eta_c={predicted['eta_c']:.4g}")
-
-
-def _eval_e2(params, predicted) -> Observation:
-    from biasaudit.validation.eos_experiments import e2_kink
-
-    sweep = _sweep(params)
-    return _observation(sweep, e2_kink(sweep, predicted["eta_c"]), f"kink at {predicted['eta_c']:.4g}")
 
 
 def _e3_sweeps(params) -> list:
@@ -358,13 +352,6 @@ CLAIMS = (
         runs=_runs_of("ce", eps=CE_SMALL_EPS), **COMMON,
         notes="ce_tracking's eps = 0.25 sits near the GF sharpness peak; this claim states what happens below it, "
               "so that threshold is not tuned to pass"),
-    Claim(
-        id="eos.torch.e2_kink_at_2_over_sgf", source="paper 2, §Experiments (E2); spec E2",
-        title="the kink of final sharpness vs eta sits at eta_c = 2/s_GF (one architecture at the quick tier)",
-        hypotheses=(sp.Gt(s_gf, 0, evaluate=False),), statement=sp.Eq(sp.Symbol("eta_kink", positive=True), ETA_C_EXPR),
-        predict=_predict_eta_c, evaluate=_eval_e2, tolerance=KINK, domain=DOMAIN,
-        negative_control=_shift(1.3), runs=_runs_of("mse"), **COMMON,
-        notes="the spec's 'across architectures' is the full tier's job (--arch cnn|resnet|vit)"),
     Claim(
         id="eos.torch.e3_measures", source="paper 2, §Experiments (E3); spec E3",
         title="above eta_c the l1, l2 and nuclear norms rise and the worst-case, average and adaptive sharpness "

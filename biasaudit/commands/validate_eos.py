@@ -15,7 +15,8 @@ __all__ = ["register", "run"]
 
 def register(sub) -> None:
     p = sub.add_parser("eos", help="full-batch GD eta sweep: sharpness vs 2/eta, norms, test error (paper 2)")
-    p.add_argument("--arch", default="fcn", help="fcn | cnn | resnet | vit (default: fcn)")
+    p.add_argument("--arch", default="fcn", help="fcn | cnn | resnet | vit (default: fcn); with mse, the sizes of "
+                   "the tier's E2 sweep of that architecture (biasaudit.validation.eos_experiments.ARCH_TIERS)")
     p.add_argument("--loss", default="mse", help="mse | ce (default: mse)")
     p.add_argument("--dataset", default=None,
                    help="mnist5k | digits | fashion-mnist | mnist | cifar10 | svhn | teacher (default: the tier's)")
@@ -27,6 +28,8 @@ def register(sub) -> None:
     p.add_argument("--absolute", action="store_true", help="--eta-grid holds step sizes, not multiples of eta_c")
     p.add_argument("--eps", type=float, default=None, help="loss threshold at which training stops (default: "
                    "the tier's: 1e-2 for mse)")
+    p.add_argument("--gf-method", default=None,
+                   help="gradient-flow proxy: gd | rk4 | exp (default: gd; exp steps the top eigenpairs exactly)")
     p.add_argument("--n-train", type=int, default=None)
     p.add_argument("--n-test", type=int, default=None)
     p.add_argument("--max-steps", type=int, default=None)
@@ -68,6 +71,13 @@ def run(args) -> int:
         value = getattr(args, name)
         if value is not None:
             overrides[name] = count_in_range(name, value, maximum)
+    if args.gf_method is not None:
+        from biasaudit.validation.gf_proxy import METHODS
+
+        overrides["gf_method"] = choice("gf_method", args.gf_method, METHODS)
+        if args.gf_method == "exp":
+            # exp is accurate in the bulk only at h <= 0.25*2/lambda_(k+1), and its block must stay fresh
+            overrides.update(gf_fraction=0.25, gf_every=20)
     if args.dtype is not None:
         overrides["dtype"] = choice("dtype", args.dtype, ("float32", "float64"))
     if args.data_dir is not None:
@@ -82,7 +92,10 @@ def run(args) -> int:
 
     device = pick_device(args.device)
     overrides["device"] = str(device)
-    config = ex.tier_config(args.tier, args.loss, **overrides)  # validates eta/eps/arch/loss again
+    import dataclasses
+
+    base = ex.arch_config(args.tier, args.arch) if args.loss == "mse" else ex.tier_config(args.tier, args.loss)
+    config = dataclasses.replace(base, **overrides)  # validates eta/eps/arch/loss again
     progress = None if args.json else (lambda msg: print(msg, file=sys.stderr, flush=True))
     sweep = ex.run_sweep(config, args.out, progress=progress)
     eta_c = ex._float(sweep["gf"]["eta_c"])

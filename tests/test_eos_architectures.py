@@ -1,0 +1,227 @@
+"""E2 across architectures (issue 16 items 1-2): the per-architecture claims, their sweeps, the exponential
+gradient-flow proxy and the top-k eigenpair block it uses."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import biasaudit.claims.eos_torch_architectures as arch_claims
+from biasaudit.ledger import Verdict, run_claim
+from biasaudit.plumbing import InputError
+from biasaudit.validation import eos_experiments as ex
+from biasaudit.validation.gd_trainer import make_problem
+from biasaudit.validation.gf_proxy import gradient_flow_sharpness
+from biasaudit.validation.sharpness import dense_hessian, top_eigenpairs
+
+QUICK_MULTS = (0.75, 0.93, 0.97, 1.03, 1.07, 1.25, 2.0)
+
+
+def e2_sweep(s_gf=8.0, kink=1.0, gap=0.02, mults=QUICK_MULTS, reached=True):
+    """Final S = s_GF below kink·η_c, (2/η)(1 + gap) above: a sweep whose kink sits at ``kink``·η_c."""
+    eta_c = 2 / s_gf
+    runs = []
+    for m in mults:
+        eta = m * eta_c
+        S = s_gf / kink if m < kink else 2 / eta * (1 + gap)
+        runs.append({"eta": eta, "multiple": m, "outcome": "converged", "steps": 100,
+                     "final": {"S": {"value": S, "converged": True}, "l1": 1.0}})
+    gf = {"s_gf": s_gf, "eta_c": eta_c, "eps": 2e-2, "reached_eps": reached, "all_converged": True, "path": [],
+          "steps": 100}
+    return {"config": {}, "gf": gf, "runs": runs, "dir": ""}
+
+
+@pytest.fixture
+def fake_sweep(monkeypatch):
+    box = {"sweep": e2_sweep()}
+    monkeypatch.setattr(arch_claims, "_sweep", lambda params: box["sweep"])
+    return box
+
+
+# ----------------------------------------------------------------------------- the verdict numbers
+
+def test_e2_architecture_reads_kink_and_tracking():
+    res = ex.e2_architecture(e2_sweep(kink=1.0, gap=0.02), 0.25, kink_tolerance=0.05, tracking_tolerance=0.1)
+    assert res["decided"] and abs(res["kink_over_eta_c"] - 1) < 0.03
+    assert res["eos_median_gap"] == pytest.approx(0.02) and res["error"] <= 1
+    assert res["grid_resolution_near_eta_c"] == pytest.approx(0.06)  # 0.97 -> 1.03, the widest step within 10 %
+
+
+def test_e2_architecture_fails_when_either_part_fails():
+    off_kink = ex.e2_architecture(e2_sweep(kink=1.12, gap=0.0), 0.25, kink_tolerance=0.05, tracking_tolerance=0.1)
+    assert off_kink["kink_part"] > 1 and off_kink["error"] > 1
+    no_tracking = ex.e2_architecture(e2_sweep(gap=0.3), 0.25, kink_tolerance=0.05, tracking_tolerance=0.1)
+    assert no_tracking["tracking_part"] > 1 and no_tracking["error"] > 1
+
+
+def test_e2_architecture_undecided_with_too_few_runs():
+    res = ex.e2_architecture(e2_sweep(mults=(0.9, 1.1)), 0.25, kink_tolerance=0.05, tracking_tolerance=0.1)
+    assert not res["decided"] and math.isnan(res["error"])
+
+
+# ----------------------------------------------------------------------------- the claims
+
+def test_four_architecture_claims_with_two_sided_controls():
+    assert [c.id for c in arch_claims.CLAIMS] == [f"eos.torch.e2.{a}" for a in ("fcn", "cnn", "resnet", "vit")]
+    for claim in arch_claims.CLAIMS:
+        assert {c.side for c in claim.negative_control} == {"+", "-"}
+        assert all(c.size == arch_claims.CONTROL_SIZE and c.reason for c in claim.negative_control)
+        units = claim.runs()
+        assert units[0].run_id.endswith("-gf") and len(units) == 1 + len(QUICK_MULTS if claim.id[-3:] != "fcn"
+                                                                           else ex.TIERS["quick"]["mse"].multiples())
+
+
+@pytest.mark.parametrize("claim", arch_claims.CLAIMS, ids=lambda c: c.id)
+def test_claim_confirms_a_sweep_with_its_kink_at_eta_c_and_both_controls_fail(fake_sweep, claim):
+    ev = run_claim(claim)
+    assert ev.verdict is Verdict.CONFIRMED, ev.detail
+    assert ev.negative_control["all_failed"] and len(ev.negative_control["runs"]) == 2
+
+
+@pytest.mark.parametrize("kink", [0.88, 1.12])
+def test_claim_refutes_a_kink_off_by_12_percent_either_way(fake_sweep, kink):
+    fake_sweep["sweep"] = e2_sweep(kink=kink, gap=0.0)
+    assert run_claim(arch_claims.CLAIMS[1]).verdict is Verdict.REFUTED
+
+
+def test_claim_refutes_when_sharpness_does_not_track_2_over_eta(fake_sweep):
+    fake_sweep["sweep"] = e2_sweep(gap=0.25)
+    assert run_claim(arch_claims.CLAIMS[2]).verdict is Verdict.REFUTED
+
+
+def test_claim_undecided_when_the_gf_proxy_did_not_reach_eps(fake_sweep):
+    fake_sweep["sweep"] = e2_sweep(reached=False)
+    assert run_claim(arch_claims.CLAIMS[3]).verdict is Verdict.UNDECIDED
+
+
+# ----------------------------------------------------------------------------- the sweeps' problems
+
+@pytest.mark.parametrize("arch,shape", [("cnn", (1, 7, 7)), ("resnet", (1, 7, 7)), ("vit", (1, 14, 14)),
+                                        ("fcn", (784,))])
+def test_quick_arch_configs_build_small_problems(arch, shape):
+    config = ex.arch_config("quick", arch)
+    problem = ex._build_problem(config)
+    assert tuple(problem.X_train.shape[1:]) == shape
+    assert problem.train_loss.p < 30_000
+    assert math.isfinite(float(problem.train_loss(problem.theta_init)))
+
+
+def test_arch_config_rejects_unknown_arch_and_pool():
+    with pytest.raises(InputError, match="arch"):
+        ex.arch_config("quick", "mlp-mixer")
+    with pytest.raises(InputError, match="image_pool"):
+        ex.SweepConfig(arch="cnn", image_pool=0)
+    with pytest.raises(InputError, match="image_pool"):
+        ex._pool(np.zeros((2, 1, 28, 28)), 3)
+    with pytest.raises(InputError, match="model_kwargs"):
+        ex.SweepConfig(arch="cnn", model_kwargs=({"width": 8},))
+
+
+def test_default_image_pool_and_model_kwargs_leave_the_config_key_unchanged():
+    import dataclasses
+
+    base = ex.SweepConfig()
+    assert "image_pool" not in base.key() and base.key() == dataclasses.replace(base, image_pool=1).key()
+    assert base.key() != dataclasses.replace(base, image_pool=4).key()
+
+
+def test_pool_averages_blocks():
+    X = np.arange(16, dtype=float).reshape(1, 1, 4, 4)
+    assert ex._pool(X, 2)[0, 0].tolist() == [[2.5, 4.5], [10.5, 12.5]]
+
+
+# ----------------------------------------------------------------------------- eigenpair block and the exp proxy
+
+def _tiny_problem(dtype="float64", width=6, n=40):
+    data = ex.teacher_dataset(n, 10, d=5, num_classes=3, seed=1)
+    return make_problem("fcn", "mse", data.X_train, data.y_train, data.X_test, data.y_test, num_classes=3,
+                        dtype=dtype, width=width, depth=2, activation="tanh", seed=1)
+
+
+def test_top_eigenpairs_match_the_dense_hessian_cold_and_warm():
+    problem = _tiny_problem()
+    f, theta = problem.train_loss, problem.theta_init
+    ev = np.sort(np.linalg.eigvalsh(dense_hessian(f, theta)))[::-1]
+    cold = top_eigenpairs(f, theta, 4, tol=1e-10)
+    assert cold.solver == "eigsh" and np.allclose(cold.values, ev[:4], rtol=1e-6)
+    moved = theta + 1e-3 * torch.randn_like(theta)
+    ev_moved = np.sort(np.linalg.eigvalsh(dense_hessian(f, moved)))[::-1]
+    warm = top_eigenpairs(f, moved, 4, block=cold.vectors, tol=1e-8, maxiter=200)
+    assert warm.solver == "lobpcg" and np.allclose(warm.values, ev_moved[:4], rtol=1e-4)
+    assert np.allclose(warm.vectors.T @ warm.vectors, np.eye(4), atol=1e-6)
+    with pytest.raises(InputError, match="k"):
+        top_eigenpairs(f, theta, f.p)
+
+
+def test_exp_proxy_agrees_with_the_explicit_proxy_at_small_steps():
+    """Exponential Euler on the top-k block and explicit GD follow the same flow: at a small step both give the
+    same s_GF (to 1 %), and exp takes fewer steps."""
+    problem = _tiny_problem()
+    gd = gradient_flow_sharpness(problem, 0.05, method="gd", fraction=0.1, every=20)
+    exp = gradient_flow_sharpness(problem, 0.05, method="exp", fraction=0.1, every=20, deflate=3)
+    assert gd.reached_eps and exp.reached_eps
+    assert exp.s_gf == pytest.approx(gd.s_gf, rel=0.01)
+    assert exp.deflate == 3 and exp.n_grad == exp.steps + 1 + exp.rejected and exp.n_hvp > 0
+    assert exp.steps < gd.steps
+
+
+def test_exp_euler_step_is_the_exact_flow_along_the_block_of_a_quadratic():
+    """L = ½ Σ λ_i θ_i² (diagonal): the block's coordinates decay by e^{−hλ}, the rest by (1 − hλ)."""
+    from biasaudit.validation.gf_proxy import exp_euler_step
+
+    lam = torch.tensor([50.0, 20.0, 0.5, 0.1, -0.2], dtype=torch.float64)
+    theta = torch.tensor([1.0, -2.0, 3.0, 0.5, 1.0], dtype=torch.float64)
+    V = torch.eye(5, dtype=torch.float64)[:, :2]
+    h = 1.0
+    out = exp_euler_step(theta, lam * theta, V, lam[:2].numpy(), h)
+    expected = torch.cat([theta[:2] * torch.exp(-h * lam[:2]), theta[2:] * (1 - h * lam[2:])])
+    assert torch.allclose(out, expected, rtol=1e-12, atol=1e-14)
+    # a rotated block gives the same step; λ → 0 gives the plain Euler step
+    Q, _ = torch.linalg.qr(torch.randn(5, 5, dtype=torch.float64, generator=torch.Generator().manual_seed(0)))
+    A = Q @ torch.diag(lam) @ Q.T
+    out_rot = exp_euler_step(Q @ theta, A @ (Q @ theta), Q[:, :2], lam[:2].numpy(), h)
+    assert torch.allclose(out_rot, Q @ expected, rtol=1e-10, atol=1e-12)
+    zero = exp_euler_step(theta, theta, V, np.zeros(2), 0.1)
+    assert torch.allclose(zero, theta - 0.1 * theta)
+
+
+def test_deflate_is_validated():
+    problem = _tiny_problem()
+    with pytest.raises(InputError, match="deflate"):
+        gradient_flow_sharpness(problem, 0.05, method="gd", deflate=3)
+    with pytest.raises(InputError, match="deflate"):
+        gradient_flow_sharpness(problem, 0.05, method="exp", deflate=problem.train_loss.p)
+
+
+def test_e2_figure_draws_every_architecture(tmp_path):
+    sweeps = {"fcn": e2_sweep(), "cnn": e2_sweep(s_gf=17.0), "resnet": e2_sweep(kink=0.9), "vit": e2_sweep(s_gf=60.0)}
+    (path,) = ex.make_e2_figure(tmp_path, sweeps=sweeps)
+    assert path.endswith("eos_e2_architectures.png") and (tmp_path / "eos_e2_architectures.png").stat().st_size > 5000
+
+
+def test_e2_figure_job_illustrates_the_four_claims():
+    from biasaudit.figures import all_figures
+
+    job = next(j for j in all_figures() if j.id == "eos.torch.e2_architectures")
+    assert all(job.illustrates(c.id) for c in arch_claims.CLAIMS)
+
+
+def test_cli_validate_eos_arch_uses_the_e2_sizes(monkeypatch, capsys):
+    """`validate eos --arch cnn` sweeps the audited quick CNN (7 x 7, n = 100), with exp's proxy settings."""
+    from biasaudit.cli import main
+
+    seen = {}
+
+    def fake_run_sweep(config, out=None, progress=None):
+        seen["config"] = config
+        raise SystemExit(0)
+
+    monkeypatch.setattr(ex, "run_sweep", fake_run_sweep)
+    with pytest.raises(SystemExit):
+        main(["validate", "eos", "--arch", "cnn", "--gf-method", "exp", "--device", "cpu"])
+    config = seen["config"]
+    assert (config.arch, config.image_pool, config.n_train, dict(config.model_kwargs)) == ("cnn", 4, 100, {"width": 8})
+    assert (config.gf_method, config.gf_fraction, config.gf_every) == ("exp", 0.25, 20)

@@ -34,6 +34,7 @@ class FigureJob:
     make: Callable[[Path, str], list[Path]]
     caption: str = ""
     requires: tuple[str, ...] = ()  # "module:attribute" the job needs
+    unavailable_because: Callable[[str], str | None] | None = None  # tier -> why it cannot run (data absent), or None
 
     def illustrates(self, claim_id: str) -> bool:
         return any(fnmatch.fnmatchcase(claim_id, pattern) for pattern in self.claims)
@@ -500,8 +501,8 @@ def get_figure(figure_id: str, modules: tuple[str, ...] = ()) -> FigureJob:
     raise LookupError(f"figure {figure_id!r} is not registered on this worker")
 
 
-def figure_available(job: FigureJob) -> tuple[bool, str]:
-    """Whether every ``requires`` entry imports; if not, the reason."""
+def figure_available(job: FigureJob, tier: str = "quick") -> tuple[bool, str]:
+    """Whether every ``requires`` entry imports and the job's own precondition holds; if not, the reason."""
     for requirement in job.requires:
         module, _, attribute = requirement.partition(":")
         try:
@@ -510,7 +511,8 @@ def figure_available(job: FigureJob) -> tuple[bool, str]:
             return False, f"{module} cannot be imported ({exc})"
         if attribute and not hasattr(mod, attribute):
             return False, f"{module} has no {attribute} yet"
-    return True, ""
+    why = job.unavailable_because(tier) if job.unavailable_because is not None else None
+    return (False, why) if why else (True, "")
 
 
 def figures_for_claims(claim_ids, modules: tuple[str, ...] = ()) -> list[FigureJob]:

@@ -1,8 +1,13 @@
-"""The experiment tier (quick | full) that torch experiment claims run at.
+"""The experiment tier (quick | full) that torch experiment claims run at, and the folder of their data.
 
 ``biasaudit audit --tier full`` runs theory claims at profile ``thorough`` and experiments at their full
 size; the audit sets :data:`TIER_VARIABLE` around each claim run from the unit's profile, so the choice
 travels with the unit to any worker (process pool or Dask). The variable can also be set by hand.
+
+``biasaudit audit --data-dir DIR`` sets :data:`DATA_DIR_VARIABLE` for the audit's process and its local
+workers: the folder that holds data sets that cannot be bundled (Fashion-MNIST, CIFAR-10, SVHN). Remote Dask
+workers read their own environment, so set it there too (the data's location is not part of a run's identity:
+a run's cache key leaves it out).
 """
 
 from __future__ import annotations
@@ -13,9 +18,10 @@ from collections.abc import Iterator
 
 from biasaudit.plumbing import choice
 
-__all__ = ["experiment_tier", "tier_of_profile", "TIER_VARIABLE", "TIERS", "PROFILE_OF_TIER", "QUICK_AUDIT_MINUTES"]
+__all__ = ["experiment_tier", "experiment_data_dir", "DATA_DIR_VARIABLE", "tier_of_profile", "TIER_VARIABLE", "TIERS", "PROFILE_OF_TIER", "QUICK_AUDIT_MINUTES"]
 
 TIER_VARIABLE = "BIASAUDIT_EXPERIMENT_TIER"
+DATA_DIR_VARIABLE = "BIASAUDIT_DATA_DIR"
 TIERS = ("quick", "full")
 PROFILE_OF_TIER = {"quick": "ci", "full": "thorough"}
 # The one stated run-time of `biasaudit audit` at the quick tier, in minutes on 2 cores with cold caches
@@ -27,6 +33,11 @@ QUICK_AUDIT_MINUTES = 10
 def experiment_tier(default: str = "quick") -> str:
     """``$BIASAUDIT_EXPERIMENT_TIER`` if set, else ``default``."""
     return choice(TIER_VARIABLE, os.environ.get(TIER_VARIABLE) or default, TIERS)
+
+
+def experiment_data_dir() -> str | None:
+    """``$BIASAUDIT_DATA_DIR`` if set (and not empty), else None."""
+    return os.environ.get(DATA_DIR_VARIABLE) or None
 
 
 @contextlib.contextmanager

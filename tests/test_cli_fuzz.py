@@ -7,9 +7,14 @@ The cheap subcommands (``regimes sam``, ``regimes eos``, ``sweep eos``) run to t
 """
 
 import contextlib
+import faulthandler
 import json
 import math
 import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -18,6 +23,7 @@ from hypothesis import strategies as st
 from biasaudit.cli import main
 
 CASE_LIMIT_S = 30  # one example; the slowest valid regimes/sweep calls measured take ~4 s
+BACKSTOP_GRACE_S = 30  # after the limit, the watchdog waits this long for SIGALRM before it ends the process
 
 FLOATS = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True, width=64),
@@ -46,15 +52,20 @@ class _Timeout(Exception):
 
 
 @contextlib.contextmanager
-def _time_limit(seconds):
+def _time_limit(seconds, grace=BACKSTOP_GRACE_S):
+    """SIGALRM fails a case that hangs in Python code. A numba loop holds the GIL and never lets the signal
+    handler run, so a C-level watchdog (faulthandler) ends the whole process ``grace`` seconds later with
+    every thread's stack on stderr: a hang is a loud failure that names where it hung, never a stuck CI."""
     def boom(signum, frame):
         raise _Timeout(f"no answer within {seconds} s")
 
     previous = signal.signal(signal.SIGALRM, boom)
     signal.alarm(seconds)
+    faulthandler.dump_traceback_later(seconds + grace, exit=True, file=sys.__stderr__)  # capsys swaps sys.stderr
     try:
         yield
     finally:
+        faulthandler.cancel_dump_traceback_later()
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
 
@@ -187,3 +198,30 @@ def test_inside_the_ranges_regimes_eos_answers_finitely(capsys, x, scale, y, w0)
     xs = [v * scale for v in x]
     _check(["regimes", "eos", "--x", _increasing(xs), "--y", repr(y * scale), "--w0",
             ",".join([repr(w0)] * len(xs)), "--json"], capsys, json_expected=True)
+
+
+def test_a_hang_inside_a_numba_loop_ends_the_process(tmp_path):
+    """The time limit itself has power: a nopython loop that holds the GIL for minutes is ended by the
+    watchdog within the limit plus the grace, with the stack of the hanging thread on stderr."""
+    script = tmp_path / "hang.py"
+    script.write_text(textwrap.dedent(f"""
+        import importlib.util, sys
+        spec = importlib.util.spec_from_file_location("fuzz", {str(Path(__file__))!r})
+        fuzz = importlib.util.module_from_spec(spec); spec.loader.exec_module(fuzz)
+        import numba
+
+        @numba.njit
+        def spin(n):
+            acc = 0.0
+            for i in range(n):
+                acc += (i % 7) * 1e-9
+            return acc
+
+        spin(10)  # compiled outside the limit
+        with fuzz._time_limit(1, grace=1):
+            spin(10**12)  # minutes, with the GIL held
+        print("not reached")
+    """))
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and "not reached" not in done.stdout
+    assert "Timeout" in done.stderr and "hang.py" in done.stderr, done.stderr[-2000:]

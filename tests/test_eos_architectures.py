@@ -64,9 +64,13 @@ def test_e2_architecture_undecided_with_too_few_runs():
 
 # ----------------------------------------------------------------------------- the claims
 
+MSE_CLAIMS = arch_claims.CLAIMS[:4]
+
+
 def test_four_architecture_claims_with_two_sided_controls():
-    assert [c.id for c in arch_claims.CLAIMS] == [f"eos.torch.e2.{a}" for a in ("fcn", "cnn", "resnet", "vit")]
-    for claim in arch_claims.CLAIMS:
+    assert [c.id for c in MSE_CLAIMS] == [f"eos.torch.e2.{a}" for a in ("fcn", "cnn", "resnet", "vit")]
+    assert [c.id for c in arch_claims.CLAIMS[4:]] == [f"{c.id}.ce" for c in MSE_CLAIMS]
+    for claim in MSE_CLAIMS:
         assert {c.side for c in claim.negative_control} == {"+", "-"}
         assert all(c.size == arch_claims.CONTROL_SIZE and c.reason for c in claim.negative_control)
         units = claim.runs()
@@ -75,7 +79,11 @@ def test_four_architecture_claims_with_two_sided_controls():
 
 
 @pytest.mark.parametrize("claim", arch_claims.CLAIMS, ids=lambda c: c.id)
-def test_claim_confirms_a_sweep_with_its_kink_at_eta_c_and_both_controls_fail(fake_sweep, claim):
+def test_claim_confirms_a_sweep_with_its_kink_at_eta_c_and_both_controls_fail(fake_sweep, claim, monkeypatch):
+    if claim.id.endswith(".ce"):  # cross-entropy per architecture runs at the full tier only
+        from biasaudit.tier import TIER_VARIABLE
+
+        monkeypatch.setenv(TIER_VARIABLE, "full")
     ev = run_claim(claim)
     assert ev.verdict is Verdict.CONFIRMED, ev.detail
     assert ev.negative_control["all_failed"] and len(ev.negative_control["runs"]) == 2
@@ -225,3 +233,23 @@ def test_cli_validate_eos_arch_uses_the_e2_sizes(monkeypatch, capsys):
     config = seen["config"]
     assert (config.arch, config.image_pool, config.n_train, dict(config.model_kwargs)) == ("cnn", 4, 100, {"width": 8})
     assert (config.gf_method, config.gf_fraction, config.gf_every) == ("exp", 0.25, 20)
+
+
+@pytest.mark.parametrize("arch", ["fcn", "cnn", "resnet", "vit"])
+def test_cross_entropy_per_architecture_is_full_tier_only(monkeypatch, arch):
+    from biasaudit.ledger import Verdict, run_claim
+    from biasaudit.registry import get_claim
+    from biasaudit.tier import TIER_VARIABLE
+    from biasaudit.validation.eos_experiments import arch_config
+
+    claim = get_claim(f"eos.torch.e2.{arch}.ce")
+    monkeypatch.setenv(TIER_VARIABLE, "quick")
+    assert claim.runs() == ()
+    rec = run_claim(claim, profile="ci")
+    assert rec.verdict == Verdict.OUT_OF_SCOPE and "full tier only" in rec.detail
+    with pytest.raises(InputError, match="tier"):
+        arch_config("quick", arch, "ce")
+    monkeypatch.setenv(TIER_VARIABLE, "full")
+    config = arch_config("full", arch, "ce")
+    assert config.loss == "ce" and config.eps == 0.25
+    assert len(claim.runs()) == 1 + len(config.multiples())  # the GF proxy, then one GD run per eta

@@ -72,3 +72,23 @@ def test_sources_are_shown_without_internal_words():
     for claim in all_claims():
         text = plain_source(claim.source)
         assert not text.startswith("paper ") and " spec " not in f" {text} "
+
+
+def test_titles_details_and_tolerance_reasons_are_shown_without_internal_words():
+    from biasaudit.audit.report_data import ReportMeta, build_report, plain_words
+
+    assert plain_words("the spec's 5e-3 (paper 2; issue 16 item 1)") == \
+        'the specification\'s 5e-3 ("Conflicting Biases at the Edge of Stability"; project issue 16 item 1)'
+    assert plain_words("project issue 3") == "project issue 3"  # not doubled
+    claim = get_claim("eos.torch.e1_phase_transition")
+    assert "spec" in claim.tolerance.reason  # the stored words, which the report must translate
+    record = {"claim_id": claim.id, "paper": claim.paper, "source": claim.source, "title": "per the spec",
+              "verdict": "refuted", "error": 3.0, "detail": "issue 13 asked; the spec says",
+              "tolerance": {"name": claim.tolerance.name, "value": claim.tolerance.value,
+                            "reason": claim.tolerance.reason}}
+    meta = ReportMeta(tier="quick", profile="ci", seed=0, executor="inline", workers=None, scheduler=None,
+                      pattern=None, started_utc="", wall_s=0.0, ran=1, reused=0, code={})
+    row = build_report([record], [], meta).rows[0]
+    shown = " ".join([row.record["title"], row.record["detail"], row.record["tolerance"]["reason"], row.summary])
+    assert re.search(r"\bspec\b|(?<!project )issue \d", shown) is None, shown
+    assert record["title"] == "per the spec"  # the stored record is untouched

@@ -219,8 +219,9 @@ def test_positive_control_claim_follows_its_interval(monkeypatch, effect, verdic
     assert rec.verdict == verdict
 
 
-@pytest.mark.parametrize("claim", [regimes_mod.COLLAPSE_CLAIM, regimes_mod.PATCH_COLLAPSE_CLAIM], ids=lambda c: c.id)
-def test_both_collapse_claims_read_their_own_design(monkeypatch, claim):
+@pytest.mark.parametrize("claim", [regimes_mod.COLLAPSE_CLAIM, regimes_mod.RESNET_COLLAPSE_CLAIM,
+                                   regimes_mod.PATCH_COLLAPSE_CLAIM], ids=lambda c: c.id)
+def test_each_collapse_claim_reads_its_own_design(monkeypatch, claim):
     seen = []
 
     def fake(design, tier):
@@ -229,7 +230,15 @@ def test_both_collapse_claims_read_their_own_design(monkeypatch, claim):
 
     monkeypatch.setattr(regimes_mod, "regime_result", fake)
     assert run_claim(claim, profile="ci").verdict == Verdict.CONFIRMED
-    assert set(seen) == {"cnn" if claim is regimes_mod.COLLAPSE_CLAIM else "patch"}
+    assert set(seen) == {claim.domain.params["design"].value} and seen[0] in claim.id
+
+
+def test_the_resnet_design_maps_the_boundary_only():
+    from biasaudit.validation.sam_regimes import design_settings, regime_configs
+
+    s = design_settings("resnet")
+    assert s["model"] == "resnet" and s["metrics"] == () and len(s["seeds"]) >= 16
+    assert len(regime_configs("resnet")) == 2 * len(s["alphas"]) * len(s["seeds"])
 
 
 def test_family_reads_every_claim_at_its_designs_regime2_alpha(monkeypatch):

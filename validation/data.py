@@ -51,6 +51,7 @@ from biasaudit.plumbing import InputError, choice, nonnegative_scalar, positive_
 
 __all__ = [
     "DATASETS",
+    "dataset_location",
     "Dataset",
     "load_dataset",
     "read_idx",
@@ -342,6 +343,35 @@ def _need_dir(data_dir, name: str) -> Path:
     if not path.is_dir():
         raise InputError("data_dir", "must be an existing directory", str(path))
     return path
+
+
+_MARKER_FILES = {  # a file whose presence says "this folder holds the data set" (the loader checks the rest)
+    "fashion-mnist": ("train-images-idx3-ubyte", "train-images-idx3-ubyte.gz", "train-images.idx3-ubyte"),
+    "mnist": ("train-images-idx3-ubyte", "train-images-idx3-ubyte.gz", "train-images.idx3-ubyte"),
+    "cifar10": ("data_batch_1", "cifar-10-batches-py/data_batch_1"),
+    "svhn": ("train_32x32.mat",),
+}
+_SUBFOLDERS = {"fashion-mnist": ("fashion-mnist",), "mnist": ("mnist",), "cifar10": ("cifar-10-batches-py", "cifar10"),
+               "svhn": ("svhn",)}
+
+
+def dataset_location(name: str, data_dir: str | Path | None = None) -> Path | None:
+    """The folder to pass as ``data_dir`` for the file-based data set ``name``, or None when it is not there.
+
+    Looked for, in order: ``data_dir/<name's folder>`` (``fashion-mnist``, ``mnist``, ``cifar-10-batches-py`` or
+    ``cifar10``, ``svhn``), ``data_dir`` itself and, for Fashion-MNIST, the Debian package's folder. One
+    ``--data-dir`` can therefore hold several data sets side by side. Bundled data sets (``mnist5k``,
+    ``digits``, ``synthetic-patches``) need no folder and return None.
+    """
+    name = choice("dataset", name, DATASETS)
+    if name not in _MARKER_FILES:
+        return None
+    roots = []
+    if data_dir is not None:
+        roots += [Path(data_dir) / sub for sub in _SUBFOLDERS[name]] + [Path(data_dir)]
+    if name == "fashion-mnist":
+        roots.append(FASHION_MNIST_DIR)
+    return next((r for r in roots if any((r / m).is_file() for m in _MARKER_FILES[name])), None)
 
 
 def load_dataset(name: str, *, data_dir: str | Path | None = None, n_train: int | None = None,

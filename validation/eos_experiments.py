@@ -37,7 +37,7 @@ from biasaudit.plumbing import InputError, choice, positive_int, positive_scalar
 from biasaudit.plumbing.runcache import count_run, run_key
 
 __all__ = [
-    "SweepConfig", "TIERS", "ARCH_TIERS", "ARCHS_E2", "arch_config", "e2_architecture", "RUN_CODE", "tier_config", "run_sweep", "sweep_gf", "sweep_eta_run", "e3_configs",
+    "SweepConfig", "TIERS", "ARCH_TIERS", "ARCH_TIERS_CE", "ARCHS_E2", "arch_config", "e2_architecture", "RUN_CODE", "tier_config", "run_sweep", "sweep_gf", "sweep_eta_run", "e3_configs",
     "e3_measures_over_seeds", "teacher_dataset", "load_data", "cache_dir",
     "e1_phase_transition", "e2_kink", "e3_measures", "e3_norm_slopes", "e4_dynamics", "e5_u_shape",
     "wilson_interval",
@@ -163,11 +163,24 @@ ARCH_TIERS: dict[str, dict[str, SweepConfig]] = {
 }
 
 
-def arch_config(tier: str, arch: str, **overrides) -> SweepConfig:
-    """The E2 sweep of ``arch`` at ``tier`` (:data:`ARCH_TIERS`)."""
+# Cross-entropy per architecture: the full tier only (at the quick sizes a CE flow to the paper's eps = 0.25
+# ends within a few hundred steps near the GF sharpness peak, which is what E2-CE on the FCN already reads).
+ARCH_TIERS_CE: dict[str, dict[str, SweepConfig]] = {
+    "full": {"fcn": TIERS["full"]["ce"],
+             **{arch: dataclasses.replace(ARCH_TIERS["full"][arch], loss="ce", eps=0.25, gf_every=5,
+                                          track_multiple=1.5) for arch in ("cnn", "resnet", "vit")}},
+}
+
+
+def arch_config(tier: str, arch: str, loss: str = "mse", **overrides) -> SweepConfig:
+    """The E2 sweep of ``arch`` with ``loss`` at ``tier`` (:data:`ARCH_TIERS`, :data:`ARCH_TIERS_CE`)."""
     choice("tier", tier, tuple(ARCH_TIERS))
     choice("arch", arch, ARCHS_E2)
-    config = ARCH_TIERS[tier][arch]
+    choice("loss", loss, ("mse", "ce"))
+    table = ARCH_TIERS if loss == "mse" else ARCH_TIERS_CE
+    if tier not in table:
+        raise InputError("tier", f"E2 with {loss} per architecture runs at {' or '.join(table)} only", tier)
+    config = table[tier][arch]
     return dataclasses.replace(config, **overrides) if overrides else config
 
 

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["plain_source", "error_text", "HOW_TO_READ", "ReportMeta", "Report", "Row", "build_report", "summarize", "format_pair", "PAPERS",
+__all__ = ["plain_source", "plain_words", "error_text", "HOW_TO_READ", "ReportMeta", "Report", "Row", "build_report", "summarize", "format_pair", "PAPERS",
            "VERDICT_ORDER", "PROBLEM_VERDICTS"]
 
 PAPERS = {
@@ -195,6 +195,8 @@ HOW_TO_READ: tuple[tuple[str, str], ...] = (
                          "you want to see, because it shows the check has the power to tell right from wrong"),
     ("error and tolerance", "each check computes one error number; a named tolerance, with the reason for its "
                             "size, decides. Confirmed means error <= tolerance"),
+    ("specification", "the project's written statement of the two papers' claims, with their formulas, "
+                      "conventions and reference numbers; every claim here is taken from it"),
     ("tier and profile", "the quick tier fits a 2-core CPU; the full tier is larger (meant for a GPU). The ci "
                          "profile samples fewer random cases than the thorough one"),
     ("experiment claims", "claims about trained networks: verdicts come from seed-level intervals (and, for the "
@@ -203,14 +205,35 @@ HOW_TO_READ: tuple[tuple[str, str], ...] = (
 )
 
 
+_PAPER_NAMES = {"1": "Minor First, Major Last", "2": "Conflicting Biases at the Edge of Stability"}
+
+
+def plain_words(text: str | None) -> str:
+    """Internal words spelled out for a reader of the report: "spec" is the specification (see
+    :data:`HOW_TO_READ`), "paper 1/2" the paper's title, "issue N" a project issue."""
+    text = re.sub(r"\bspec\b", "specification", text or "")
+    text = re.sub(r"\bpaper ([12])\b", lambda m: f'"{_PAPER_NAMES[m.group(1)]}"', text)
+    return re.sub(r"(?<!project )\bissue (\d+)", r"project issue \1", text)
+
+
 def plain_source(source: str | None) -> str:
     """A claim's source in words a reader of the report knows: no "paper 2," prefix (the paper column says
-    it), "spec" spelled out, the papers' claim letters as "claim A", issue numbers as project issues."""
+    it), the papers' claim letters as "claim A", and :func:`plain_words`."""
     text = re.sub(r"^paper [12](,\s*|\s+)", "", (source or "").strip())
     text = re.sub(r"^([A-Z])(?= \(|$)", r"claim \1", text)
-    text = re.sub(r"\bspec\b", "specification", text)
-    text = re.sub(r"\bissue (\d+)", r"project issue \1", text)
-    return text
+    return plain_words(text)
+
+
+def _plain_record(record: dict) -> dict:
+    """The record as the report shows it: prose fields through :func:`plain_words` (the stored record keeps
+    its own text, which its checksum covers)."""
+    shown = dict(record)
+    for key in ("title", "detail", "notes"):
+        if isinstance(shown.get(key), str):
+            shown[key] = plain_words(shown[key])
+    if isinstance(shown.get("tolerance"), dict) and isinstance(shown["tolerance"].get("reason"), str):
+        shown["tolerance"] = {**shown["tolerance"], "reason": plain_words(shown["tolerance"]["reason"])}
+    return shown
 
 
 def error_text(record: dict) -> str:
@@ -287,6 +310,7 @@ def _row(record: dict, claim, figure_ids: list[str]) -> Row:
     else:
         text, mathml = record.get("statement") or "", None
         hyps = [(h, None) for h in record.get("hypotheses") or []]
+    record = _plain_record(record)
     return Row(record=record, summary=summarize(record), statement_text=text, statement_mathml=mathml,
                hypotheses_text=[h[0] for h in hyps], hypotheses_mathml=[h[1] for h in hyps],
                figures=figure_ids)

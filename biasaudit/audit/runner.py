@@ -170,7 +170,7 @@ def _run_audit_held(config: AuditConfig, out: Path, started: float, started_utc:
         from biasaudit.figures import figure_available, figures_for_claims
 
         for job in figures_for_claims([c.id for c in claims], config.extra_modules):
-            ok, why = figure_available(job)
+            ok, why = figure_available(job, config.tier)
             (jobs if ok else unavailable).append(job if ok else (job, why))
 
     from biasaudit.audit.store import folder_key

@@ -12,8 +12,9 @@ quick (audit)      fcn: 784-32-32-10 tanh, n = 500, eps = 1e-2 (the E1 sweep); c
                    pooled to 7 x 7; resnet (ReLU, BatchNorm, width 8): n = 300 at 7 x 7; vit (dim 16,
                    patches of 7): n = 100 pooled to 14 x 14; eps = 2e-2
 full (GPU)         cnn/resnet width 16, vit dim 32, 28 x 28 MNIST n = 1000, eps = 1e-2, 12-point grid
-not built          cross-entropy and ReLU-FCN variants of E2 (CE is audited on the FCN only:
-                   ``eos.torch.ce_tracking``)
+full only          ``eos.torch.e2.<arch>.ce``: cross-entropy, eps = 0.25 (the quick tier reports them out of
+                   scope; its CE evidence is ``eos.torch.ce_tracking`` on the FCN)
+not built          ReLU-FCN variants of E2 (``SweepConfig(activation="relu")`` runs them by hand)
 =================  =====================================================================================
 
 error = max(|η̂_kink/η_c − 1| / 5 %, median_EoS |1 − ηS/2| / 10 %)
@@ -30,7 +31,7 @@ from biasaudit.claims.validation_eos import (
     sweep_run_units,
 )
 from biasaudit.domain import Domain, Fixed
-from biasaudit.ledger import Claim, Observation, Tolerance, shifted_prediction
+from biasaudit.ledger import Claim, Observation, OutOfScope, Tolerance, shifted_prediction
 
 __all__ = ["CLAIMS", "FIGURES", "ARCHITECTURES", "E2_BOTH", "CONTROL_SIZE"]
 
@@ -51,20 +52,34 @@ _CONTROL_REASON = ("twice the 5 % kink tolerance: a kink measured within the tol
                    "prediction moved by more than tolerance + its own offset, and the grid near eta_c is spaced 4 %")
 
 
+def _out_of_tier(params) -> str | None:
+    """Why the claim does not run at this tier (CE per architecture is full-tier only), else None."""
+    from biasaudit.tier import experiment_tier
+    from biasaudit.validation.eos_experiments import ARCH_TIERS, ARCH_TIERS_CE
+
+    table = ARCH_TIERS if params["loss"] == "mse" else ARCH_TIERS_CE
+    tier = experiment_tier(params["tier"])
+    if tier not in table:
+        return f"E2 with {params['loss']} on the {params['arch']} runs at the full tier only (audit --tier full)"
+    return None
+
+
 def _config(params):
     from biasaudit.tier import experiment_tier
     from biasaudit.validation.eos_experiments import arch_config
 
-    return arch_config(experiment_tier(params["tier"]), params["arch"])
+    return arch_config(experiment_tier(params["tier"]), params["arch"], params["loss"])
 
 
 def _sweep(params) -> dict:
-    return _run_sweep(_config(params), f"{params['tier']}/{params['arch']} E2")
+    return _run_sweep(_config(params), f"{params['tier']}/{params['arch']}/{params['loss']} E2")
 
 
 def _predict(params) -> dict:
     from biasaudit.validation.eos_experiments import _float
 
+    if _out_of_tier(params):
+        raise OutOfScope(_out_of_tier(params))
     sweep = _sweep(params)
     return {"eta_c": _eta_c(sweep), "s_gf": _float(sweep["gf"]["s_gf"]), "eps": sweep["gf"]["eps"],
             "gf_steps": sweep["gf"]["steps"]}
@@ -86,30 +101,35 @@ def _evaluate(params, predicted) -> Observation:
                        res["decided"])
 
 
-def _runs(arch: str):
+def _runs(arch: str, loss: str):
     def runs() -> tuple:
-        config = _config({"tier": "quick", "arch": arch})
-        return sweep_run_units(config, f"E2 {arch}")
+        params = {"tier": "quick", "arch": arch, "loss": loss}
+        if _out_of_tier(params):
+            return ()
+        return sweep_run_units(_config(params), f"E2 {arch} {loss}")
     return runs
 
 
-def _claim(arch: str) -> Claim:
+def _claim(arch: str, loss: str = "mse") -> Claim:
+    name = arch.upper() if arch != "resnet" else "ResNet"
     return Claim(
-        id=f"eos.torch.e2.{arch}", source="paper 2, §Experiments (E2: the transition holds across architectures); "
-                                          "issue 16 item 1",
-        title=f"{arch.upper() if arch != 'resnet' else 'ResNet'}: the kink of final sharpness against eta lies at "
-              f"2/s_GF, and above it the final sharpness tracks 2/eta",
+        id=f"eos.torch.e2.{arch}" + ("" if loss == "mse" else f".{loss}"),
+        source="paper 2, §Experiments (E2: the transition holds across architectures"
+               + ("" if loss == "mse" else ", cross-entropy") + "); issue 16 item 1",
+        title=f"{name}{' with cross-entropy' if loss == 'ce' else ''}: the kink of final sharpness against eta "
+              "lies at 2/s_GF, and above it the final sharpness tracks 2/eta",
         hypotheses=(sp.Gt(s_gf, 0, evaluate=False), sp.Gt(eta, 0, evaluate=False)),
         statement=sp.And(sp.Eq(sp.Symbol("eta_kink", positive=True), ETA_C_EXPR, evaluate=False),
                          sp.Eq(sp.Function("S_final")(eta), S_PRED_EXPR, evaluate=False)),
         predict=_predict, evaluate=_evaluate, tolerance=E2_BOTH,
-        domain=Domain({"tier": Fixed("quick"), "arch": Fixed(arch), "loss": Fixed("mse")},
-                      description=f"the quick tier's {arch} sweep"),
+        domain=Domain({"tier": Fixed("quick"), "arch": Fixed(arch), "loss": Fixed(loss)},
+                      description=f"the tier's {arch} sweep with {loss}"),
         negative_control=shifted_prediction(CONTROL_SIZE, key="eta_c", reason=_CONTROL_REASON),
-        runs=_runs(arch), notes=ARCHITECTURES[arch], **COMMON)
+        runs=_runs(arch, loss), notes=ARCHITECTURES[arch] if loss == "mse" else
+        f"{ARCHITECTURES[arch]}; with cross-entropy (eps = 0.25) at the full tier only", **COMMON)
 
 
-CLAIMS = tuple(_claim(arch) for arch in ARCHITECTURES)
+CLAIMS = tuple(_claim(arch) for arch in ARCHITECTURES) + tuple(_claim(arch, "ce") for arch in ARCHITECTURES)
 
 
 def _make_figure(outdir, tier):

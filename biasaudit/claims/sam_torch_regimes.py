@@ -7,6 +7,10 @@ claim                                  what it tests (runs: :mod:`biasaudit.vali
 ``sam.torch.cnn_collapse_boundary``    on the small CNN (MNIST-5k, 14x14), at fixed rho, SAM stays at chance below
                                        some alpha inside the grid and trains above it, while GD trains at every
                                        grid alpha up to there (Clopper-Pearson intervals over 16 paired seeds)
+``sam.torch.resnet_collapse_boundary`` the same on a small ResNet with BatchNorm (MNIST-5k, 14x14)
+``sam.torch.fashion_collapse_boundary`` the same on Fashion-MNIST (14x14), when its files are found; else out of
+                                       scope (``cifar10_`` and ``svhn_collapse_boundary``: the same at the full
+                                       tier with ``audit --data-dir``)
 ``sam.torch.patch_collapse_boundary``  the same on the bright/faint patch images (8x8)
 ``sam.torch.positive_control``         the same pipeline (training, progress matching, area statistic, seed
                                        interval) on the depth-2 diagonal linear network with the bright/faint
@@ -29,9 +33,9 @@ import sympy as sp
 
 from biasaudit.domain import Domain, Fixed
 from biasaudit.figures import FigureJob
-from biasaudit.ledger import Claim, Observation, Tolerance
+from biasaudit.ledger import Claim, Observation, OutOfScope, Tolerance
 
-__all__ = ["CLAIMS", "FIGURES", "regime_result", "minor_family", "family_verdict", "FAMILY"]
+__all__ = ["CLAIMS", "FIGURES", "regime_result", "design_data", "minor_family", "family_verdict", "FAMILY"]
 
 rho, alpha = sp.symbols("rho alpha", real=True)
 alpha_c = sp.Symbol("alpha_c", positive=True)
@@ -48,11 +52,42 @@ CI_SIDE = Tolerance(
     "predicted side of 0; error = how far it reaches onto the wrong side, straddling 0 is undecided")
 
 
+def design_data(design: str, tier: str) -> tuple[str | None, str | None]:
+    """(data folder or None, None) when the design can run at ``tier``, else (None, why it cannot).
+
+    Designs on data that cannot be bundled run when :func:`~biasaudit.validation.data.dataset_location` finds
+    the files (in ``$BIASAUDIT_DATA_DIR``, set by ``audit --data-dir``, or Debian's Fashion-MNIST folder);
+    otherwise their claims are out of scope, with this reason."""
+    from biasaudit.tier import experiment_data_dir
+    from biasaudit.validation.data import dataset_location
+    from biasaudit.validation.sam_regimes import DESIGNS
+
+    if tier not in DESIGNS[design]:
+        return None, (f"the {design} design runs at the full tier only (biasaudit audit --tier full, meant for a "
+                      "GPU)")
+    dataset = DESIGNS[design][tier]["dataset"]
+    if dataset in ("mnist5k", "digits", "synthetic-patches"):
+        return None, None
+    where = experiment_data_dir()
+    found = dataset_location(dataset, where)
+    if found is None:
+        looked = f"--data-dir {where}" if where else "no --data-dir given"
+        extra = " or /usr/share/datasets/fashion-mnist (apt-get install dataset-fashion-mnist)" \
+            if dataset == "fashion-mnist" else ""
+        return None, f"data set {dataset} not found ({looked}{extra})"
+    return str(found), None
+
+
 @functools.cache
-def regime_result(design: str, tier: str) -> dict:
+def _regime_result(design: str, tier: str, data_dir: str | None) -> dict:
     from biasaudit.validation.sam_regimes import regime_experiment
 
-    return regime_experiment(design, tier)
+    return regime_experiment(design, tier, data_dir=data_dir)
+
+
+def regime_result(design: str, tier: str) -> dict:
+    """The design's grid, trained or read from the run cache, and its analysis (memoised per process)."""
+    return _regime_result(design, tier, design_data(design, tier)[0])
 
 
 def _tier() -> str:
@@ -67,9 +102,12 @@ def _runs_of_design(design: str):
         from biasaudit.validation.sam_regimes import regime_configs
 
         tier = _tier()
+        data_dir, missing = design_data(design, tier)
+        if missing:
+            return ()
         return tuple(RunUnit(f"sam-{cfg.key()}", f"run {design}/{tier}: {cfg.optimizer} alpha={cfg.init_scale} "
                              f"seed={cfg.seed}", "biasaudit.validation.sam_experiments:cached_run_unit", (cfg,))
-                     for cfg in regime_configs(design, tier, device="auto"))
+                     for cfg in regime_configs(design, tier, device="auto", data_dir=data_dir))
     return runs
 
 
@@ -103,6 +141,13 @@ def _collapse_evaluate(params, predicted):
     return Observation(observed, test["error"], detail, decided=test["verdict"] != "undecided")
 
 
+def _collapse_predict(params) -> str:
+    missing = design_data(params["design"], _tier())[1]
+    if missing:
+        raise OutOfScope(missing)
+    return "sam"
+
+
 def _collapse_claim(cid: str, design: str, what: str, source: str) -> Claim:
     return Claim(
         id=cid,
@@ -114,7 +159,7 @@ def _collapse_claim(cid: str, design: str, what: str, source: str) -> Claim:
         statement=sp.And(sp.Lt(p_sam(alpha_c / 2), sp.Rational(1, 2), evaluate=False),
                          sp.Gt(p_gd(alpha_c / 2), sp.Rational(1, 2), evaluate=False),
                          sp.Gt(p_sam(2 * alpha_c), sp.Rational(1, 2), evaluate=False)),
-        predict=lambda params: "sam",
+        predict=_collapse_predict,
         evaluate=_collapse_evaluate,
         tolerance=SHORTFALL,
         domain=Domain({"tier": Fixed("quick"), "design": Fixed(design)}),
@@ -130,6 +175,18 @@ def _collapse_claim(cid: str, design: str, what: str, source: str) -> Claim:
 
 COLLAPSE_CLAIM = _collapse_claim("sam.torch.cnn_collapse_boundary", "cnn", "a small CNN (MNIST-5k at 14x14)",
                                  "§Regimes (collapse below alpha_c), on a CNN; issue 15 item 1")
+RESNET_COLLAPSE_CLAIM = _collapse_claim("sam.torch.resnet_collapse_boundary", "resnet",
+                                        "a small ResNet with BatchNorm (MNIST-5k at 14x14)",
+                                        "§Regimes (collapse below alpha_c), on a ResNet; issue 15 item 1")
+FASHION_COLLAPSE_CLAIM = _collapse_claim("sam.torch.fashion_collapse_boundary", "fashion",
+                                         "a small CNN on Fashion-MNIST (14x14)",
+                                         "§Regimes (collapse below alpha_c), on a CNN (Fashion-MNIST, when present)")
+CIFAR10_COLLAPSE_CLAIM = _collapse_claim("sam.torch.cifar10_collapse_boundary", "cifar10",
+                                         "a CNN on CIFAR-10 (full tier, with --data-dir)",
+                                         "§Regimes (collapse below alpha_c), on a CNN (CIFAR-10, full tier)")
+SVHN_COLLAPSE_CLAIM = _collapse_claim("sam.torch.svhn_collapse_boundary", "svhn",
+                                      "a CNN on SVHN (full tier, with --data-dir)",
+                                      "§Regimes (collapse below alpha_c), on a CNN (SVHN, full tier)")
 PATCH_COLLAPSE_CLAIM = _collapse_claim("sam.torch.patch_collapse_boundary", "patch",
                                        "a small CNN on the bright/faint patch images",
                                        "§Regimes (collapse below alpha_c), on a CNN (patch task); issue 15 item 1")
@@ -269,32 +326,53 @@ def family_verdict(claim_id: str, direction: int, tier: str) -> tuple[str, float
     return "refuted", max(1e-12, -direction * (hi if direction > 0 else lo)), f
 
 
-CLAIMS = (COLLAPSE_CLAIM, PATCH_COLLAPSE_CLAIM, POSITIVE_CONTROL)
+CLAIMS = (COLLAPSE_CLAIM, RESNET_COLLAPSE_CLAIM, FASHION_COLLAPSE_CLAIM, CIFAR10_COLLAPSE_CLAIM, SVHN_COLLAPSE_CLAIM,
+          PATCH_COLLAPSE_CLAIM, POSITIVE_CONTROL)
 
 
 # ------------------------------------------------------------------------------------------------ figure
-def _make_regime_figures(outdir, tier):
-    from biasaudit.validation.sam_regimes import plot_regime_figure
-
-    tier = _tier()
-    return [plot_regime_figure(regime_result("cnn", tier), outdir, "sam_torch_cnn_collapse_boundary.png"),
-            plot_regime_figure(regime_result("patch", tier), outdir, "sam_torch_patch_collapse_boundary.png"),
-            plot_regime_figure(regime_result("diag", tier), outdir, "sam_torch_positive_control.png")]
-
-
-FIGURES = (
-    FigureJob(
-        id="sam.torch.regimes",
-        paper="sam",
-        title="SAM's collapse boundary on a CNN and the positive control: training fraction and minor-first "
-              "effect against alpha",
-        claims=("sam.torch.*_collapse_boundary", "sam.torch.positive_control", "sam.torch.minor_mass_*",
-                "sam.torch.synthetic_*"),
-        make=_make_regime_figures,
-        caption="Left: share of paired seeds that leave chance accuracy, SAM and GD, with 95% Clopper-Pearson "
-                "intervals, and the fitted SAM boundary alpha_50. Right: the pre-registered minor-feature "
-                "statistic (SAM - GD, mean and 95% seed interval) at every grid alpha; the regime-2 alpha is "
-                "marked.",
-        requires=("biasaudit.validation.sam_regimes:plot_regime_figure", "torch:Tensor"),
-    ),
+# One figure job per design, so that auditing one claim trains (or reads) only its own design's grid.
+_FIGURE_DESIGNS = (  # design, file, claims it illustrates, what it shows
+    ("cnn", "sam_torch_cnn_collapse_boundary.png", ("sam.torch.cnn_collapse_boundary", "sam.torch.minor_mass_*"),
+     "the MNIST CNN"),
+    ("resnet", "sam_torch_resnet_collapse_boundary.png", ("sam.torch.resnet_collapse_boundary",), "the MNIST ResNet"),
+    ("patch", "sam_torch_patch_collapse_boundary.png", ("sam.torch.patch_collapse_boundary", "sam.torch.synthetic_*"),
+     "the CNN on the bright/faint patch images"),
+    ("diag", "sam_torch_positive_control.png", ("sam.torch.positive_control",),
+     "the positive control (depth-2 diagonal network, patch images)"),
+    ("fashion", "sam_torch_fashion_collapse_boundary.png", ("sam.torch.fashion_collapse_boundary",),
+     "the Fashion-MNIST CNN"),
+    ("cifar10", "sam_torch_cifar10_collapse_boundary.png", ("sam.torch.cifar10_collapse_boundary",),
+     "the CIFAR-10 CNN"),
+    ("svhn", "sam_torch_svhn_collapse_boundary.png", ("sam.torch.svhn_collapse_boundary",), "the SVHN CNN"),
 )
+
+
+def _regime_figure_maker(design: str, name: str):
+    def make(outdir, tier):
+        from biasaudit.validation.sam_regimes import plot_regime_figure
+
+        return [plot_regime_figure(regime_result(design, _tier()), outdir, name)]
+    return make
+
+
+def _design_missing(design: str):
+    return lambda tier: design_data(design, tier)[1]
+
+
+FIGURES = tuple(
+    FigureJob(
+        id=f"sam.torch.regimes.{design}",
+        paper="sam",
+        title=f"SAM's collapse boundary on {what}: training fraction"
+              + (" and minor-first effect" if design in ("cnn", "patch", "diag") else "") + " against alpha",
+        claims=claims,
+        make=_regime_figure_maker(design, name),
+        caption="Left: share of paired seeds that leave chance accuracy, SAM and GD, with 95% Clopper-Pearson "
+                "intervals, and the fitted SAM boundary alpha_50."
+                + (" Right: the pre-registered minor-feature statistic (SAM - GD, mean and 95% seed interval) at "
+                   "every grid alpha; the regime-2 alpha is marked." if design in ("cnn", "patch", "diag") else ""),
+        requires=("biasaudit.validation.sam_regimes:plot_regime_figure", "torch:Tensor"),
+        unavailable_because=_design_missing(design),
+    )
+    for design, name, claims, what in _FIGURE_DESIGNS)

@@ -76,7 +76,7 @@ U_SHAPE = Tolerance(
     "and its minimum inside the sweep in >= 95 % of draws (error 0); the opposite decided is error 1")
 DENSE = Tolerance(
     "dense_hessian_agreement", 1e-6,
-    "issue 6: the iterative tools must match the dense autograd Hessian to 1e-6 in float64; eigsh runs at "
+    "the iterative tools must match the dense autograd Hessian to 1e-6 in float64; eigsh runs at "
     "tol 1e-10, Lanczos over the full Krylov space, so rounding (~p*eps*|H|) is far below")
 
 DOMAIN = Domain({"tier": Fixed("quick"), "loss": Fixed("mse")}, description="the quick tier of the EoS sweep")

@@ -1,13 +1,17 @@
 """``biasaudit audit``: run every registered claim and write the report directory.
 
 ``biasaudit audit [--tier quick|full] [--out DIR] [--claims PATTERN] [--executor local|dask]
-[--scheduler ADDR] [--run-resources GPU=1] [--resume] [--seed N] [--workers N] [--cache-dir DIR | --no-cache]``. See :mod:`biasaudit.audit` for the design.
+[--scheduler ADDR] [--run-resources GPU=1] [--resume] [--seed N] [--workers N] [--data-dir DIR]
+[--cache-dir DIR | --no-cache]``. See :mod:`biasaudit.audit` for the design.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
 import sys
+from pathlib import Path
 
 __all__ = ["register", "run"]
 
@@ -42,6 +46,9 @@ def register(sub) -> None:
     p.add_argument("--no-figures", action="store_true", help="skip the figure jobs")
     p.add_argument("--quiet", action="store_true", help="no progress output")
     p.add_argument("--strict", action="store_true", help="exit 1 unless every claim is confirmed")
+    p.add_argument("--data-dir", metavar="DIR",
+                   help="folder with data sets that cannot be bundled (Fashion-MNIST, CIFAR-10, SVHN; each in DIR or "
+                        "a subfolder named after it): the experiments on them run, else they are out of scope")
     cache = p.add_mutually_exclusive_group()
     cache.add_argument("--cache-dir", metavar="DIR",
                        help="where training runs and generated kernels are cached (default: $BIASAUDIT_CACHE_DIR, "
@@ -52,32 +59,45 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    import os
     import shutil
     import tempfile
 
-    if args.cache_dir or args.no_cache:
-        from biasaudit.plumbing import writable_dir
+    from biasaudit.plumbing import InputError, writable_dir
+    from biasaudit.tier import DATA_DIR_VARIABLE
 
+    settings = {}  # environment variables read at every use; local pool workers inherit them
+    if args.data_dir is not None:
+        data_dir = Path(args.data_dir).expanduser()
+        if not data_dir.is_dir():
+            raise InputError("data-dir", "must be an existing directory", args.data_dir)
+        settings[DATA_DIR_VARIABLE] = str(data_dir.resolve())
+    if args.cache_dir or args.no_cache:
         chosen = (writable_dir("cache-dir", args.cache_dir) if args.cache_dir
                   else tempfile.mkdtemp(prefix="biasaudit-nocache-"))
-        previous = os.environ.get("BIASAUDIT_CACHE_DIR")
-        os.environ["BIASAUDIT_CACHE_DIR"] = str(chosen)  # read at every use; pool workers inherit it
-        try:
+        settings["BIASAUDIT_CACHE_DIR"] = str(chosen)
+    try:
+        with _environment(settings):
             return _run(args)
-        finally:
-            if previous is None:
-                os.environ.pop("BIASAUDIT_CACHE_DIR", None)
+    finally:
+        if args.no_cache:
+            shutil.rmtree(settings["BIASAUDIT_CACHE_DIR"], ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _environment(settings: dict[str, str]):
+    previous = {k: os.environ.get(k) for k in settings}
+    os.environ.update(settings)
+    try:
+        yield
+    finally:
+        for key, value in previous.items():
+            if value is None:
+                os.environ.pop(key, None)
             else:
-                os.environ["BIASAUDIT_CACHE_DIR"] = previous
-            if args.no_cache:
-                shutil.rmtree(chosen, ignore_errors=True)
-    return _run(args)
+                os.environ[key] = value
 
 
 def _run(args) -> int:
-    from pathlib import Path
-
     from biasaudit.audit import AuditConfig, run_audit
 
     from biasaudit.plumbing import claim_pattern

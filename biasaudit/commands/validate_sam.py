@@ -26,10 +26,11 @@ def register(sub) -> None:
     p.add_argument("--rho", type=float, default=None, help="SAM radius (default: the tier's, 0.05)")
     p.add_argument("--lr", type=float, default=None, help="learning rate (default: the tier's)")
     p.add_argument("--init-scales", default=None, help="comma-separated init scales alpha, e.g. 0.5,1,2")
-    p.add_argument("--design", default=None, choices=("cnn", "patch", "diag"),
+    p.add_argument("--design", default=None, choices=("cnn", "resnet", "patch", "diag", "fashion", "cifar10", "svhn"),
                    help="run a regime design of the audit instead (issue 15): the alpha grid x paired seeds x "
                         "{GD, SAM}, SAM's collapse boundary, the regime-2 alpha and the minor-feature statistic "
-                        "at every alpha (cnn: MNIST CNN; patch: patch images; diag: the positive control)")
+                        "at every alpha (cnn: MNIST CNN; resnet: MNIST ResNet, boundary only; patch: patch images; diag: the "
+                        "positive control; fashion, cifar10, svhn: boundary only, on files found in --data-dir)")
     p.add_argument("--no-cache", action="store_true", help="recompute every run (ignore the run cache)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(run=run)
@@ -147,7 +148,18 @@ def _run_design(args, device) -> int:
     if args.out:
         writable_dir("out", args.out)
     progress = None if args.json else (lambda msg: print(msg, file=sys.stderr, flush=True))
-    res = sr.regime_experiment(args.design, args.tier, device=str(device), data_dir=args.data_dir,
+    dataset = sr.design_settings(args.design, args.tier)["dataset"]
+    data_dir = args.data_dir
+    if dataset not in ("mnist5k", "digits", "synthetic-patches"):
+        from biasaudit.validation.data import dataset_location
+
+        found = dataset_location(dataset, args.data_dir)
+        if found is None:
+            rule = (f"holds no {dataset} files (looked in DIR/<name> and DIR)" if args.data_dir else
+                    f"is required by design {args.design!r} (the folder holding the {dataset} files)")
+            raise InputError("data_dir", rule, args.data_dir)
+        data_dir = str(found)
+    res = sr.regime_experiment(args.design, args.tier, device=str(device), data_dir=data_dir,
                                progress=progress, use_cache=not args.no_cache)
     summary = {k: res[k] for k in ("design", "tier", "settings", "collapse", "boundary", "alpha_regime2",
                                    "alpha_control", "control_ratio", "effects", "status")}

@@ -49,7 +49,7 @@ def _tracking_eval(params, predicted, n=1000):
 
 
 TRACK_TOL = Tolerance("eos_tracking_fraction", 1 - TRACK_FRACTION,
-                      "the issue's rule: at least 95% of converged runs have 0 <= 1 - eta S/2 <= 0.035 "
+                      "at least 95% of converged runs have 0 <= 1 - eta S/2 <= 0.035 "
                       "(error = fraction outside the band)")
 
 TRACKING = Claim(

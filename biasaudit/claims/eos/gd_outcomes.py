@@ -141,7 +141,7 @@ MPMATH = Claim(
     id="eos.gd.float64_vs_mpmath", paper="eos", source="spec: float64 against mpmath at 60 digits",
     title="Convergent GD runs in float64 agree with 60-digit mpmath to at least 7 digits (flow side and EoS)",
     hypotheses=(sp.Gt(_eta, 0, evaluate=False),),
-    statement=sp.Le(sp.Symbol("rel_err"), sp.Float(1e-7), evaluate=False),
+    statement=sp.Le(sp.Symbol("err_rel"), sp.Float(1e-7), evaluate=False),
     predict=_mp_predict, evaluate=_mp_eval,
     tolerance=Tolerance("seven_digits", 1.0, "error is (relative difference)/1e-7; measured ~2e-13 relative "
                         "(13 digits) on the toy",
@@ -256,7 +256,7 @@ def _excess_bound_eval(params, predicted):
     return _d3_eval(params, predicted, compare=lambda ex, pred: abs(float(ex.max()) - pred) / pred)
 
 
-SPEC_ONE_DIGIT = Tolerance("spec_one_digit", 0.25, "the spec gives one significant digit ('up to 9%'): 25% relative")
+SPEC_ONE_DIGIT = Tolerance("paper_one_digit", 0.25, "the paper gives one significant digit ('up to 9%'): 25% relative")
 # the statement's resolution is 25 %: a control must move the 9 % past it (26 %), on each side
 EXCESS_CONTROLS = shifted_prediction(0.26, reason="the spec's one significant digit resolves 25 %; 26 % is the "
                                                    "smallest move the check can tell")
@@ -313,7 +313,7 @@ TOY_NUMBERS = Claim(
     hypotheses=(sp.Eq(_y, 1),),
     statement=sp.Eq(sp.Symbol("eta_kink"), sp.Float(0.262, 3)),
     predict=_toy_predict, evaluate=_toy_eval,
-    tolerance=Tolerance("spec_three_digits", 0.01, "the spec gives 3 significant digits; 1% relative covers "
+    tolerance=Tolerance("paper_three_digits", 0.01, "the paper gives 3 significant digits; 1% relative covers "
                         "rounding and the kink grid"),
     domain=Domain({k: Fixed(v) for k, v in TOY.items()}, description="the spec's toy"),
     negative_control=two_sided("kink and convergence limit", 0.02, lambda p, v, s: (

@@ -184,7 +184,7 @@ DEPTH1_SVM = Claim(
     id="sam.depth1.svm_direction", paper=PAPER, source="A (depth 1, several points)",
     title="depth 1, several points: the SAM flow has beta(t) = beta_svm log t + O(1), so its direction tends "
           "to the l2 max-margin (SVM) direction",
-    hypotheses=(sp.Eq(_L_s, 1), sp.Symbol("margin_nonsupport") >= sp.Rational(3, 2)),
+    hypotheses=(sp.Eq(_L_s, 1), sp.Symbol("gamma_nonsupport") >= sp.Rational(3, 2)),
     statement=sp.Eq(sp.Limit(sp.Symbol("beta(t)") / sp.log(sp.Symbol("t")), sp.Symbol("t"), sp.oo),
                     sp.Symbol("beta_svm")),
     predict=_svm_predict, evaluate=_svm_evaluate,
@@ -207,7 +207,7 @@ DEPTH1_SVM_LINF = Claim(
     id="sam.depth1.svm_direction_linf", paper=PAPER, source="A (depth 1, several points)",
     title="depth 1, several points, l_inf-SAM: beta(t) = beta_svm log t + O(1), so its direction tends to the l2 "
           "max-margin (SVM) direction — also where a gradient sign slides at 0",
-    hypotheses=(sp.Eq(_L_s, 1), sp.Symbol("margin_nonsupport") >= sp.Rational(3, 2)),
+    hypotheses=(sp.Eq(_L_s, 1), sp.Symbol("gamma_nonsupport") >= sp.Rational(3, 2)),
     statement=DEPTH1_SVM.statement,
     predict=_svm_predict, evaluate=_svm_linf_evaluate,
     tolerance=DEPTH1_SVM.tolerance,

@@ -128,9 +128,9 @@ DEEP_ALPHA_COLLAPSE = Claim(
     id="sam.l2.deep_even_alpha_collapse", paper=PAPER, source="l2-SAM at L > 2 (even L: collapse like L = 2)",
     title="even L ≥ 4: alpha_c exists and the certificate bisection (every w~_j ≤ 0 / escape) finds it to 10 digits",
     hypotheses=(sp.Eq(sp.Mod(_L, 2), 0), sp.Ge(_L, 4)),
-    statement=sp.Eq(sp.Symbol("alpha_c") / _cs, sp.Function("bisect")(sp.Symbol("certificates_L"))),
+    statement=sp.Eq(sp.Symbol("alpha_c") / _cs, sp.Function("bisect")(sp.Symbol("L"))),
     predict=_deep_ac_predict, evaluate=_deep_ac_evaluate,
-    tolerance=Tolerance("bracket_rel", 1e-9, "10 significant digits (the issue's alpha_collapse target): "
+    tolerance=Tolerance("bracket_rel", 1e-9, "10 significant digits (the precision the tool promises for alpha_collapse): "
                         "alpha_c(1 ± 2e-10) must fall on the two sides", at_10x=AT_10X_PRECISION),
     domain=Domain(_base(d=Integer(2, 3), depth=Choice((4, 6)))),
     negative_control=shifted_prediction(0.01),

@@ -79,7 +79,7 @@ DISCRETE_VS_FLOW = Claim(
     hypotheses=(sp.Eq(sp.Symbol("eta"), sp.Rational(1, 100)),),
     statement=sp.Le(sp.Abs(sp.Symbol("alpha_c(eta)") / sp.Symbol("alpha_c") - 1), 5 * sp.Rational(1, 1000), evaluate=False),
     predict=_dvf_predict, evaluate=_dvf_evaluate,
-    tolerance=Tolerance("spec_tracking", 5e-3, "the spec's 5e-3 at eta = 0.01, read as a relative separatrix shift "
+    tolerance=Tolerance("paper_tracking", 5e-3, "the paper's 5e-3 at eta = 0.01, read as a relative separatrix shift "
                                                "(the trajectory reading is reported, see notes/sam-l2.md)"),
     domain=Domain(_base(u=Real(0.1, 0.9), eta=Fixed(0.01))),
     negative_control=shifted_prediction(0.01, key="alpha_c"),
@@ -123,7 +123,7 @@ DISCRETE_SHIFT = Claim(
     hypotheses=(sp.Gt(sp.Symbol("h"), 0, evaluate=False),),
     statement=sp.Eq(sp.Symbol("alpha_c(h)"), sp.Symbol("alpha_c") - sp.Rational(5, 100) * _cs * sp.Symbol("h")),
     predict=lambda p: -0.050, evaluate=_shift_evaluate,
-    tolerance=Tolerance("spec_digits", 5e-4, "half a unit of the last digit the spec gives (0.050)"),
+    tolerance=Tolerance("paper_digits", 5e-4, "half a unit of the last digit the paper gives (0.050)"),
     domain=Domain({"d": Fixed(5), "mu": Fixed((1.0, 1.5, 2.0, 2.5, 3.0)), "rho": Real(0.1, 2.0, log=True),
                    "normalization": Choice(("joint", "layer"))}),
     negative_control=shifted_prediction(0.02, reason="the claim's resolution: the spec gives two digits (0.050), "

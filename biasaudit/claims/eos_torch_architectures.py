@@ -31,6 +31,7 @@ from biasaudit.claims.validation_eos import (
     sweep_run_units,
 )
 from biasaudit.domain import Domain, Fixed
+from biasaudit.figures import FigureJob
 from biasaudit.ledger import Claim, Observation, OutOfScope, Tolerance, shifted_prediction
 
 __all__ = ["CLAIMS", "FIGURES", "ARCHITECTURES", "E2_BOTH", "CONTROL_SIZE"]
@@ -140,18 +141,10 @@ def _make_figure(outdir, tier):
     return [Path(p) for p in make_e2_figure(outdir, tier)]
 
 
-def _figures():
-    try:
-        from biasaudit.figures import FigureJob
-    except ImportError:
-        return ()
-    return (FigureJob(
-        id="eos.torch.e2_architectures", paper="eos",
-        title="E2 across architectures: final sharpness against eta, in units of s_GF and eta_c",
-        claims=("eos.torch.e2.*",), make=_make_figure,
-        caption="Final S/s_GF against eta/eta_c for the FCN, CNN, ResNet and ViT of the tier, with the predicted "
-                "plateau-then-2/eta curve min(1, eta_c/eta); a kink left of 1 means the transition comes early.",
-        requires=("biasaudit.validation.eos_experiments:make_e2_figure", "torch:Tensor")),)
-
-
-FIGURES = _figures()
+FIGURES = (FigureJob(
+    id="eos.torch.e2_architectures", paper="eos",
+    title="E2 across architectures: final sharpness against eta, in units of s_GF and eta_c",
+    claims=("eos.torch.e2.*",), make=_make_figure,
+    caption="Final S/s_GF against eta/eta_c for the FCN, CNN, ResNet and ViT of the tier, with the predicted "
+            "plateau-then-2/eta curve min(1, eta_c/eta); a kink left of 1 means the transition comes early.",
+    requires=("biasaudit.validation.eos_experiments:make_e2_figure", "torch:Tensor")),)

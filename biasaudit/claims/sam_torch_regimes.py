@@ -173,23 +173,20 @@ def _collapse_claim(cid: str, design: str, what: str, source: str) -> Claim:
     )
 
 
-COLLAPSE_CLAIM = _collapse_claim("sam.torch.cnn_collapse_boundary", "cnn", "a small CNN (MNIST-5k at 14x14)",
-                                 "§Regimes (collapse below alpha_c), on a CNN; issue 15 item 1")
-RESNET_COLLAPSE_CLAIM = _collapse_claim("sam.torch.resnet_collapse_boundary", "resnet",
-                                        "a small ResNet with BatchNorm (MNIST-5k at 14x14)",
-                                        "§Regimes (collapse below alpha_c), on a ResNet; issue 15 item 1")
-FASHION_COLLAPSE_CLAIM = _collapse_claim("sam.torch.fashion_collapse_boundary", "fashion",
-                                         "a small CNN on Fashion-MNIST (14x14)",
-                                         "§Regimes (collapse below alpha_c), on a CNN (Fashion-MNIST, when present)")
-CIFAR10_COLLAPSE_CLAIM = _collapse_claim("sam.torch.cifar10_collapse_boundary", "cifar10",
-                                         "a CNN on CIFAR-10 (full tier, with --data-dir)",
-                                         "§Regimes (collapse below alpha_c), on a CNN (CIFAR-10, full tier)")
-SVHN_COLLAPSE_CLAIM = _collapse_claim("sam.torch.svhn_collapse_boundary", "svhn",
-                                      "a CNN on SVHN (full tier, with --data-dir)",
-                                      "§Regimes (collapse below alpha_c), on a CNN (SVHN, full tier)")
-PATCH_COLLAPSE_CLAIM = _collapse_claim("sam.torch.patch_collapse_boundary", "patch",
-                                       "a small CNN on the bright/faint patch images",
-                                       "§Regimes (collapse below alpha_c), on a CNN (patch task); issue 15 item 1")
+_COLLAPSE_DESIGNS = (  # design, what the network and data are, where the claim comes from
+    ("cnn", "a small CNN (MNIST-5k at 14x14)", "on a CNN; issue 15 item 1"),
+    ("resnet", "a small ResNet with BatchNorm (MNIST-5k at 14x14)", "on a ResNet; issue 15 item 1"),
+    ("fashion", "a small CNN on Fashion-MNIST (14x14)", "on a CNN (Fashion-MNIST, when present)"),
+    ("cifar10", "a CNN on CIFAR-10 (full tier, with --data-dir)", "on a CNN (CIFAR-10, full tier)"),
+    ("svhn", "a CNN on SVHN (full tier, with --data-dir)", "on a CNN (SVHN, full tier)"),
+    ("patch", "a small CNN on the bright/faint patch images", "on a CNN (patch task); issue 15 item 1"),
+)
+COLLAPSE_CLAIMS = {design: _collapse_claim(f"sam.torch.{design}_collapse_boundary", design, what,
+                                           f"§Regimes (collapse below alpha_c), {where}")
+                   for design, what, where in _COLLAPSE_DESIGNS}
+COLLAPSE_CLAIM, RESNET_COLLAPSE_CLAIM, PATCH_COLLAPSE_CLAIM = (COLLAPSE_CLAIMS[d] for d in ("cnn", "resnet", "patch"))
+FASHION_COLLAPSE_CLAIM, CIFAR10_COLLAPSE_CLAIM, SVHN_COLLAPSE_CLAIM = (
+    COLLAPSE_CLAIMS[d] for d in ("fashion", "cifar10", "svhn"))
 
 
 # -------------------------------------------------------------------------------------- positive control
@@ -326,8 +323,7 @@ def family_verdict(claim_id: str, direction: int, tier: str) -> tuple[str, float
     return "refuted", max(1e-12, -direction * (hi if direction > 0 else lo)), f
 
 
-CLAIMS = (COLLAPSE_CLAIM, RESNET_COLLAPSE_CLAIM, FASHION_COLLAPSE_CLAIM, CIFAR10_COLLAPSE_CLAIM, SVHN_COLLAPSE_CLAIM,
-          PATCH_COLLAPSE_CLAIM, POSITIVE_CONTROL)
+CLAIMS = (*COLLAPSE_CLAIMS.values(), POSITIVE_CONTROL)
 
 
 # ------------------------------------------------------------------------------------------------ figure

@@ -3,6 +3,7 @@ gradient-flow proxy and the top-k eigenpair block it uses."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -64,17 +65,17 @@ def test_e2_architecture_undecided_with_too_few_runs():
 
 # ----------------------------------------------------------------------------- the claims
 
-MSE_CLAIMS = arch_claims.CLAIMS[:4]
+MSE_CLAIMS = arch_claims.CLAIMS[:5]
 
 
-def test_four_architecture_claims_with_two_sided_controls():
-    assert [c.id for c in MSE_CLAIMS] == [f"eos.torch.e2.{a}" for a in ("fcn", "cnn", "resnet", "vit")]
-    assert [c.id for c in arch_claims.CLAIMS[4:]] == [f"{c.id}.ce" for c in MSE_CLAIMS]
+def test_five_architecture_claims_with_two_sided_controls():
+    assert [c.id for c in MSE_CLAIMS] == [f"eos.torch.e2.{a}" for a in ("fcn", "cnn", "resnet", "vit", "fcn_relu")]
+    assert [c.id for c in arch_claims.CLAIMS[5:]] == [f"{c.id}.ce" for c in MSE_CLAIMS]
     for claim in MSE_CLAIMS:
         assert {c.side for c in claim.negative_control} == {"+", "-"}
         assert all(c.size == arch_claims.CONTROL_SIZE and c.reason for c in claim.negative_control)
         units = claim.runs()
-        assert units[0].run_id.endswith("-gf") and len(units) == 1 + len(QUICK_MULTS if claim.id[-3:] != "fcn"
+        assert units[0].run_id.endswith("-gf") and len(units) == 1 + len(QUICK_MULTS if "fcn" not in claim.id
                                                                            else ex.TIERS["quick"]["mse"].multiples())
 
 
@@ -235,7 +236,7 @@ def test_cli_validate_eos_arch_uses_the_e2_sizes(monkeypatch, capsys):
     assert (config.gf_method, config.gf_fraction, config.gf_every) == ("exp", 0.25, 20)
 
 
-@pytest.mark.parametrize("arch", ["fcn", "cnn", "resnet", "vit"])
+@pytest.mark.parametrize("arch", ["fcn", "cnn", "resnet", "vit", "fcn_relu"])
 def test_cross_entropy_per_architecture_is_full_tier_only(monkeypatch, arch):
     from biasaudit.ledger import Verdict, run_claim
     from biasaudit.registry import get_claim
@@ -253,3 +254,9 @@ def test_cross_entropy_per_architecture_is_full_tier_only(monkeypatch, arch):
     config = arch_config("full", arch, "ce")
     assert config.loss == "ce" and config.eps == 0.25
     assert len(claim.runs()) == 1 + len(config.multiples())  # the GF proxy, then one GD run per eta
+
+
+def test_the_relu_fcn_is_the_e1_fcn_with_relu():
+    tanh, relu = ex.arch_config("quick", "fcn"), ex.arch_config("quick", "fcn_relu")
+    assert relu.activation == "relu" and relu.arch == "fcn"
+    assert dataclasses.replace(relu, activation=tanh.activation) == tanh and relu.key() != tanh.key()

@@ -140,7 +140,7 @@ def tier_config(tier: str, loss: str = "mse", **overrides) -> SweepConfig:
 # against ~2,000 at 2e-2; notes/validation-eos.md). The ResNet takes n = 300: at n = 100 its whole flow was
 # ~200 steps with S rising ~5 % per step at the stop, so every endpoint hung on the step that crossed eps.
 # The full tier runs them at 28 x 28, n = 1000, eps = 1e-2.
-ARCHS_E2 = ("fcn", "cnn", "resnet", "vit")
+ARCHS_E2 = ("fcn", "cnn", "resnet", "vit", "fcn_relu")  # fcn_relu: the E1 FCN with ReLU instead of tanh
 _E2_GRID = dict(coarse=(0.75, 1.25, 2.0), fine=(0.93, 0.97, 1.03, 1.07), track_every=0)
 _E2_FULL_GRID = dict(coarse=(0.5, 0.75, 1.25, 1.5, 2.0, 3.0), fine=(0.9, 0.95, 0.98, 1.02, 1.05, 1.1),
                      track_every=0, dataset="mnist", n_train=1000, n_test=10000, eps=1e-2, max_steps=200_000)
@@ -153,12 +153,14 @@ ARCH_TIERS: dict[str, dict[str, SweepConfig]] = {
                               gf_every=100, **_E2_GRID),
         "vit": SweepConfig(arch="vit", n_train=100, image_pool=2, model_kwargs=(("dim", 16), ("patch", 7)),
                            eps=2e-2, gf_every=100, **_E2_GRID),
+        "fcn_relu": dataclasses.replace(TIERS["quick"]["mse"], activation="relu"),
     },
     "full": {
         "fcn": TIERS["full"]["mse"],
         "cnn": SweepConfig(arch="cnn", model_kwargs=(("width", 16),), **_E2_FULL_GRID),
         "resnet": SweepConfig(arch="resnet", model_kwargs=(("width", 16),), **_E2_FULL_GRID),
         "vit": SweepConfig(arch="vit", model_kwargs=(("dim", 32), ("patch", 7)), **_E2_FULL_GRID),
+        "fcn_relu": dataclasses.replace(TIERS["full"]["mse"], activation="relu"),
     },
 }
 
@@ -167,7 +169,7 @@ ARCH_TIERS: dict[str, dict[str, SweepConfig]] = {
 # sweeps cost 49 s (CNN), 116 s (ViT) and 327 s (ResNet) of one core, which would put the quick tier's
 # eos.torch.* over its 8 minutes; their by-hand results are in notes/validation-eos.md.
 ARCH_TIERS_CE: dict[str, dict[str, SweepConfig]] = {
-    "full": {"fcn": TIERS["full"]["ce"],
+    "full": {"fcn": TIERS["full"]["ce"], "fcn_relu": dataclasses.replace(TIERS["full"]["ce"], activation="relu"),
              **{arch: dataclasses.replace(ARCH_TIERS["full"][arch], loss="ce", eps=0.25, gf_every=5,
                                           track_multiple=1.5) for arch in ("cnn", "resnet", "vit")}},
 }

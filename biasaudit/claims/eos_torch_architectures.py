@@ -1,4 +1,5 @@
-"""Paper 2, E2 across architectures: claims ``eos.torch.e2.<arch>`` for an FCN, a CNN, a ResNet and a ViT.
+"""Paper 2, E2 across architectures: claims ``eos.torch.e2.<arch>`` for an FCN (tanh and ReLU), a CNN, a ResNet
+and a ViT.
 
 Each claim states that, on its architecture, the kink of final sharpness against η lies at η_c = 2/s_GF and
 that above it the final sharpness tracks 2/η. One sweep per architecture
@@ -8,13 +9,12 @@ GD runs at η = m·η_c, m ∈ {0.75, 0.93, 0.97, 1.03, 1.07, 1.25, 2} at the qu
 =================  =====================================================================================
 tier               what runs (MSE with the torch ``mean`` convention; MNIST-5k subsets)
 =================  =====================================================================================
-quick (audit)      fcn: 784-32-32-10 tanh, n = 500, eps = 1e-2 (the E1 sweep); cnn (ReLU, width 8): n = 100
-                   pooled to 7 x 7; resnet (ReLU, BatchNorm, width 8): n = 300 at 7 x 7; vit (dim 16,
-                   patches of 7): n = 100 pooled to 14 x 14; eps = 2e-2
+quick (audit)      fcn: 784-32-32-10 tanh, n = 500, eps = 1e-2 (the E1 sweep); fcn_relu: the same with ReLU;
+                   cnn (ReLU, width 8): n = 100 pooled to 7 x 7; resnet (ReLU, BatchNorm, width 8): n = 300
+                   at 7 x 7; vit (dim 16, patches of 7): n = 100 pooled to 14 x 14; eps = 2e-2
 full (GPU)         cnn/resnet width 16, vit dim 32, 28 x 28 MNIST n = 1000, eps = 1e-2, 12-point grid
 full only          ``eos.torch.e2.<arch>.ce``: cross-entropy, eps = 0.25 (the quick tier reports them out of
                    scope; its CE evidence is ``eos.torch.ce_tracking`` on the FCN)
-not built          ReLU-FCN variants of E2 (``SweepConfig(activation="relu")`` runs them by hand)
 =================  =====================================================================================
 
 error = max(|η̂_kink/η_c − 1| / 5 %, median_EoS |1 − ηS/2| / 10 %)
@@ -42,7 +42,9 @@ ARCHITECTURES = {  # arch -> how the quick tier builds it (the record's notes)
     "resnet": "ResNet stem + 2 basic blocks (ReLU, full-batch BatchNorm, width 8), MNIST-5k n=300 at 7x7, MSE, "
               "eps=2e-2",
     "vit": "ViT 1 block (dim 16, 2 heads, patches of 7), MNIST-5k n=100 at 14x14, MSE, eps=2e-2",
+    "fcn_relu": "FCN 784-32-32-10 ReLU (the E1 FCN with ReLU for tanh), MNIST-5k n=500, MSE, eps=1e-2",
 }
+NAMES = {"fcn": "FCN", "cnn": "CNN", "resnet": "ResNet", "vit": "ViT", "fcn_relu": "ReLU FCN"}
 E2_BOTH = Tolerance(
     "kink_and_tracking", 1.0,
     "each part relative to its own tolerance: the kink within kink_location (5 %: the fine grid's 4 % spacing "
@@ -112,7 +114,7 @@ def _runs(arch: str, loss: str):
 
 
 def _claim(arch: str, loss: str = "mse") -> Claim:
-    name = arch.upper() if arch != "resnet" else "ResNet"
+    name = NAMES[arch]
     return Claim(
         id=f"eos.torch.e2.{arch}" + ("" if loss == "mse" else f".{loss}"),
         source="paper 2, §Experiments (E2: the transition holds across architectures"

@@ -254,7 +254,7 @@ def test_audit_unwritable_out_fails_before_any_work(tmp_path, monkeypatch, capsy
     (["--executor", "dask"], "scheduler: is required"),
     (["--executor", "dask", "--scheduler", "localhost:8786"], "scheduler: must be an address"),
     (["--scheduler", "tcp://127.0.0.1:1"], "scheduler: applies to --executor dask only"),
-    (["--workers", "0"], "workers: must be an integer >= 1"),
+    (["--workers", "0"], "workers: must be an integer in [1, 1024]"),
     (["--seed", "-1"], "seed: must be an integer >= 0"),
 ])
 def test_audit_bad_options_exit_2_with_one_line(tmp_path, capsys, argv, message):

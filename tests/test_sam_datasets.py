@@ -114,3 +114,76 @@ def test_auditing_a_missing_data_claim_reports_it_out_of_scope(no_data, monkeypa
     records = [json.loads(line) for line in (out / "evidence.jsonl").read_text().splitlines() if line.strip()]
     assert [r["verdict"] for r in records] == ["out-of-scope"]
     assert "sam.torch.regimes.svhn" in (out / "report.md").read_text()  # listed as left out, with its reason
+
+
+def test_a_runs_cache_key_follows_the_data_files_not_their_folder(tmp_path):
+    """A run trained on one copy of CIFAR-10 never answers for another or for a corrupted one."""
+    import shutil
+
+    from biasaudit.validation.data import dataset_fingerprint
+    from biasaudit.validation.sam_training import TrainConfig
+
+    a = _write_cifar(tmp_path / "a")
+    b = tmp_path / "b"
+    shutil.copytree(a, b)
+    key = lambda folder: TrainConfig(dataset="cifar10", data_dir=str(folder)).key()  # noqa: E731
+    assert key(a) == key(b)  # same bytes elsewhere: the same run
+    with open(b / "test_batch", "r+b") as fh:
+        fh.seek(-1, 2)
+        last = fh.read(1)
+        fh.seek(-1, 2)
+        fh.write(bytes([last[0] ^ 1]))
+    assert key(a) != key(b) and dataset_fingerprint("cifar10", tmp_path / "empty") == "no-files"
+    assert dataset_fingerprint("mnist5k") is None  # bundled data: the installed package fixes it
+
+
+@pytest.mark.parametrize("data, labels, rule", [
+    (np.zeros((4, 3072), np.uint8), ["cat"] * 4, "labels must hold integers"),
+    ([[0] * 3072, [0] * 5], [0, 1], "not a rectangular numeric array"),
+    (np.full((4, 3072), np.nan), [0, 1, 2, 3], r"data must lie in \[0, 255\]"),
+    (np.array([["x"] * 3072] * 4), [0, 1, 2, 3], "data must hold numbers"),
+])
+def test_malformed_cifar_contents_name_the_file_and_the_rule(tmp_path, data, labels, rule):
+    from biasaudit.plumbing import InputError
+    from biasaudit.validation.data import load_dataset
+
+    root = _write_cifar(tmp_path / "c")
+    with open(root / "data_batch_1", "wb") as fh:
+        pickle.dump({b"data": data, b"labels": labels}, fh)
+    with pytest.raises(InputError, match=f"data_batch_1.*{rule}"):
+        load_dataset("cifar10", data_dir=root)
+
+
+def test_svhn_must_be_32x32(tmp_path):
+    import scipy.io
+
+    from biasaudit.plumbing import InputError
+    from biasaudit.validation.data import load_dataset
+
+    for split in ("train", "test"):
+        scipy.io.savemat(tmp_path / f"{split}_32x32.mat", {"X": np.zeros((16, 16, 3, 2), np.uint8),
+                                                           "y": np.array([[1], [2]], np.uint8)})
+    with pytest.raises(InputError, match="32 x 32 x 3 x N"):
+        load_dataset("svhn", data_dir=tmp_path)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["validate", "sam", "--design", "resnet", "--data-dir", "{tmp}"], "data_dir: is not used by design 'resnet'"),
+    (["validate", "sam", "--design", "fashion", "--data-dir", "{tmp}/nope"], "data_dir: must be an existing directory"),
+    (["validate", "sam", "--design", "fashion", "--data-dir", "{tmp}"], "data_dir: holds no fashion-mnist files"),
+    (["validate", "sam", "--design", "cifar10", "--tier", "full", "--data-dir", "{tmp}/small"],
+     "data_dir: holds too few cifar10 images"),
+    (["validate", "sam", "--design", "patch", "--out", ""], "out: must name a directory"),
+    (["validate", "eos", "--out", ""], "out: must name a directory"),
+    (["audit", "--out", "", "--claims", "sam.l2.regime3"], "out: must name a directory"),
+    (["audit", "--data-dir", "", "--claims", "sam.l2.regime3", "--out", "{tmp}/r"], "data-dir: must be an existing"),
+    (["audit", "--workers", "99999999999", "--claims", "sam.l2.regime3", "--out", "{tmp}/r"],
+     "workers: must be an integer in [1, 1024]"),
+])
+def test_data_and_output_options_are_checked_before_any_training(no_data, capsys, argv, message):
+    """Found by a red-team pass: each of these used to train on other data, write into the current folder,
+    or end in a traceback."""
+    _write_cifar(no_data / "small" / "cifar-10-batches-py")  # 30 train images: fewer than the design's 4000
+    assert main([a.replace("{tmp}", str(no_data)) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"biasaudit: error: {message}") and err.count("\n") == 1, err

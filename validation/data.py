@@ -52,6 +52,7 @@ from biasaudit.plumbing import InputError, choice, nonnegative_scalar, positive_
 __all__ = [
     "DATASETS",
     "dataset_location",
+    "dataset_fingerprint",
     "Dataset",
     "load_dataset",
     "read_idx",
@@ -154,7 +155,8 @@ def _load_idx_pair(data_dir: Path, split: str) -> tuple[np.ndarray, np.ndarray]:
     prefix = "train" if split == "train" else "t10k"
     img_path = _find(data_dir, [f"{prefix}-images-idx3-ubyte", f"{prefix}-images.idx3-ubyte"])
     lab_path = _find(data_dir, [f"{prefix}-labels-idx1-ubyte", f"{prefix}-labels.idx1-ubyte"])
-    images, labels = read_idx(img_path), read_idx(lab_path)
+    images = _numeric(img_path, "images", read_idx(img_path), integer=False, lo=0, hi=255)
+    labels = _numeric(lab_path, "labels", read_idx(lab_path), integer=True, lo=0, hi=9)
     if images.ndim != 3:
         raise InputError(str(img_path), "must hold an N x H x W image array", images.shape)
     if labels.ndim != 1 or labels.shape[0] != images.shape[0]:
@@ -195,14 +197,29 @@ def _unpickle(path: Path) -> Mapping:
     return obj
 
 
+def _numeric(path: Path, what: str, value, *, integer: bool, lo: float, hi: float) -> np.ndarray:
+    """``value`` as a numpy array of real numbers in [lo, hi] (integers where ``integer``), else an InputError
+    naming the file: ragged lists, strings, NaN and out-of-range pixels are malformed files, not crashes."""
+    try:
+        arr = np.asarray(value)
+    except (ValueError, TypeError) as exc:
+        raise InputError(str(path), f"{what} is not a rectangular numeric array ({exc})") from None
+    kinds = "iu" if integer else "iuf"
+    if arr.dtype.kind not in kinds:
+        raise InputError(str(path), f"{what} must hold {'integers' if integer else 'numbers'}", str(arr.dtype))
+    if arr.size and not (np.isfinite(arr).all() and arr.min() >= lo and arr.max() <= hi):
+        raise InputError(str(path), f"{what} must lie in [{lo:g}, {hi:g}] (finite)")
+    return arr
+
+
 def _cifar_batch(path: Path) -> tuple[np.ndarray, np.ndarray]:
     batch = _unpickle(path)
     data = batch.get(b"data", batch.get("data"))
     labels = batch.get(b"labels", batch.get("labels"))
     if data is None or labels is None:
         raise InputError(str(path), "CIFAR-10 batch must have 'data' and 'labels' entries")
-    data = np.asarray(data)
-    labels = np.asarray(labels)
+    data = _numeric(path, "data", data, integer=False, lo=0, hi=255)
+    labels = _numeric(path, "labels", labels, integer=True, lo=0, hi=9)
     if data.ndim != 2 or data.shape[1] != 3072 or labels.shape != (data.shape[0],):
         raise InputError(str(path), "CIFAR-10 batch must hold data N x 3072 and N labels",
                          (data.shape, labels.shape))
@@ -229,9 +246,10 @@ def _load_svhn(data_dir: Path, split: str) -> tuple[np.ndarray, np.ndarray]:
         raise InputError(str(path), f"not a readable .mat file ({type(exc).__name__})") from None
     if "X" not in mat or "y" not in mat:
         raise InputError(str(path), "SVHN .mat must hold arrays 'X' (32x32x3xN) and 'y' (Nx1)")
-    X, y = np.asarray(mat["X"]), np.asarray(mat["y"]).reshape(-1)
-    if X.ndim != 4 or X.shape[2] != 3 or X.shape[3] != y.shape[0]:
-        raise InputError(str(path), "SVHN 'X' must be H x W x 3 x N with N labels", (X.shape, y.shape))
+    X = _numeric(path, "X", mat["X"], integer=False, lo=0, hi=255)
+    y = _numeric(path, "y", mat["y"], integer=True, lo=0, hi=10).reshape(-1)
+    if X.ndim != 4 or X.shape[:3] != (32, 32, 3) or X.shape[3] != y.shape[0]:
+        raise InputError(str(path), "SVHN 'X' must be 32 x 32 x 3 x N with N labels", (X.shape, y.shape))
     y = np.where(y == 10, 0, y)
     return np.transpose(X, (3, 2, 0, 1)), y
 
@@ -372,6 +390,53 @@ def dataset_location(name: str, data_dir: str | Path | None = None) -> Path | No
     if name == "fashion-mnist":
         roots.append(FASHION_MNIST_DIR)
     return next((r for r in roots if any((r / m).is_file() for m in _MARKER_FILES[name])), None)
+
+
+_FINGERPRINTS: dict[tuple, str] = {}
+
+
+def _data_files(name: str, root: Path) -> list[Path]:
+    """The files the loader of ``name`` reads from ``root`` (those that exist)."""
+    if name == "cifar10":
+        folder = root / "cifar-10-batches-py" if (root / "cifar-10-batches-py").is_dir() else root
+        files = [folder / f"data_batch_{i}" for i in range(1, 6)] + [folder / "test_batch"]
+    elif name == "svhn":
+        files = [root / "train_32x32.mat", root / "test_32x32.mat"]
+    else:  # idx pairs: the first name of each that exists, as _find picks it
+        files = []
+        for prefix in ("train", "t10k"):
+            for kind, ext in (("images", "idx3"), ("labels", "idx1")):
+                names = [f"{prefix}-{kind}-{ext}-ubyte", f"{prefix}-{kind}.{ext}-ubyte"]
+                found = [root / (n + gz) for n in names for gz in ("", ".gz") if (root / (n + gz)).is_file()]
+                files += found[:1]
+    return [f for f in files if f.is_file()]
+
+
+def dataset_fingerprint(name: str, data_dir: str | Path | None = None) -> str | None:
+    """sha256 over the names and bytes of the files a file-based data set is read from; None for the bundled
+    ones (``mnist5k``, ``digits``, ``synthetic-patches``: the installed packages fix them).
+
+    Part of a run's cache key, so that a run trained on one copy of CIFAR-10 never answers for another (or
+    for a corrupted one). Memoised per process by (path, size, mtime)."""
+    import hashlib
+
+    name = choice("dataset", name, DATASETS)
+    if name not in _MARKER_FILES:
+        return None
+    root = Path(data_dir) if data_dir is not None else (FASHION_MNIST_DIR if name == "fashion-mnist" else None)
+    files = _data_files(name, root) if root is not None and root.is_dir() else []
+    if not files:
+        return "no-files"
+    stats = tuple((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files)
+    if stats not in _FINGERPRINTS:
+        digest = hashlib.sha256()
+        for f in files:
+            digest.update(f.name.encode() + b"\0")
+            with open(f, "rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    digest.update(block)
+        _FINGERPRINTS[stats] = digest.hexdigest()
+    return _FINGERPRINTS[stats]
 
 
 def load_dataset(name: str, *, data_dir: str | Path | None = None, n_train: int | None = None,

@@ -103,6 +103,12 @@ class SweepConfig:
         skip = ("device", "data_dir") + (("hvp_method",) if self.hvp_method == "forward-over-reverse" else ())
         skip += tuple(k for k, default in (("image_pool", 1), ("model_kwargs", ())) if getattr(self, k) == default)
         data = {k: v for k, v in dataclasses.asdict(self).items() if k not in skip}
+        if self.dataset != "teacher":
+            from biasaudit.validation.data import dataset_fingerprint
+
+            fingerprint = dataset_fingerprint(self.dataset, self.data_dir)
+            if fingerprint is not None:  # file-based data: what the files hold (not where they lie)
+                data["data_sha256"] = fingerprint
         return f"{self.arch}-{self.loss}-{self.dataset}-" + run_key(data, RUN_CODE, length=16)
 
     def multiples(self) -> list[float]:

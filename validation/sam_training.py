@@ -53,12 +53,18 @@ class TrainConfig:
     device: str = "cpu"
 
     def key(self) -> str:
-        """Content address (biasaudit.plumbing.runcache) of the run: config, code, library versions. The
-        device and the data folder are left out: where a run trained and where the data lay do not change
+        """Content address (biasaudit.plumbing.runcache) of the run: config, code, library versions and, for
+        file-based data sets, the sha256 of the files (:func:`~biasaudit.validation.data.dataset_fingerprint`).
+        The device and the data folder are left out: where a run trained and where the data lay do not change
         what it is (a run trained on a GPU worker answers a CPU claim)."""
         from biasaudit.plumbing.runcache import run_key
+        from biasaudit.validation.data import dataset_fingerprint
 
-        return run_key({k: v for k, v in asdict(self).items() if k not in ("device", "data_dir")}, RUN_CODE)
+        fields = {k: v for k, v in asdict(self).items() if k not in ("device", "data_dir")}
+        fingerprint = dataset_fingerprint(self.dataset, self.data_dir)
+        if fingerprint is not None:  # file-based data: what the files hold, not where they lie
+            fields["data_sha256"] = fingerprint
+        return run_key(fields, RUN_CODE)
 
 
 def validate_config(cfg: TrainConfig) -> None:

@@ -275,12 +275,16 @@ class DaskExecutor:
         self.client.close()
 
 
+MAX_LOCAL_WORKERS = 1024  # processes of one machine's pool; beyond it the OS (semaphores, fork) fails first
+
+
 def validate_executor(executor: str, scheduler: str | None, workers: int | None) -> None:
     """Check the executor options before any work (InputError naming the option)."""
     if executor not in EXECUTORS:
         raise InputError("executor", f"must be one of {', '.join(EXECUTORS)}", executor)
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
-        raise InputError("workers", "must be an integer >= 1", workers)
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
+                                or not 1 <= workers <= MAX_LOCAL_WORKERS):
+        raise InputError("workers", f"must be an integer in [1, {MAX_LOCAL_WORKERS}]", workers)
     if executor == "dask":
         if not scheduler:
             raise InputError("scheduler", "is required with --executor dask (e.g. tcp://127.0.0.1:8786)")

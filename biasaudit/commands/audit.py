@@ -66,9 +66,11 @@ def run(args) -> int:
     from biasaudit.tier import DATA_DIR_VARIABLE
 
     settings = {}  # environment variables read at every use; local pool workers inherit them
+    if not str(args.out).strip():
+        raise InputError("out", "must name a directory (an empty path is not one)", args.out)
     if args.data_dir is not None:
         data_dir = Path(args.data_dir).expanduser()
-        if not data_dir.is_dir():
+        if not str(args.data_dir).strip() or not data_dir.is_dir():
             raise InputError("data-dir", "must be an existing directory", args.data_dir)
         settings[DATA_DIR_VARIABLE] = str(data_dir.resolve())
     if args.cache_dir or args.no_cache:

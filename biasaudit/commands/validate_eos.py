@@ -83,7 +83,7 @@ def run(args) -> int:
     if args.data_dir is not None:
         overrides["data_dir"] = args.data_dir
 
-    if args.out:  # before any training, not after it
+    if args.out is not None:  # before any training, not after it (an empty path is refused)
         from biasaudit.plumbing import writable_dir
 
         writable_dir("out", args.out, make=("figures",))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 __all__ = ["register", "run"]
 
@@ -73,7 +74,7 @@ def run(args) -> int:
     if args.data_dir is not None and args.dataset in ("mnist5k", "digits", "synthetic-patches"):
         raise InputError("data_dir", f"is not used by the embedded dataset {args.dataset!r}", args.data_dir)
 
-    if args.out:  # before any training, not after it
+    if args.out is not None:  # before any training, not after it (an empty path is refused)
         from biasaudit.plumbing import writable_dir
 
         writable_dir("out", args.out)
@@ -135,6 +136,36 @@ def run(args) -> int:
 _DESIGN_FIXES = ("model", "dataset", "seeds", "steps", "rho", "lr", "init_scales")
 
 
+def _design_data_dir(args, settings: dict) -> str | None:
+    """The folder the design's data are read from, checked (and the data loaded once) before any training:
+    ``--data-dir`` must exist, must hold the design's data set (no fallback elsewhere when it is given), is
+    refused for bundled data, and must hold enough images for the design."""
+    from biasaudit.plumbing import InputError
+    from biasaudit.validation.data import dataset_location, load_dataset
+
+    dataset, given = settings["dataset"], args.data_dir
+    if given is not None and (not str(given).strip() or not Path(given).expanduser().is_dir()):
+        raise InputError("data_dir", "must be an existing directory", given)
+    if dataset in ("mnist5k", "digits", "synthetic-patches"):
+        if given is not None:
+            raise InputError("data_dir", f"is not used by design {args.design!r} (bundled {dataset} data)", given)
+        return None
+    found = dataset_location(dataset, None if given is None else Path(given).expanduser())
+    if found is None or (given is not None and Path(given).expanduser().resolve() not in
+                         (found.resolve(), *found.resolve().parents)):
+        rule = (f"holds no {dataset} files (looked in DIR/<name> and DIR)" if given else
+                f"is required by design {args.design!r} (the folder holding the {dataset} files)")
+        raise InputError("data_dir", rule, given)
+    try:
+        load_dataset(dataset, data_dir=found, n_train=settings["n_train"], n_test=settings["n_test"])
+    except InputError as exc:
+        if exc.name in ("n_train", "n_test"):
+            raise InputError("data_dir", f"holds too few {dataset} images for design {args.design!r} "
+                             f"(n_train = {settings['n_train']}, n_test = {settings['n_test']})", str(found)) from None
+        raise
+    return str(found)
+
+
 def _run_design(args, device) -> int:
     """``--design``: the audit's regime grid, from the same run cache as the claims."""
     from biasaudit.plumbing import InputError, atomic_write_text, writable_dir
@@ -145,20 +176,11 @@ def _run_design(args, device) -> int:
         value = getattr(args, name)
         if value is not None and value != defaults.get(name):
             raise InputError(name, "is fixed by --design (the design is pre-registered); leave it out", value)
-    if args.out:
+    if args.out is not None:
         writable_dir("out", args.out)
     progress = None if args.json else (lambda msg: print(msg, file=sys.stderr, flush=True))
-    dataset = sr.design_settings(args.design, args.tier)["dataset"]
-    data_dir = args.data_dir
-    if dataset not in ("mnist5k", "digits", "synthetic-patches"):
-        from biasaudit.validation.data import dataset_location
-
-        found = dataset_location(dataset, args.data_dir)
-        if found is None:
-            rule = (f"holds no {dataset} files (looked in DIR/<name> and DIR)" if args.data_dir else
-                    f"is required by design {args.design!r} (the folder holding the {dataset} files)")
-            raise InputError("data_dir", rule, args.data_dir)
-        data_dir = str(found)
+    settings = sr.design_settings(args.design, args.tier)
+    data_dir = _design_data_dir(args, settings)
     res = sr.regime_experiment(args.design, args.tier, device=str(device), data_dir=data_dir,
                                progress=progress, use_cache=not args.no_cache)
     summary = {k: res[k] for k in ("design", "tier", "settings", "collapse", "boundary", "alpha_regime2",

@@ -132,7 +132,10 @@ def parse_float_list(name: str, text: str) -> np.ndarray:
 
 def writable_dir(name: str, value, *, make: tuple[str, ...] = ()) -> Path:
     """A directory that exists or can be created (with the sub-folders ``make``) and can be written, checked
-    before any work: ``name: must be a directory ...`` / ``name: must be a writable directory (...)``."""
+    before any work: ``name: must be a directory ...`` / ``name: must be a writable directory (...)``. An empty
+    string is refused (it would silently mean the current folder)."""
+    if str(value).strip() == "":
+        raise InputError(name, "must name a directory (an empty path is not one)", value)
     path = Path(value).expanduser()
     if path.exists() and not path.is_dir():
         raise InputError(name, "must be a directory (a file of that name exists)", str(path))
@@ -151,6 +154,8 @@ def writable_dir(name: str, value, *, make: tuple[str, ...] = ()) -> Path:
 def writable_file(name: str, value, *, suffix: str | None = None) -> Path:
     """A file path that can be written, checked before any work: not a directory, its folder exists or can be
     created and is writable, and (``suffix``) it ends with that suffix. The file itself is not created."""
+    if str(value).strip() == "":
+        raise InputError(name, "must name a file (an empty path is not one)", value)
     path = Path(value).expanduser()
     if suffix is not None and not path.name.lower().endswith(suffix):
         raise InputError(name, f"must be a {suffix} file name", str(path))

@@ -53,6 +53,7 @@ __all__ = [
     "DATASETS",
     "dataset_location",
     "dataset_fingerprint",
+    "BUNDLED_DATASETS",
     "Dataset",
     "load_dataset",
     "read_idx",
@@ -369,6 +370,7 @@ _MARKER_FILES = {  # a file whose presence says "this folder holds the data set"
     "cifar10": ("data_batch_1", "cifar-10-batches-py/data_batch_1"),
     "svhn": ("train_32x32.mat",),
 }
+BUNDLED_DATASETS = tuple(d for d in DATASETS if d not in _MARKER_FILES)  # no folder: the installed packages hold them
 _SUBFOLDERS = {"fashion-mnist": ("fashion-mnist",), "mnist": ("mnist",), "cifar10": ("cifar-10-batches-py", "cifar10"),
                "svhn": ("svhn",)}
 

@@ -59,14 +59,14 @@ def design_data(design: str, tier: str) -> tuple[str | None, str | None]:
     the files (in ``$BIASAUDIT_DATA_DIR``, set by ``audit --data-dir``, or Debian's Fashion-MNIST folder);
     otherwise their claims are out of scope, with this reason."""
     from biasaudit.tier import experiment_data_dir
-    from biasaudit.validation.data import dataset_location
+    from biasaudit.validation.data import BUNDLED_DATASETS, dataset_location
     from biasaudit.validation.sam_regimes import DESIGNS
 
     if tier not in DESIGNS[design]:
         return None, (f"the {design} design runs at the full tier only (biasaudit audit --tier full, meant for a "
                       "GPU)")
     dataset = DESIGNS[design][tier]["dataset"]
-    if dataset in ("mnist5k", "digits", "synthetic-patches"):
+    if dataset in BUNDLED_DATASETS:
         return None, None
     where = experiment_data_dir()
     found = dataset_location(dataset, where)

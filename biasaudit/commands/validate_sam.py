@@ -71,7 +71,9 @@ def run(args) -> int:
         overrides["init_scales"] = tuple(float(a) for a in scales)
     if args.dataset not in ("mnist5k", "synthetic-patches"):
         overrides["downsample"] = 1  # only the quick MNIST-5k setting is pooled to 14 x 14
-    if args.data_dir is not None and args.dataset in ("mnist5k", "digits", "synthetic-patches"):
+    from biasaudit.validation.data import BUNDLED_DATASETS
+
+    if args.data_dir is not None and args.dataset in BUNDLED_DATASETS:
         raise InputError("data_dir", f"is not used by the embedded dataset {args.dataset!r}", args.data_dir)
 
     if args.out is not None:  # before any training, not after it (an empty path is refused)
@@ -141,12 +143,12 @@ def _design_data_dir(args, settings: dict) -> str | None:
     ``--data-dir`` must exist, must hold the design's data set (no fallback elsewhere when it is given), is
     refused for bundled data, and must hold enough images for the design."""
     from biasaudit.plumbing import InputError
-    from biasaudit.validation.data import dataset_location, load_dataset
+    from biasaudit.validation.data import BUNDLED_DATASETS, dataset_location, load_dataset
 
     dataset, given = settings["dataset"], args.data_dir
     if given is not None and (not str(given).strip() or not Path(given).expanduser().is_dir()):
         raise InputError("data_dir", "must be an existing directory", given)
-    if dataset in ("mnist5k", "digits", "synthetic-patches"):
+    if dataset in BUNDLED_DATASETS:
         if given is not None:
             raise InputError("data_dir", f"is not used by design {args.design!r} (bundled {dataset} data)", given)
         return None

@@ -371,7 +371,8 @@ def sweep_gf(config: SweepConfig, run_dir=None, *, progress: Callable | None = N
         setup_torch(threads)
         say(f"gradient-flow proxy ({config.arch}, {config.loss}, eps={config.eps:g}) ...")
         res = gradient_flow_sharpness(build_problem(config), config.eps, method=config.gf_method,
-                                      fraction=config.gf_fraction, every=config.gf_every, seed=config.seed)
+                                      fraction=config.gf_fraction, every=config.gf_every, seed=config.seed,
+                                      progress=say)
         return res.to_json()
 
     return _cached(run_dir / "gf.json", config.key(), compute)

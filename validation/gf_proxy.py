@@ -16,6 +16,16 @@ Gradient flow θ' = −∇L(θ) is followed by a proxy from the same fixed initi
   capped by the bulk edge λ_{k+1} instead of S = λ_1, so on a sharpening path (S ≫ λ_{k+1}) it takes
   S/λ_{k+1} times fewer steps. The block is refreshed (LOBPCG, warm-started) at every sharpness measurement;
   a stale block shows up as a loss rise, which the guard below undoes.
+* ``method="rkc"``: second-order Runge–Kutta–Chebyshev (:mod:`biasaudit.validation.rkc`), explicit with s
+  stages and a stability interval ≈ 0.65 s², so its step h is set by accuracy (embedded error estimate,
+  ‖est‖ ≤ ``rtol``·‖θ‖) and not by 2/S; s follows from a bound ρ = ``RHO_SAFETY``·λ̂_1 re-estimated at every
+  step by two finite-difference power iterations (two gradients). On a sharpening path the flow then costs
+  ~ T·√(S/h) gradients instead of ~ T·S. Near each threshold of ``eps_levels`` the step is shortened so
+  that L lands at most ``LANDING`` below it (the first-order prediction L − h‖∇L‖² is aimed there), so S is
+  not read at a point far past the threshold. Because the power estimates follow S at every step, a peak of
+  S between two eigsh measurements (cross-entropy) is caught: when the estimate has fallen ``PEAK_DROP``
+  below its running maximum, eigsh measures S at the point of that maximum. "Half the step" for this
+  method is ``rtol``/8 (the local error is O(h³)).
 
 s_GF = max over the measured points of S = max|λ(∇²L)| (eigsh, warm-started). The sharpness is measured at
 least every ``every`` steps, whenever the loss first falls below each level of ``eps_levels`` (for the
@@ -32,6 +42,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,8 +53,13 @@ from biasaudit.validation.sharpness import top_eigenpairs, top_eigenvalue
 
 __all__ = ["GFResult", "gradient_flow_sharpness", "exp_euler_step", "eps_sensitivity"]
 
-METHODS = ("gd", "rk4", "exp")
+METHODS = ("gd", "rk4", "exp", "rkc")
 MAX_REJECTIONS = 1000  # undone steps before the proxy gives up (reached_eps is then False)
+RKC_RTOL = 5e-3  # rkc: local error ≤ 0.5 % of ‖θ‖ per step (at 1e-2 the 28x28 CNN missed its half-step check: 2.06 %)
+RHO_SAFETY = 1.3  # rkc: ρ = 1.3 λ̂_1; on the 28x28 CNN S grew by up to 30 % within one accepted step
+LANDING = 5e-3  # rkc: aim each loss threshold's crossing at most 0.5 % below it (S moves ~0.7x as fast as L there)
+WARM_NCV = 6  # rkc: Lanczos basis of eigsh started from the power iterate
+PEAK_DROP = 0.02  # rkc: an estimate 2 % under its running max marks a passed peak of S (measured by eigsh)
 
 
 @dataclass
@@ -61,6 +77,7 @@ class GFResult:
     seconds: float
     rejected: int = 0  # steps undone because the loss rose (see gradient_flow_sharpness)
     deflate: int = 0  # exp: the number k of top eigenpairs integrated exactly (0 for gd and rk4)
+    rtol: float = 0.0  # rkc: the local error tolerance relative to ‖θ‖ (0 for the fixed-fraction methods)
     n_grad: int = 0  # gradient evaluations
     n_hvp: int = 0  # Hessian-vector products (sharpness measurements and, for exp, the eigenpair block)
 
@@ -93,11 +110,15 @@ def exp_euler_step(theta, grad, V, lam, h: float):
 
 def gradient_flow_sharpness(problem: Problem, eps: float = 1e-2, *, method: str = "gd", fraction: float = 0.5,
                             every: int = 200, max_steps: int = 100_000, seed: int = 0,
-                            deflate: int | None = None, block_iters: int = 3) -> GFResult:
+                            deflate: int | None = None, block_iters: int = 3, rtol: float | None = None,
+                            progress: Callable[[str], None] | None = None) -> GFResult:
     """Follow the gradient-flow proxy from ``problem``'s init until L < eps and return s_GF and η_c = 2/s_GF.
 
-    ``deflate`` (``method="exp"`` only): the number k of top eigenpairs stepped exactly; None takes the
-    number of classes. ``block_iters``: LOBPCG iterations per refresh of the warm-started block (k+1 HVPs
+    ``fraction`` (gd, rk4, exp): the step as a fraction of the stability step 2/S. ``rtol`` (rkc only,
+    default ``RKC_RTOL``): the local error tolerance; ``every`` counts accepted steps for rkc. ``progress``
+    receives one line per sharpness measurement (and, for rkc, per accepted step). ``deflate``
+    (``method="exp"`` only): the number k of top eigenpairs stepped exactly; None takes the number of
+    classes. ``block_iters``: LOBPCG iterations per refresh of the warm-started block (k+1 HVPs
     each; the block is refreshed often, so a few suffice, and a stale block is caught by the loss-rise guard).
     """
     eps = positive_scalar("eps", eps)
@@ -110,12 +131,20 @@ def gradient_flow_sharpness(problem: Problem, eps: float = 1e-2, *, method: str 
         raise InputError("deflate", "is used by method='exp' only", deflate)
     else:
         deflate = 0
+    if method == "rkc":
+        rtol = positive_scalar("rtol", RKC_RTOL if rtol is None else rtol)
+    elif rtol is not None:
+        raise InputError("rtol", "is used by method='rkc' only", rtol)
     block_iters = positive_int("block_iters", block_iters)
     fraction = positive_scalar("fraction", fraction)
     if fraction >= 1:
         raise InputError("fraction", "must be < 1 (a fraction of the stability step 2/S)", fraction)
     every = positive_int("every", every)
     max_steps = positive_int("max_steps", max_steps)
+    if method == "rkc":
+        return _follow_rkc(problem, eps, rtol=rtol, every=every, max_steps=max_steps, seed=seed,
+                           say=progress or (lambda msg: None))
+    say = progress or (lambda msg: None)
     t0 = time.perf_counter()
     f = problem.train_loss
     theta = problem.theta_init.clone()
@@ -148,6 +177,7 @@ def gradient_flow_sharpness(problem: Problem, eps: float = 1e-2, *, method: str 
         s = abs(est.value)
         path.append({"step": step, "t": t, "loss": loss_value, "S": s, "converged": est.converged,
                      "residual": est.residual, "l1": float(theta.abs().sum())})
+        say(f"gradient flow ({method}): step {step}, t {t:.4g}, loss {loss_value:.4g}, S {s:.4g}")
         if math.isfinite(s):
             running_max = max(running_max, s)
             h = refresh_block() if method == "exp" else fraction * 2.0 / s
@@ -173,7 +203,7 @@ def gradient_flow_sharpness(problem: Problem, eps: float = 1e-2, *, method: str 
         if not math.isfinite(lv):
             break
         newly = [e for e in levels if lv < e and e not in crossed]
-        if k % every == 0 or newly or lv < eps or h is None:
+        if k % every == 0 or newly or lv < eps or h is None or k == max_steps:  # the path ends where it stopped
             record(k, lv)
         for e in newly:
             crossed[e] = running_max
@@ -198,6 +228,126 @@ def gradient_flow_sharpness(problem: Problem, eps: float = 1e-2, *, method: str 
                     reached_eps=lv < eps, steps=k, path=path, sensitivity=sens, all_converged=all_ok,
                     method=method, fraction=fraction, seconds=time.perf_counter() - t0, rejected=rejected,
                     deflate=deflate, n_grad=n_grad, n_hvp=f.n_hvp - hvp0)
+
+
+def _follow_rkc(problem: Problem, eps: float, *, rtol: float, every: int, max_steps: int, seed: int,
+                say: Callable[[str], None]) -> GFResult:
+    """The ``method="rkc"`` proxy (module docstring): RKC2 with error control, a per-step spectral bound
+    from power estimates, landing control at each threshold and eigsh at the recorded points."""
+    import torch
+
+    from biasaudit.validation.rkc import MAX_STAGES, power_estimate, rkc2_coefficients, rkc2_error, rkc2_stages
+    from biasaudit.validation.rkc import rkc2_step
+
+    t0 = time.perf_counter()
+    f = problem.train_loss
+    grad_calls = 0
+
+    def grad(x):
+        nonlocal grad_calls
+        grad_calls += 1
+        return f.grad(x)
+
+    theta = problem.theta_init.clone()
+    levels = [4 * eps, 2 * eps, eps]
+    crossed: dict[float, float] = {}
+    path: list[dict] = []
+    running_max, all_ok, v0, t = -math.inf, True, None, 0.0
+    hvp0 = f.n_hvp
+
+    direction = None  # the power iterate: a fresh start vector for eigsh (fewer HVPs than a stale eigenvector)
+
+    def record(step, loss_value, at=None, time_at=None):
+        nonlocal v0, running_max, all_ok
+        point = theta if at is None else at
+        warm = direction is not None and at is None
+        start = direction.double().cpu().numpy() if warm else v0
+        # from the fresh power iterate a small Lanczos basis suffices: 7 HVPs instead of 11 on the 28x28 CNN
+        est = top_eigenvalue(f, point, "LM", v0=start, seed=seed, ncv=min(f.p, WARM_NCV) if warm else None)
+        v0 = est.vector if np.all(np.isfinite(est.vector)) else v0
+        all_ok = all_ok and est.converged
+        s = abs(est.value)
+        path.append({"step": step, "t": t if time_at is None else time_at, "loss": loss_value, "S": s,
+                     "converged": est.converged, "residual": est.residual, "l1": float(point.abs().sum())})
+        if math.isfinite(s):
+            running_max = max(running_max, s)
+        return s
+
+    value, g = f.value_and_grad(theta)
+    grad_calls += 1
+    lv = float(value)
+    if not math.isfinite(lv):
+        return _rkc_result(lv, eps, rtol, 0, 0, path, crossed, running_max, all_ok, t0, grad_calls, f.n_hvp - hvp0)
+    s_now = record(0, lv)
+    if not (math.isfinite(s_now) and s_now > 0):
+        s_now = 1.0
+    direction = torch.as_tensor(v0, dtype=theta.dtype, device=theta.device)
+    rho = s_now
+    h = 1.0 / (RHO_SAFETY * rho)  # start well inside the explicit Euler range; the controller grows it
+    peak = (rho, theta, 0, t, lv)  # (estimate, θ, step, t, loss) at the running max of the power estimates
+    peak_measured = True
+    rise_tol = 16 * float(np.finfo(np.float32 if theta.dtype.itemsize == 4 else np.float64).eps)
+    rejected = accepted = 0
+    rkc_beta_max = rkc2_coefficients(MAX_STAGES).beta
+    for e in levels:
+        if lv < e:
+            crossed[e] = running_max
+    while lv >= eps and accepted < max_steps and rejected <= MAX_REJECTIONS:
+        target = next(e for e in levels if e not in crossed)
+        slope = float(g @ g)  # -dL/dt
+        h_free = h  # the controller's step; landing shortens this one step only
+        if slope > 0:  # land at most LANDING below the next threshold (first-order prediction)
+            h = min(h, max((lv - target * (1 - LANDING)) / slope, 1e-12 * h))
+        h = min(h, rkc_beta_max / (RHO_SAFETY * rho))
+        s = rkc2_stages(h * RHO_SAFETY * rho)
+        theta_new = rkc2_step(grad, theta, g, h, s)
+        value_new, g_new = f.value_and_grad(theta_new)
+        grad_calls += 1
+        lv_new = float(value_new)
+        err = float(rkc2_error(theta, theta_new, g, g_new, h).norm()) / (rtol * max(float(theta.norm()), 1e-12))
+        if not (math.isfinite(lv_new) and math.isfinite(err)) or lv_new > lv * (1 + rise_tol) or err > 1:
+            rejected += 1
+            if not math.isfinite(err) or err > 4 or not (lv_new <= lv * (1 + rise_tol)):
+                # unstable, not just inaccurate: S outgrew ρ during the step
+                est, direction = power_estimate(grad, theta, g, direction, 4)
+                rho = max(rho, est)
+                h *= 0.5
+            else:
+                h *= max(0.2, 0.8 * err ** (-1 / 3))
+            continue
+        theta, g, lv, t = theta_new, g_new, lv_new, t + h
+        accepted += 1
+        est, direction = power_estimate(grad, theta, g, direction, 1)
+        rho = est if math.isfinite(est) and est > 0 else rho
+        if est >= peak[0]:
+            peak, peak_measured = (est, theta, accepted, t, lv), False
+        elif not peak_measured and est < (1 - PEAK_DROP) * peak[0]:
+            record(peak[2], peak[4], at=peak[1], time_at=peak[3])  # S peaked between two eigsh points
+            peak_measured = True
+        newly = [e for e in levels if lv < e and e not in crossed]
+        if accepted % every == 0 or newly or lv < eps:
+            record(accepted, lv)
+            if peak[2] == accepted:
+                peak_measured = True
+        for e in newly:
+            crossed[e] = running_max
+        h = max(h * (min(4.0, 0.9 * err ** (-1 / 3)) if err > 0 else 4.0), h_free if h < h_free else 0.0)
+        say(f"gradient flow (rkc): step {accepted} ({s} stages), t {t:.4g}, loss {lv:.4g}, S ~ {est:.4g}, "
+            f"next h {h:.3g}")
+    return _rkc_result(lv, eps, rtol, accepted, rejected, path, crossed, running_max, all_ok, t0, grad_calls,
+                       f.n_hvp - hvp0)
+
+
+def _rkc_result(lv, eps, rtol, steps, rejected, path, crossed, running_max, all_ok, t0, n_grad, n_hvp
+                ) -> GFResult:
+    levels = [4 * eps, 2 * eps, eps]
+    s_gf = running_max if math.isfinite(running_max) else math.nan
+    sens = {repr(e): {"s_gf": crossed.get(e, math.nan),
+                      "eta_c": 2.0 / crossed[e] if e in crossed and crossed[e] > 0 else math.nan} for e in levels}
+    return GFResult(s_gf=s_gf, eta_c=2.0 / s_gf if s_gf and math.isfinite(s_gf) else math.nan, eps=eps,
+                    reached_eps=lv < eps, steps=steps, path=path, sensitivity=sens, all_converged=all_ok,
+                    method="rkc", fraction=0.0, seconds=time.perf_counter() - t0, rejected=rejected,
+                    n_grad=n_grad, n_hvp=n_hvp, rtol=rtol)
 
 
 def eps_sensitivity(result: GFResult) -> float:

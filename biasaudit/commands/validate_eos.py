@@ -29,7 +29,8 @@ def register(sub) -> None:
     p.add_argument("--eps", type=float, default=None, help="loss threshold at which training stops (default: "
                    "the tier's: 1e-2 for mse)")
     p.add_argument("--gf-method", default=None,
-                   help="gradient-flow proxy: gd | rk4 | exp (default: gd; exp steps the top eigenpairs exactly)")
+                   help="gradient-flow proxy: gd | rk4 | exp | rkc (default: gd; exp steps the top eigenpairs "
+                        "exactly; rkc is Runge-Kutta-Chebyshev, whose step is not capped by 2/S)")
     p.add_argument("--n-train", type=int, default=None)
     p.add_argument("--n-test", type=int, default=None)
     p.add_argument("--max-steps", type=int, default=None)

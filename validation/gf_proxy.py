@@ -19,7 +19,7 @@ Gradient flow θ' = −∇L(θ) is followed by a proxy from the same fixed initi
 * ``method="rkc"``: second-order Runge–Kutta–Chebyshev (:mod:`biasaudit.validation.rkc`), explicit with s
   stages and a stability interval ≈ 0.65 s², so its step h is set by accuracy (embedded error estimate,
   ‖est‖ ≤ ``rtol``·‖θ‖) and not by 2/S; s follows from a bound ρ = ``RHO_SAFETY``·λ̂_1 re-estimated at every
-  step by two finite-difference power iterations (two gradients). On a sharpening path the flow then costs
+  step by one warm-started finite-difference power iteration (one gradient). On a sharpening path the flow then costs
   ~ T·√(S/h) gradients instead of ~ T·S. Near each threshold of ``eps_levels`` the step is shortened so
   that L lands at most ``LANDING`` below it (the first-order prediction L − h‖∇L‖² is aimed there), so S is
   not read at a point far past the threshold. Because the power estimates follow S at every step, a peak of
@@ -51,7 +51,7 @@ from biasaudit.plumbing import InputError, choice, positive_int, positive_scalar
 from biasaudit.validation.gd_trainer import Problem
 from biasaudit.validation.sharpness import top_eigenpairs, top_eigenvalue
 
-__all__ = ["GFResult", "gradient_flow_sharpness", "exp_euler_step", "eps_sensitivity"]
+__all__ = ["GFResult", "gradient_flow_sharpness", "exp_euler_step", "eps_levels", "eps_sensitivity"]
 
 METHODS = ("gd", "rk4", "exp", "rkc")
 MAX_REJECTIONS = 1000  # undone steps before the proxy gives up (reached_eps is then False)
@@ -87,6 +87,21 @@ class GFResult:
     @classmethod
     def from_json(cls, data: dict) -> "GFResult":
         return cls(**data)
+
+
+def eps_levels(eps: float) -> list[float]:
+    """The loss thresholds 4ε, 2ε, ε at which the running max of S is kept for the sensitivity report."""
+    return [4 * eps, 2 * eps, eps]
+
+
+def _result(*, crossed: dict, running_max: float, eps: float, lv: float, t0: float, **fields) -> GFResult:
+    """A finished proxy's :class:`GFResult`: s_GF = the running max, η_c = 2/s_GF, and s_GF(ε') for ε' in
+    :func:`eps_levels` (the running max when L first fell below ε')."""
+    s_gf = running_max if math.isfinite(running_max) else math.nan
+    sens = {repr(e): {"s_gf": crossed.get(e, math.nan),
+                      "eta_c": 2.0 / crossed[e] if e in crossed else math.nan} for e in eps_levels(eps)}
+    return GFResult(s_gf=s_gf, eta_c=2.0 / s_gf if s_gf and math.isfinite(s_gf) else math.nan, eps=eps,
+                    reached_eps=lv < eps, sensitivity=sens, seconds=time.perf_counter() - t0, **fields)
 
 
 def exp_euler_step(theta, grad, V, lam, h: float):
@@ -141,14 +156,13 @@ def gradient_flow_sharpness(problem: Problem, eps: float = 1e-2, *, method: str 
         raise InputError("fraction", "must be < 1 (a fraction of the stability step 2/S)", fraction)
     every = positive_int("every", every)
     max_steps = positive_int("max_steps", max_steps)
-    if method == "rkc":
-        return _follow_rkc(problem, eps, rtol=rtol, every=every, max_steps=max_steps, seed=seed,
-                           say=progress or (lambda msg: None))
     say = progress or (lambda msg: None)
+    if method == "rkc":
+        return _follow_rkc(problem, eps, rtol=rtol, every=every, max_steps=max_steps, seed=seed, say=say)
     t0 = time.perf_counter()
     f = problem.train_loss
     theta = problem.theta_init.clone()
-    levels = [4 * eps, 2 * eps, eps]
+    levels = eps_levels(eps)
     crossed: dict[float, float] = {}
     path: list[dict] = []
     v0, h, t, running_max = None, None, 0.0, -math.inf
@@ -221,13 +235,9 @@ def gradient_flow_sharpness(problem: Problem, eps: float = 1e-2, *, method: str 
             k4 = f.grad(theta - h * k3)
             theta = theta - (h / 6.0) * (k1 + 2 * k2 + 2 * k3 + k4)
         t += h
-    s_gf = running_max if math.isfinite(running_max) else math.nan
-    sens = {repr(e): {"s_gf": crossed.get(e, math.nan),
-                      "eta_c": 2.0 / crossed[e] if e in crossed else math.nan} for e in levels}
-    return GFResult(s_gf=s_gf, eta_c=2.0 / s_gf if s_gf and math.isfinite(s_gf) else math.nan, eps=eps,
-                    reached_eps=lv < eps, steps=k, path=path, sensitivity=sens, all_converged=all_ok,
-                    method=method, fraction=fraction, seconds=time.perf_counter() - t0, rejected=rejected,
-                    deflate=deflate, n_grad=n_grad, n_hvp=f.n_hvp - hvp0)
+    return _result(crossed=crossed, running_max=running_max, eps=eps, lv=lv, t0=t0, steps=k, path=path,
+                   all_converged=all_ok, method=method, fraction=fraction, rejected=rejected, deflate=deflate,
+                   n_grad=n_grad, n_hvp=f.n_hvp - hvp0)
 
 
 def _follow_rkc(problem: Problem, eps: float, *, rtol: float, every: int, max_steps: int, seed: int,
@@ -249,7 +259,7 @@ def _follow_rkc(problem: Problem, eps: float, *, rtol: float, every: int, max_st
         return f.grad(x)
 
     theta = problem.theta_init.clone()
-    levels = [4 * eps, 2 * eps, eps]
+    levels = eps_levels(eps)
     crossed: dict[float, float] = {}
     path: list[dict] = []
     running_max, all_ok, v0, t = -math.inf, True, None, 0.0
@@ -277,7 +287,9 @@ def _follow_rkc(problem: Problem, eps: float, *, rtol: float, every: int, max_st
     grad_calls += 1
     lv = float(value)
     if not math.isfinite(lv):
-        return _rkc_result(lv, eps, rtol, 0, 0, path, crossed, running_max, all_ok, t0, grad_calls, f.n_hvp - hvp0)
+        return _result(crossed=crossed, running_max=running_max, eps=eps, lv=lv, t0=t0, steps=0, path=path,
+                       all_converged=all_ok, method="rkc", fraction=0.0, n_grad=grad_calls, n_hvp=f.n_hvp - hvp0,
+                       rtol=rtol)
     s_now = record(0, lv)
     if not (math.isfinite(s_now) and s_now > 0):
         s_now = 1.0
@@ -334,20 +346,9 @@ def _follow_rkc(problem: Problem, eps: float, *, rtol: float, every: int, max_st
         h = max(h * (min(4.0, 0.9 * err ** (-1 / 3)) if err > 0 else 4.0), h_free if h < h_free else 0.0)
         say(f"gradient flow (rkc): step {accepted} ({s} stages), t {t:.4g}, loss {lv:.4g}, S ~ {est:.4g}, "
             f"next h {h:.3g}")
-    return _rkc_result(lv, eps, rtol, accepted, rejected, path, crossed, running_max, all_ok, t0, grad_calls,
-                       f.n_hvp - hvp0)
-
-
-def _rkc_result(lv, eps, rtol, steps, rejected, path, crossed, running_max, all_ok, t0, n_grad, n_hvp
-                ) -> GFResult:
-    levels = [4 * eps, 2 * eps, eps]
-    s_gf = running_max if math.isfinite(running_max) else math.nan
-    sens = {repr(e): {"s_gf": crossed.get(e, math.nan),
-                      "eta_c": 2.0 / crossed[e] if e in crossed and crossed[e] > 0 else math.nan} for e in levels}
-    return GFResult(s_gf=s_gf, eta_c=2.0 / s_gf if s_gf and math.isfinite(s_gf) else math.nan, eps=eps,
-                    reached_eps=lv < eps, steps=steps, path=path, sensitivity=sens, all_converged=all_ok,
-                    method="rkc", fraction=0.0, seconds=time.perf_counter() - t0, rejected=rejected,
-                    n_grad=n_grad, n_hvp=n_hvp, rtol=rtol)
+    return _result(crossed=crossed, running_max=running_max, eps=eps, lv=lv, t0=t0, steps=accepted, path=path,
+                   all_converged=all_ok, method="rkc", fraction=0.0, rejected=rejected, n_grad=grad_calls,
+                   n_hvp=f.n_hvp - hvp0, rtol=rtol)
 
 
 def eps_sensitivity(result: GFResult) -> float:

@@ -175,6 +175,8 @@ def test_svhn_must_be_32x32(tmp_path):
      "data_dir: holds too few cifar10 images"),
     (["validate", "sam", "--design", "patch", "--out", ""], "out: must name a directory"),
     (["validate", "eos", "--out", ""], "out: must name a directory"),
+    (["validate", "eos", "--tier", "full", "--out", "{tmp}/eos"], "data_dir: is required for dataset 'mnist'"),
+    (["validate", "eos", "--tier", "full", "--data-dir", "{tmp}", "--out", "{tmp}/eos"], "data_dir: holds no mnist"),
     (["audit", "--out", "", "--claims", "sam.l2.regime3"], "out: must name a directory"),
     (["audit", "--data-dir", "", "--claims", "sam.l2.regime3", "--out", "{tmp}/r"], "data-dir: must be an existing"),
     (["audit", "--workers", "99999999999", "--claims", "sam.l2.regime3", "--out", "{tmp}/r"],
@@ -187,3 +189,4 @@ def test_data_and_output_options_are_checked_before_any_training(no_data, capsys
     assert main([a.replace("{tmp}", str(no_data)) for a in argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"biasaudit: error: {message}") and err.count("\n") == 1, err
+    assert not (no_data / "eos").exists()  # a refused option leaves no output folder behind

@@ -54,6 +54,7 @@ __all__ = [
     "dataset_location",
     "dataset_fingerprint",
     "BUNDLED_DATASETS",
+    "require_dataset",
     "Dataset",
     "load_dataset",
     "read_idx",
@@ -392,6 +393,21 @@ def dataset_location(name: str, data_dir: str | Path | None = None) -> Path | No
     if name == "fashion-mnist":
         roots.append(FASHION_MNIST_DIR)
     return next((r for r in roots if any((r / m).is_file() for m in _MARKER_FILES[name])), None)
+
+
+def require_dataset(name: str, data_dir: str | Path | None = None) -> None:
+    """Raise an :class:`InputError` naming ``data_dir`` when the file-based data set ``name`` is not found.
+
+    Called before an output folder is made, so that a missing data set leaves nothing behind.
+    """
+    if dataset_location(name, data_dir) is not None or name in BUNDLED_DATASETS:
+        return
+    if data_dir is None:
+        raise InputError("data_dir", f"is required for dataset {name!r} (the directory holding its files)")
+    if not Path(data_dir).is_dir():
+        raise InputError("data_dir", "must be an existing directory", str(data_dir))
+    raise InputError("data_dir", f"holds no {name} files (looked in it and in its subfolders "
+                     f"{', '.join(_SUBFOLDERS[name])})", str(data_dir))
 
 
 _FINGERPRINTS: dict[tuple, str] = {}

@@ -84,10 +84,6 @@ def run(args) -> int:
     if args.data_dir is not None:
         overrides["data_dir"] = args.data_dir
 
-    if args.out is not None:  # before any training, not after it (an empty path is refused)
-        from biasaudit.plumbing import writable_dir
-
-        writable_dir("out", args.out, make=("figures",))
     from biasaudit.validation.device import pick_device
     from biasaudit.validation import eos_experiments as ex
 
@@ -97,6 +93,14 @@ def run(args) -> int:
 
     base = ex.arch_config(args.tier, args.arch) if args.loss == "mse" else ex.tier_config(args.tier, args.loss)
     config = dataclasses.replace(base, **overrides)  # validates eta/eps/arch/loss again
+    if config.dataset != "teacher":
+        from biasaudit.validation.data import require_dataset
+
+        require_dataset(config.dataset, config.data_dir)
+    if args.out is not None:  # before any training, after the input checks (an empty path is refused)
+        from biasaudit.plumbing import writable_dir
+
+        writable_dir("out", args.out, make=("figures",))
     progress = None if args.json else (lambda msg: print(msg, file=sys.stderr, flush=True))
     sweep = ex.run_sweep(config, args.out, progress=progress)
     eta_c = ex._float(sweep["gf"]["eta_c"])

@@ -156,6 +156,25 @@ def test_minor_mass_train_run_records_curves_and_statuses():
     assert ex.train_run(ex.TrainConfig(optimizer="gd", steps=2, **{**TINY, "lr": 1e-6}))["status"] == "not trained"
 
 
+def test_keep_maps_sets_how_many_probe_maps_a_record_stores():
+    """The regime designs store none (their claims read curves only); the curves do not depend on it."""
+    import pytest
+
+    from biasaudit.plumbing import InputError
+
+    runs = {k: ex.train_run(ex.TrainConfig(optimizer="sam", steps=4, keep_maps=k, **TINY)) for k in (0, 3)}
+    assert [len(m) for m in runs[3]["maps"]] == [3, 3, 3] and len(runs[3]["map_images"]) == 3
+    assert runs[0]["maps"] == [[], [], []] and runs[0]["map_images"] == []
+    assert runs[0]["curves"] == runs[3]["curves"]
+    assert ex.TrainConfig(keep_maps=0).key() != ex.TrainConfig(keep_maps=3).key()
+    for bad in (-1, 9, 1.5, True):
+        with pytest.raises(InputError, match="keep_maps: must be an integer in"):
+            ex.validate_config(ex.TrainConfig(keep_maps=bad, **TINY))
+    from biasaudit.validation.sam_regimes import DESIGNS
+
+    assert all(settings["keep_maps"] == 0 for tiers in DESIGNS.values() for settings in tiers.values())
+
+
 def test_minor_mass_nan_loss_is_classified_diverged():
     run = ex.train_run(ex.TrainConfig(optimizer="gd", steps=6, **{**TINY, "lr": 1e12, "batch_size": None}))
     assert run["status"] == "diverged"

@@ -51,21 +51,24 @@ TRAINED_MAJORITY = 0.75   # "GD trains" at an alpha: at least this share of its 
 CONTROL_MAX_RATIO = 5.0   # the GD-like control lies at most this many times alpha_50 (issue: 3-5x)
 COLLAPSE_SPLIT = 0.5      # SAM "at chance" / "trains": Clopper-Pearson interval of its fraction below / above
 
+# keep_maps = 0: the regime claims read the curves only; stored probe maps made a full-tier CNN run's record
+# 1.6 MB (31 evaluations x 4 maps of 28 x 28), 0.8 GB for the grid.
 _CNN_QUICK = dict(dataset="mnist5k", model="cnn", downsample=2, n_train=1000, n_test=500, n_eval=500,
                   n_probe=32, width=4, steps=150, eval_every=10, lr=0.1, rho=0.1, batch_size=64,
                   alphas=(0.7, 1.0, 1.4, 2.0, 2.8, 4.0), seeds=tuple(range(16)),
                   metrics=("cam_low", "grad_low"), match_on="acc",
-                  levels=(0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85))
+                  levels=(0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85), keep_maps=0)
 _DIAG_QUICK = dict(dataset="synthetic-patches", model="diag2", n_train=256, n_test=64, n_eval=256, n_probe=4,
                    steps=800, eval_every=10, lr=0.2, rho=0.3, batch_size=None, data_seed_per_seed=True,
                    alphas=(0.02, 0.024, 0.028, 0.034, 0.056, 0.08), seeds=tuple(range(16)),
-                   metrics=("minor_margin_share",), match_on="loss", levels=(0.65, 0.6, 0.55, 0.5, 0.45, 0.4))
+                   metrics=("minor_margin_share",), match_on="loss", levels=(0.65, 0.6, 0.55, 0.5, 0.45, 0.4),
+                   keep_maps=0)
 
 _PATCH_QUICK = dict(dataset="synthetic-patches", model="cnn", downsample=2, n_train=256, n_test=64, n_eval=256,
                     n_probe=16, width=4, steps=100, eval_every=4, lr=0.1, rho=0.2, batch_size=None,
                     alphas=(0.7, 1.0, 1.4, 2.0, 2.8), seeds=tuple(range(16)),
                     metrics=("minor_reliance", "cam_minor_share"), match_on="acc",
-                    levels=(0.6, 0.7, 0.8, 0.9, 0.95))
+                    levels=(0.6, 0.7, 0.8, 0.9, 0.95), keep_maps=0)
 
 # The ResNet (BatchNorm) design maps the boundary only (no minor-feature metrics, so evaluations are sparse).
 # Its grid was placed by a pilot on seeds 100-103 (not the claim's seeds): SAM 0/4 trained at alpha = 0.3,
@@ -83,12 +86,17 @@ _COLOUR_FULL = {**_RESNET_QUICK, "model": "cnn", "downsample": 1, "n_train": 400
                 "width": 8, "steps": 600, "eval_every": 100, "seeds": tuple(range(32)),
                 "alphas": (0.35, 0.5, 0.7, 1.0, 1.4, 2.0, 2.8)}
 
+# Full-tier grids (session of 2026-12-04, notes/validation-sam.md "Full-tier pilots"): piloted on the CPU on seeds
+# 100-103 (cnn: SAM 0/4 trained at alpha <= 0.4, 3/4 at 0.5, 4/4 from 0.7; GD 3/4 at 0.3, 4/4 from 0.4) and
+# 100-101 (fashion: SAM 0/2 at 0.3, 1/2 at 0.5, 2/2 from 0.7; GD 1/2 at 0.3, 2/2 from 0.5; resnet: SAM and GD
+# 2/2 at every alpha in 0.2-2.0, so its grid now reaches below the pilot). The patch grid is not piloted
+# (4 min a run on 2 cores); it was moved down as the CNN's boundary moved (quick 1.06 -> full ~0.45).
 DESIGNS: dict[str, dict[str, dict]] = {
     "fashion": {
         "quick": _FASHION_QUICK,
         "full": {**_FASHION_QUICK, "downsample": 1, "n_train": 4000, "n_test": 1000, "n_eval": 2000, "width": 8,
                  "steps": 600, "eval_every": 100, "seeds": tuple(range(32)),
-                 "alphas": (0.5, 0.7, 0.85, 1.0, 1.2, 1.4, 2.0)},
+                 "alphas": (0.4, 0.45, 0.5, 0.6, 0.7, 1.0, 1.4)},
     },
     "cifar10": {"full": {**_COLOUR_FULL, "dataset": "cifar10"}},
     "svhn": {"full": {**_COLOUR_FULL, "dataset": "svhn"}},
@@ -96,19 +104,19 @@ DESIGNS: dict[str, dict[str, dict]] = {
         "quick": _RESNET_QUICK,
         "full": {**_RESNET_QUICK, "downsample": 1, "n_train": 4000, "n_test": 1000, "n_eval": 2000, "width": 8,
                  "steps": 600, "eval_every": 100, "seeds": tuple(range(32)),
-                 "alphas": (0.2, 0.3, 0.5, 0.7, 1.0, 1.4, 2.0)},
+                 "alphas": (0.05, 0.08, 0.12, 0.2, 0.3, 0.5, 1.0)},
     },
     "cnn": {
         "quick": _CNN_QUICK,
         "full": {**_CNN_QUICK, "downsample": 1, "n_train": 4000, "n_test": 1000, "n_eval": 2000, "n_probe": 128,
                  "width": 8, "steps": 600, "eval_every": 20, "seeds": tuple(range(32)),
-                 "alphas": (0.5, 0.7, 1.0, 1.4, 2.0, 2.8, 4.0, 5.6)},
+                 "alphas": (0.35, 0.4, 0.45, 0.5, 0.6, 0.8, 1.2, 2.0)},
     },
     "patch": {
         "quick": _PATCH_QUICK,
         "full": {**_PATCH_QUICK, "downsample": 1, "n_train": 2048, "n_test": 512, "n_eval": 2048, "n_probe": 128,
                  "width": 8, "steps": 400, "eval_every": 4, "seeds": tuple(range(32)),
-                 "alphas": (0.5, 0.7, 1.0, 1.4, 2.0, 2.8, 4.0)},
+                 "alphas": (0.25, 0.3, 0.4, 0.5, 0.7, 1.0, 1.4)},
     },
     "diag": {
         "quick": _DIAG_QUICK,

@@ -51,6 +51,7 @@ class TrainConfig:
     data_seed: int = 0
     data_dir: str | None = None
     device: str = "cpu"
+    keep_maps: int = 4  # probe images whose Grad-CAM map each evaluation stores (the overlay figure); 0: none
 
     def key(self) -> str:
         """Content address (biasaudit.plumbing.runcache) of the run: config, code, library versions and, for
@@ -85,6 +86,8 @@ def validate_config(cfg: TrainConfig) -> None:
     positive_int("eval_every", cfg.eval_every)
     positive_int("n_probe", cfg.n_probe)
     positive_int("downsample", cfg.downsample)
+    if isinstance(cfg.keep_maps, bool) or not isinstance(cfg.keep_maps, int) or not 0 <= cfg.keep_maps <= cfg.n_probe:
+        raise InputError("keep_maps", f"must be an integer in [0, n_probe = {cfg.n_probe}]", cfg.keep_maps)
     if cfg.batch_size is not None:
         positive_int("batch_size", cfg.batch_size)
     if not 0 < cfg.low_threshold < 1:
@@ -215,13 +218,14 @@ def trained_threshold(num_classes: int) -> float:
     return chance + 0.25 * (1.0 - chance)
 
 
-def train_run(cfg: TrainConfig, *, n_keep_maps: int = 4) -> dict:
-    """Train one run and return its JSON-ready record (config, status, curves, probe images' maps)."""
+def train_run(cfg: TrainConfig) -> dict:
+    """Train one run and return its JSON-ready record (config, status, curves, and the first
+    ``cfg.keep_maps`` probe images with their Grad-CAM map at every evaluation)."""
     from biasaudit.validation.device import torch_settings
 
     validate_config(cfg)
     with torch_settings():
-        return _train_run(cfg, n_keep_maps)
+        return _train_run(cfg, cfg.keep_maps)
 
 
 def _train_run(cfg: TrainConfig, n_keep_maps: int) -> dict:
@@ -266,7 +270,7 @@ def _train_run(cfg: TrainConfig, n_keep_maps: int) -> dict:
             if not math.isfinite(metrics["loss"]):
                 status = "diverged"
                 break
-            maps.append(metrics.pop("cam_maps"))
+            maps.append(metrics.pop("cam_maps"))  # [] per evaluation when keep_maps = 0
             images = metrics.pop("cam_low_images")
             curves["step"].append(step)
             for k, v in metrics.items():

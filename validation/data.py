@@ -360,8 +360,8 @@ def _need_dir(data_dir, name: str) -> Path:
     if data_dir is None:
         raise InputError("data_dir", f"is required for dataset {name!r} (the directory holding its files)")
     path = Path(data_dir)
-    if not path.is_dir():
-        raise InputError("data_dir", "must be an existing directory", str(path))
+    if not str(data_dir).strip() or not path.is_dir():  # Path("") would be the current folder
+        raise InputError("data_dir", "must be an existing directory", str(data_dir))
     return path
 
 
@@ -400,12 +400,9 @@ def require_dataset(name: str, data_dir: str | Path | None = None) -> None:
 
     Called before an output folder is made, so that a missing data set leaves nothing behind.
     """
-    if dataset_location(name, data_dir) is not None or name in BUNDLED_DATASETS:
+    if name in BUNDLED_DATASETS or dataset_location(name, data_dir) is not None:
         return
-    if data_dir is None:
-        raise InputError("data_dir", f"is required for dataset {name!r} (the directory holding its files)")
-    if not Path(data_dir).is_dir():
-        raise InputError("data_dir", "must be an existing directory", str(data_dir))
+    _need_dir(data_dir, name)  # no folder given, or not a folder
     raise InputError("data_dir", f"holds no {name} files (looked in it and in its subfolders "
                      f"{', '.join(_SUBFOLDERS[name])})", str(data_dir))
 

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 from biasaudit.plumbing import choice
 
-__all__ = ["experiment_tier", "experiment_data_dir", "DATA_DIR_VARIABLE", "tier_of_profile", "TIER_VARIABLE", "TIERS", "PROFILE_OF_TIER", "QUICK_AUDIT_MINUTES"]
+__all__ = ["AuditTier", "experiment_tier", "experiment_data_dir", "DATA_DIR_VARIABLE", "tier_of_profile", "TIER_VARIABLE", "TIERS", "PROFILE_OF_TIER", "QUICK_AUDIT_MINUTES"]
 
 TIER_VARIABLE = "BIASAUDIT_EXPERIMENT_TIER"
 DATA_DIR_VARIABLE = "BIASAUDIT_DATA_DIR"
@@ -53,3 +54,23 @@ def tier_of_profile(profile: str) -> Iterator[str]:
             os.environ.pop(TIER_VARIABLE, None)
         else:
             os.environ[TIER_VARIABLE] = old
+
+
+@dataclass(frozen=True)
+class AuditTier:
+    """Domain spec of an experiment claim's ``tier`` parameter: the tier that runs, read when a case is drawn.
+
+    A ``Fixed("quick")`` would record "quick" in the evidence of a ``--tier full`` audit; this spec returns
+    ``resolve()`` at draw time (default :func:`experiment_tier`; a claim family with its own override
+    variable passes its own resolver), so a case's parameters name the tier its experiment ran at.
+    """
+
+    resolve: Callable[[], str] = experiment_tier
+
+    def sample(self, rng, params) -> str:
+        return self.resolve()
+
+    def strategy(self, params):
+        from hypothesis import strategies as st
+
+        return st.builds(self.resolve)

@@ -32,3 +32,24 @@ def test_unknown_tier_is_a_clear_error(monkeypatch):
     monkeypatch.setenv(TIER_VARIABLE, "huge")
     with pytest.raises(InputError, match=f"^{TIER_VARIABLE}: must be one of quick, full"):
         experiment_tier()
+
+
+@pytest.mark.parametrize("claim_id", ["eos.torch.e1_phase_transition", "sam.torch.minor_mass_gradcam",
+                                      "sam.torch.cnn_collapse_boundary"])
+def test_experiment_claims_record_the_tier_that_runs(monkeypatch, claim_id):
+    """A case's ``tier`` parameter is the tier its experiment runs at, not a fixed "quick"."""
+    import numpy as np
+
+    from biasaudit.registry import get_claim
+    from biasaudit.claims.validation_sam import TIER_VARIABLE as SAM_VARIABLE
+
+    monkeypatch.delenv(TIER_VARIABLE, raising=False)
+    monkeypatch.delenv(SAM_VARIABLE, raising=False)
+    domain = get_claim(claim_id).domain
+    assert domain.sample(np.random.default_rng(0))["tier"] == "quick"
+    with tier_of_profile("thorough"):
+        assert domain.sample(np.random.default_rng(0))["tier"] == "full"
+    if claim_id.startswith("sam.torch."):
+        monkeypatch.setenv(SAM_VARIABLE, "quick")  # the family's own variable wins, in the record too
+        with tier_of_profile("thorough"):
+            assert domain.sample(np.random.default_rng(0))["tier"] == "quick"

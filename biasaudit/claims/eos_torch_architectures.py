@@ -33,6 +33,7 @@ from biasaudit.claims.validation_eos import (
 from biasaudit.domain import Domain, Fixed
 from biasaudit.figures import FigureJob
 from biasaudit.ledger import Claim, Observation, OutOfScope, Tolerance, shifted_prediction
+from biasaudit.tier import AuditTier
 
 __all__ = ["CLAIMS", "FIGURES", "ARCHITECTURES", "E2_BOTH", "CONTROL_SIZE"]
 
@@ -125,7 +126,7 @@ def _claim(arch: str, loss: str = "mse") -> Claim:
         statement=sp.And(sp.Eq(sp.Symbol("eta_kink", positive=True), ETA_C_EXPR, evaluate=False),
                          sp.Eq(sp.Function("S_final")(eta), S_PRED_EXPR, evaluate=False)),
         predict=_predict, evaluate=_evaluate, tolerance=E2_BOTH,
-        domain=Domain({"tier": Fixed("quick"), "arch": Fixed(arch), "loss": Fixed(loss)},
+        domain=Domain({"tier": AuditTier(), "arch": Fixed(arch), "loss": Fixed(loss)},
                       description=f"the tier's {arch} sweep with {loss}"),
         negative_control=shifted_prediction(CONTROL_SIZE, key="eta_c", reason=_CONTROL_REASON),
         runs=_runs(arch, loss), notes=ARCHITECTURES[arch] if loss == "mse" else

@@ -34,6 +34,7 @@ import sympy as sp
 from biasaudit.domain import Domain, Fixed
 from biasaudit.figures import FigureJob
 from biasaudit.ledger import Claim, Observation, OutOfScope, Tolerance
+from biasaudit.tier import AuditTier
 
 __all__ = ["CLAIMS", "FIGURES", "regime_result", "design_data", "minor_family", "family_verdict", "FAMILY"]
 
@@ -162,7 +163,7 @@ def _collapse_claim(cid: str, design: str, what: str, source: str) -> Claim:
         predict=_collapse_predict,
         evaluate=_collapse_evaluate,
         tolerance=SHORTFALL,
-        domain=Domain({"tier": Fixed("quick"), "design": Fixed(design)}),
+        domain=Domain({"tier": AuditTier(_tier), "design": Fixed(design)}),
         negative_control=lambda params, predicted: "gd",
         kind="experiment",
         samples={"ci": 1, "thorough": 1},
@@ -228,7 +229,7 @@ POSITIVE_CONTROL = Claim(
     predict=lambda params: 1,
     evaluate=_positive_evaluate,
     tolerance=CI_SIDE,
-    domain=Domain({"tier": Fixed("quick")}),
+    domain=Domain({"tier": AuditTier(_tier)}),
     negative_control=lambda params, predicted: -int(predicted),
     kind="experiment",
     samples={"ci": 1, "thorough": 1},

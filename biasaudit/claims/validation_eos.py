@@ -1,8 +1,8 @@
 """Paper 2 ("Conflicting Biases at the Edge of Stability") on torch networks: claims ``eos.torch.*``.
 
-Kind ``experiment``. One case each (``samples = 1``): the parameters are :class:`~biasaudit.domain.Fixed`
-(the tier and the loss). ``predict`` runs the gradient-flow proxy and returns η_c = 2/s_GF (lambdified from
-the sympy statement); ``evaluate`` runs the learning-rate sweep and measures the claim. The sweep of a tier
+Kind ``experiment``. One case each (``samples = 1``): the parameters are the tier that runs
+(:class:`~biasaudit.tier.AuditTier`) and the loss. ``predict`` runs the gradient-flow proxy and returns
+η_c = 2/s_GF (lambdified from the sympy statement); ``evaluate`` runs the learning-rate sweep and measures the claim. The sweep of a tier
 is computed once per process and cached on disk per run (:func:`biasaudit.validation.eos_experiments.run_sweep`), so
 all claims of a tier share it. torch is imported only inside ``predict``/``evaluate``.
 
@@ -36,6 +36,7 @@ import sympy as sp
 
 from biasaudit.domain import Domain, Fixed
 from biasaudit.ledger import Claim, Observation, Tolerance
+from biasaudit.tier import AuditTier
 
 __all__ = ["CLAIMS", "FIGURES"]
 
@@ -79,11 +80,11 @@ DENSE = Tolerance(
     "the iterative tools must match the dense autograd Hessian to 1e-6 in float64; eigsh runs at "
     "tol 1e-10, Lanczos over the full Krylov space, so rounding (~p*eps*|H|) is far below")
 
-DOMAIN = Domain({"tier": Fixed("quick"), "loss": Fixed("mse")}, description="the quick tier of the EoS sweep")
-CE_DOMAIN = Domain({"tier": Fixed("quick"), "loss": Fixed("ce")}, description="the quick tier, cross-entropy")
+DOMAIN = Domain({"tier": AuditTier(), "loss": Fixed("mse")}, description="the EoS sweep at the audit's tier")
+CE_DOMAIN = Domain({"tier": AuditTier(), "loss": Fixed("ce")}, description="the EoS sweep at the audit's tier, cross-entropy")
 CE_SMALL_EPS = 0.05  # 5x below ce_tracking's 0.25: the loss is driven past the GF sharpness peak
-CE_SMALL_DOMAIN = Domain({"tier": Fixed("quick"), "loss": Fixed("ce"), "eps": Fixed(CE_SMALL_EPS)},
-                         description="the quick tier, cross-entropy trained to L < 0.05")
+CE_SMALL_DOMAIN = Domain({"tier": AuditTier(), "loss": Fixed("ce"), "eps": Fixed(CE_SMALL_EPS)},
+                         description="the audit's tier, cross-entropy trained to L < 0.05")
 
 
 def _run_sweep(config, label: str) -> dict:

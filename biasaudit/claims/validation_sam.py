@@ -47,6 +47,7 @@ from biasaudit.claims.sam_torch_regimes import CI_SIDE, FAMILY_READS, _runs_of_d
 from biasaudit.domain import Choice, Domain, Fixed
 from biasaudit.figures import FigureJob
 from biasaudit.ledger import Claim, Observation, Tolerance
+from biasaudit.tier import AuditTier
 
 __all__ = ["CLAIMS", "FIGURES"]
 
@@ -206,7 +207,7 @@ def _experiment_claim(cid, title, source, statement, notes, matched=True):
         predict=_direction_predict,
         evaluate=_effect_evaluator(cid),
         tolerance=CI_SIDE,
-        domain=Domain({"tier": Fixed("quick")}),
+        domain=Domain({"tier": AuditTier(experiment_tier)}),
         negative_control=_flip,
         kind="experiment",
         samples=dict(EXPERIMENT_SAMPLES),

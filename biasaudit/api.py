@@ -224,14 +224,14 @@ def eos_regimes(x, y, w0, loss_factor: float = 0.5):
     import numpy as np
 
     from biasaudit.plumbing import finite_scalar
-    from biasaudit.plumbing.ranges import in_range, vector_in_range
+    from biasaudit.plumbing.ranges import ZERO_CHECKED_LATER as LATER, in_range, vector_in_range
     from biasaudit.theory.eos_flow import eos_regimes as _eos_regimes
 
-    x = vector_in_range("x", np.atleast_1d(np.asarray(x, float)), zero=True)
-    w0 = vector_in_range("w0", np.atleast_1d(np.asarray(w0, float)), zero=True)
-    y = in_range("y", finite_scalar("y", y), zero=True)
+    x = vector_in_range("x", np.atleast_1d(np.asarray(x, float)), zero=LATER)
+    w0 = vector_in_range("w0", np.atleast_1d(np.asarray(w0, float)), zero=LATER)
+    y = in_range("y", finite_scalar("y", y), zero=LATER)
     return _eos_regimes(x, y, w0, loss_factor=in_range("loss_factor", finite_scalar("loss_factor", loss_factor),
-                                                           zero=True))
+                                                           zero=LATER))
 
 
 def eos_sweep(x, y, w0, eta_min: float, eta_max: float, n: int = 400, **options):

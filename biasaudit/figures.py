@@ -320,8 +320,10 @@ def _eos_sweep(x, w0, tier: str, eta_max: float):
 
 
 def _outcome_style():
+    """Marker per outcome code (numerics.eos_gd.OUTCOMES); diverged (3) runs are not drawn. Unsettled (4) runs
+    ran out of steps while still settling: their final state is a snapshot (grey crosses)."""
     return {0: ("converged", "o", "#1f77b4"), 1: ("period-2", "s", "#ff7f0e"),
-            2: ("bounded-chaotic", "^", "#d62728")}
+            2: ("bounded-chaotic", "^", "#d62728"), 4: ("unsettled (out of steps)", "x", "#7f7f7f")}
 
 
 def _eos_sharpness(outdir: Path, tier: str) -> list[Path]:
@@ -428,7 +430,7 @@ def _eos_risk(outdir: Path, tier: str) -> list[Path]:
 
 def _eos_outcomes(outdir: Path, tier: str) -> list[Path]:
     """The eos numerics' own sweep figure (``biasaudit.figures_eos.sweep_figure``): sharpness, ‖β‖₁ and
-    the outcome class (converged / period-2 / bounded-chaotic / diverged) against η on the toy."""
+    the outcome class (converged / period-2 / bounded-chaotic / diverged / unsettled) against η on the toy."""
     from biasaudit.figures_eos import sweep_figure
     from biasaudit.numerics.eos_sweep import sweep_eos
 

@@ -15,7 +15,7 @@ import numpy as np
 
 __all__ = ["sweep_figure", "pareto_figure", "risk_figure", "write_eos_figures"]
 
-_COLORS = ("tab:green", "tab:orange", "tab:purple", "tab:red")
+_COLORS = ("tab:green", "tab:orange", "tab:purple", "tab:red", "tab:gray")
 
 
 def _plt():

@@ -13,9 +13,28 @@ converged (0)      :math:`|r_k| <` ``tol``
 diverged (3)       :math:`r_k` non-finite or :math:`|r_k| >` ``bound`` (the last finite iterate is kept)
 period-2 (1)       after ``max_steps``: :math:`|r_k - r_{k+2}| \le` ``p2_rtol``·|r_k| on the last
                    4 residuals, and :math:`r_k r_{k+1} < 0`
-bounded-chaotic(2) after ``max_steps``: none of the above (this also holds a run still converging
-                   very slowly; its ``steps == max_steps`` and ``r_final`` tell it apart)
+bounded-chaotic(2) after ``max_steps`` = N, not period-2, and the orbit oscillates with a stationary
+                   envelope: over each window :math:`k \in [N/2, 3N/4)` and :math:`[3N/4, N]` (integer
+                   halves and quarters) r takes both signs (so it changed sign twice or more, never
+                   true of a run that barely moves or creeps monotonically), and with :math:`M_1, M_2`
+                   the largest |r_k| in the two windows, :math:`|M_2 - M_1| \le`
+                   ``ENVELOPE_RTOL``·:math:`M_1` (3e-3); needs N >= ``MIN_CHAOS_STEPS`` (16)
+unsettled (4)      after ``max_steps``: none of the above. The run ran out of steps while still settling
+                   (its envelope still shrinks or grows, or it barely moves): more steps decide
 =================  ============================================================================
+
+Why the envelope: on a chaotic (or higher-period) orbit the largest |r| over a long window is a property of
+the attractor, nearly the same in two consecutive windows, while a run that still converges, or still
+approaches its cycle, shrinks (or grows) it by a factor :math:`e^{\mp\lambda N/4}`. Measured
+:math:`|M_2 - M_1|/M_1` on chaotic orbits (x = (1, 2), (1, 3), (0.5, 1, 2), d = 4; 4 realizations of each of
+~80 chaotic η): at most 2.4e-2 (N = 500), 6.3e-3 (N = 1000), 1.6e-3 (N = 2000), 1.8e-4 (N = 5000), 1.5e-5
+(N = 2e4); on runs that converge or lock into period-2 later (x = (1, 2), w0 = (1, 1), N = 2000): at least 2.1e-2.
+``ENVELOPE_RTOL`` = 3e-3 sits between the two at N >= 2000 (shorter runs may call a chaotic orbit unsettled:
+more steps decide); it calls a settling run chaotic only if it contracts by less than 1.2e-2/N per step, i.e.
+it would need > 2500·N more steps to converge. A chaotic transient that ends in convergence much later looks
+chaotic within N steps, under any rule. One rule, :func:`stationary_oscillation`, for the kernel and both
+references (the kernel takes the window maxima branch-free, to an ulp). Codes are stable: ``unsettled`` was
+appended as code 4 (before it, such runs were reported as bounded-chaotic).
 
 A diverging run is an outcome, never an exception: every output array is finite.
 
@@ -41,19 +60,35 @@ from numba import njit, prange
 from biasaudit.plumbing import InputError, as_finite_vector, positive_int, positive_scalar
 from biasaudit.theory.eos_model import eos_problem, hessian_eigenvalues
 
-__all__ = ["CONVERGED", "PERIOD2", "CHAOTIC", "DIVERGED", "OUTCOMES", "GdSweep", "gd_sweep", "gd_sweep_numpy",
-           "gd_path", "default_tol", "default_bound"]
+__all__ = ["CONVERGED", "PERIOD2", "CHAOTIC", "DIVERGED", "UNSETTLED", "OUTCOMES", "GdSweep", "gd_sweep",
+           "gd_sweep_numpy", "gd_path", "default_tol", "default_bound", "chaos_windows", "stationary_oscillation",
+           "bounded_steps", "MAX_STEPS", "MAX_WORK", "ENVELOPE_RTOL", "MIN_CHAOS_STEPS"]
 
-CONVERGED, PERIOD2, CHAOTIC, DIVERGED = 0, 1, 2, 3
-OUTCOMES = ("converged", "period-2", "bounded-chaotic", "diverged")
+CONVERGED, PERIOD2, CHAOTIC, DIVERGED, UNSETTLED = 0, 1, 2, 3, 4
+OUTCOMES = ("converged", "period-2", "bounded-chaotic", "diverged", "unsettled")
 TAIL = 4  # residuals kept for the period-2 test
 LANES = 64  # step sizes advanced together by one thread (SIMD over eta; a lane that stops idles)
 P2_RTOL = 1e-6  # |r_k - r_{k+2}| / |r_k| below this on the last 4 residuals: a period-2 orbit
+# bounded-chaotic needs a stationary envelope: |max|r| over [3N/4, N] - max|r| over [N/2, 3N/4)| <= this times
+# the latter, and both signs of r in each window (see the module docstring for the measurements behind 3e-3).
+ENVELOPE_RTOL = 3e-3
+MIN_CHAOS_STEPS = 16  # fewer steps than this: windows too short to judge, an out-of-steps run is unsettled
+MAX_STEPS = 10**8  # max_steps above this is refused (1e8 steps of one run take ~1 s of one core)
+# n·max_steps·(d + 2) above this is refused: the kernel costs 0.3–0.6 ns per (η, step, coordinate + 2) on the
+# shared 2-core box (eos.gd_sweep bench: 3.7–6.7 ns per (η, step) at d = 10), so 6e12 is 30–60 minutes.
+MAX_WORK = 6e12
 
 
 def default_tol(y: float) -> float:
-    """Convergence threshold on |r|: 1e3 ulps of y (r is a sum of d terms of size ~y, rounding ~ d·eps·y)."""
-    return 1e3 * np.finfo(float).eps * max(y, 1.0)
+    """Convergence threshold on |r|: 1e3 ulps of y. At a solution every term x_i w_i² is positive and at most
+    y, so the rounding of r is ~ d·eps·y: the threshold is relative to y (an absolute floor would call any
+    run with y << 1 converged at once)."""
+    return 1e3 * np.finfo(float).eps * y
+
+
+def chaos_windows(max_steps: int) -> tuple[int, int]:
+    """(N/2, 3N/4) for N = ``max_steps``: the envelope windows are [N/2, 3N/4) and [3N/4, N]."""
+    return max_steps // 2, (3 * max_steps) // 4
 
 
 def default_bound(y: float, r0: float) -> float:
@@ -61,12 +96,24 @@ def default_bound(y: float, r0: float) -> float:
     return 1e6 * (y + abs(r0))
 
 
+@njit(cache=True)
+def stationary_oscillation(p1, q1, p2, q2, max_steps, min_chaos_steps, env_rtol):
+    """The bounded-chaotic test on the signed envelopes p = max(0, r), q = max(0, -r) of the windows [N/2, 3N/4)
+    (p1, q1) and [3N/4, N] (p2, q2): r takes both signs in each window, and max|r| changed by at most
+    ``env_rtol``. Plain Python semantics: also used by the numpy and mpmath references."""
+    m1, m2 = max(p1, q1), max(p2, q2)
+    return (max_steps >= min_chaos_steps and p1 > 0 and q1 > 0 and p2 > 0 and q2 > 0
+            and abs(m2 - m1) <= env_rtol * m1)
+
+
 @njit(cache=True, parallel=True, fastmath={"reassoc", "contract"})
-def _gd_batch(x, y, w0, etas, c, max_steps, tol, bound, p2_rtol, lanes, w_out, w_prev_out, r_tail, steps_out,
-              outcome):
+def _gd_batch(x, y, w0, etas, c, max_steps, tol, bound, p2_rtol, env_rtol, min_chaos_steps, lanes, w_out,
+              w_prev_out, r_tail, steps_out, outcome):
     # `lanes` consecutive step sizes per block, SIMD across the lanes: W[i, lane] is contiguous in lane.
     d = x.size
     n = etas.size
+    half = max_steps // 2  # envelope windows [half, quart) and [quart, max_steps] (chaos_windows)
+    quart = (3 * max_steps) // 4
     nblocks = (n + lanes - 1) // lanes
     for blk in prange(nblocks):
         W = np.empty((d, lanes))
@@ -75,6 +122,10 @@ def _gd_batch(x, y, w0, etas, c, max_steps, tol, bound, p2_rtol, lanes, w_out, w
         ap = np.zeros(lanes)  # the previous step's a, to rebuild w_{k-1} from w_k at a stop
         r = np.empty(lanes)
         tail = np.zeros((4, lanes))
+        p1 = np.zeros(lanes)  # max(0, r) over [half, quart)
+        q1 = np.zeros(lanes)  # max(0, -r) over [half, quart)
+        p2 = np.zeros(lanes)  # the same over [quart, max_steps]
+        q2 = np.zeros(lanes)
         active = np.zeros(lanes, np.bool_)
         eta = np.zeros(lanes)
         n_active = 0
@@ -107,6 +158,23 @@ def _gd_batch(x, y, w0, etas, c, max_steps, tol, bound, p2_rtol, lanes, w_out, w
                 flag += act[b] * stop
                 ap[b] = a[b]
                 a[b] = 4.0 * c * eta[b] * rb * act[b]
+            if k >= half:  # the signed envelope of the last half (uniform branch on k: lanes stay branch-free)
+                # max(p, r) as ((p + r) + |p - r|)/2: exact to an ulp; a compare-and-select compiles to masked
+                # stores that made the kernel 12 % slower (AMD EPYC), this costs ~7 %
+                if k < quart:
+                    for b in range(lanes):
+                        rb = r[b]
+                        pb = p1[b]
+                        p1[b] = 0.5 * ((pb + rb) + abs(pb - rb))
+                        qb = q1[b]
+                        q1[b] = 0.5 * ((qb - rb) + abs(qb + rb))
+                else:
+                    for b in range(lanes):
+                        rb = r[b]
+                        pb = p2[b]
+                        p2[b] = 0.5 * ((pb + rb) + abs(pb - rb))
+                        qb = q2[b]
+                        q2[b] = 0.5 * ((qb - rb) + abs(qb + rb))
             if flag > 0.0 or k == max_steps:
                 for b in range(lanes):
                     if not active[b]:
@@ -125,8 +193,11 @@ def _gd_batch(x, y, w0, etas, c, max_steps, tol, bound, p2_rtol, lanes, w_out, w
                         if (abs(r0 - r2) <= p2_rtol * abs(r0) and abs(r1 - r3) <= p2_rtol * abs(r1)
                                 and r0 * r1 < 0 and r2 * r3 < 0):
                             cls = 1
-                        else:
+                        elif stationary_oscillation(p1[b], q1[b], p2[b], q2[b], max_steps, min_chaos_steps,
+                                                     env_rtol):
                             cls = 2
+                        else:
+                            cls = 4
                     if cls >= 0:
                         j = blk * lanes + b
                         outcome[j] = cls
@@ -173,6 +244,13 @@ def _gd_path(x, y, w0, eta, c, steps, out):
             out[k + 1, i] = out[k, i] * (1.0 - a * x[i])
 
 
+def _quiet_overflow():
+    """The post-processing of final iterates: a diverged run keeps its last iterate below ``bound``, whose
+    β = w², r and Hessian can still overflow to inf/NaN (that row's values mean nothing and are reported as
+    such), so numpy's overflow/invalid warnings are silenced here, and only here."""
+    return np.errstate(over="ignore", invalid="ignore")
+
+
 @dataclass(frozen=True)
 class GdSweep:
     """Final state of GD at each η (rows). Every array is finite; ``outcome`` codes index :data:`OUTCOMES`."""
@@ -197,12 +275,14 @@ class GdSweep:
 
     @property
     def beta(self) -> np.ndarray:
-        return self.w * self.w
+        with _quiet_overflow():
+            return self.w * self.w
 
     @property
     def eigenvalues(self) -> np.ndarray:
         """Ascending Hessian eigenvalues at the final iterate (exact, on or off the manifold)."""
-        return hessian_eigenvalues(self.x, self.y, self.w, self.loss_factor)
+        with _quiet_overflow():
+            return hessian_eigenvalues(self.x, self.y, self.w, self.loss_factor)
 
     @property
     def lambda_max(self) -> np.ndarray:
@@ -220,7 +300,8 @@ class GdSweep:
 
     @property
     def beta_l2(self) -> np.ndarray:
-        return np.sqrt((self.beta**2).sum(axis=1))
+        with _quiet_overflow():
+            return np.sqrt((self.beta**2).sum(axis=1))
 
     @property
     def w_l1(self) -> np.ndarray:
@@ -228,7 +309,8 @@ class GdSweep:
 
     @property
     def w_l2(self) -> np.ndarray:
-        return np.sqrt((self.w**2).sum(axis=1))
+        with _quiet_overflow():
+            return np.sqrt((self.w**2).sum(axis=1))
 
     @property
     def converged(self) -> np.ndarray:
@@ -241,6 +323,19 @@ class GdSweep:
         return {name: int(np.sum(self.outcome == k)) for k, name in enumerate(OUTCOMES)}
 
 
+def bounded_steps(name: str, steps, n: int, d: int) -> int:
+    """``steps`` as an int in [1, MAX_STEPS] whose sweep of ``n`` step sizes in dimension ``d`` stays within
+    MAX_WORK (else an InputError naming ``name``)."""
+    steps = positive_int(name, steps)
+    if steps > MAX_STEPS:
+        raise InputError(name, f"must be an integer in [1, {MAX_STEPS:,}] (GD steps per run)", steps)
+    work = float(n) * steps * (d + 2)
+    if work > MAX_WORK:
+        raise InputError(name, f"gives n*steps*(d+2) = {n}*{steps}*{d + 2} = {work:.3g} GD work units, more than "
+                               f"{MAX_WORK:.0e} (about an hour); lower steps or the number of step sizes", steps)
+    return steps
+
+
 def _validate(x, y, w0, eta, loss_factor, max_steps, tol, bound):
     p = eos_problem(x, y, w0, loss_factor=loss_factor)
     if p.w0 is None:
@@ -248,7 +343,7 @@ def _validate(x, y, w0, eta, loss_factor, max_steps, tol, bound):
     etas = as_finite_vector("eta", eta)
     if np.any(etas <= 0):
         raise InputError("eta", "must be > 0", eta)
-    max_steps = positive_int("max_steps", max_steps)
+    max_steps = bounded_steps("max_steps", max_steps, etas.size, p.d)
     tol = default_tol(p.y) if tol is None else positive_scalar("tol", tol)
     bound = default_bound(p.y, p.r0) if bound is None else positive_scalar("bound", bound)
     return p, etas, max_steps, tol, bound
@@ -262,7 +357,8 @@ def gd_sweep(x, y, w0, eta, *, loss_factor=0.5, max_steps=100_000, tol=None, bou
     r_tail = np.empty((n, TAIL))
     steps, outcome = np.empty(n, np.int64), np.empty(n, np.int64)
     lanes = min(LANES, -(-n // 2))  # at least two blocks for the two cores; no idle lanes for tiny n
-    _gd_batch(p.x, p.y, p.w0, etas, p.c, max_steps, tol, bound, P2_RTOL, lanes, w, wp, r_tail, steps, outcome)
+    _gd_batch(p.x, p.y, p.w0, etas, p.c, max_steps, tol, bound, P2_RTOL, ENVELOPE_RTOL, MIN_CHAOS_STEPS, lanes,
+              w, wp, r_tail, steps, outcome)
     return GdSweep(p.x, p.y, p.w0, p.c, etas, outcome, steps, w, wp, r_tail, tol, bound, max_steps)
 
 
@@ -277,9 +373,15 @@ def gd_sweep_numpy(x, y, w0, eta, *, loss_factor=0.5, max_steps=100_000, tol=Non
     outcome = np.full(n, -1, np.int64)
     active = np.arange(n)
     wa, ea = w.copy(), etas.copy()
+    half, quart = chaos_windows(max_steps)
+    env = np.zeros((4, n))  # max(0, r), max(0, -r) over [half, quart), then over [quart, max_steps]
     with np.errstate(over="ignore", invalid="ignore"):
         for k in range(max_steps + 1):
             r = wa * wa @ p.x - p.y
+            if k >= half:
+                j = 0 if k < quart else 2
+                env[j, active] = np.maximum(env[j, active], r)
+                env[j + 1, active] = np.maximum(env[j + 1, active], -r)
             tails[active, k % TAIL] = r
             div = ~np.isfinite(r) | (np.abs(r) > bound)
             conv = np.abs(r) < tol
@@ -303,7 +405,9 @@ def gd_sweep_numpy(x, y, w0, eta, *, loss_factor=0.5, max_steps=100_000, tol=Non
     r0, r1, r2, r3 = r_tail.T
     p2 = ((np.abs(r0 - r2) <= P2_RTOL * np.abs(r0)) & (np.abs(r1 - r3) <= P2_RTOL * np.abs(r1))
           & (r0 * r1 < 0) & (r2 * r3 < 0))
-    outcome[left] = np.where(p2[left], PERIOD2, CHAOTIC)
+    chaotic = np.array([stationary_oscillation.py_func(*e, max_steps, MIN_CHAOS_STEPS, ENVELOPE_RTOL)
+                        for e in env.T.tolist()], bool)
+    outcome[left] = np.where(p2[left], PERIOD2, np.where(chaotic[left], CHAOTIC, UNSETTLED))
     return GdSweep(p.x, p.y, p.w0, p.c, etas, outcome, steps, w, wp, r_tail, tol, bound, max_steps)
 
 

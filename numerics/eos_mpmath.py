@@ -2,8 +2,10 @@ r"""Single GD runs on the shared-weight model in mpmath (60 significant digits b
 
 The same update as :mod:`biasaudit.numerics.eos_gd`, :math:`w_{k+1} = w_k\odot(1 - 4c\,\eta\,r_k\,x)`, in
 ``mpmath.mpf`` arithmetic with ``dps`` digits, and the same outcome rules (converged at |r| < ``tol``,
-diverged above ``bound``, period-2 / bounded-chaotic after ``max_steps``). Inputs are converted from their
-float64 values exactly (``mpf(float)`` is exact), so float64 and mpmath runs start from the same point.
+diverged above ``bound``; after ``max_steps`` period-2, bounded-chaotic when r oscillates with a stationary
+envelope over the last half, else unsettled: :func:`~biasaudit.numerics.eos_gd.stationary_oscillation`).
+Inputs are converted from their float64 values exactly (``mpf(float)`` is exact), so float64 and mpmath runs
+start from the same point.
 
 What to expect (``notes/eos.md``): convergent runs agree with float64 to about 7 significant digits in β,
 right up to the transition; in chaotic windows the float64 orbit decorrelates after a few dozen steps and
@@ -19,7 +21,9 @@ from dataclasses import dataclass
 import mpmath
 import numpy as np
 
-from biasaudit.numerics.eos_gd import CHAOTIC, CONVERGED, DIVERGED, OUTCOMES, P2_RTOL, PERIOD2, default_bound
+from biasaudit.numerics.eos_gd import (CHAOTIC, CONVERGED, DIVERGED, ENVELOPE_RTOL, MIN_CHAOS_STEPS, OUTCOMES,
+                                        P2_RTOL, PERIOD2, UNSETTLED, bounded_steps, chaos_windows, default_bound,
+                                        stationary_oscillation)
 from biasaudit.plumbing import positive_int, positive_scalar
 from biasaudit.theory.eos_model import eos_problem
 
@@ -44,13 +48,14 @@ class MpRun:
         return np.array([float(v * v) for v in self.w])
 
 
-def gd_run_mpmath(x, y, w0, eta, *, loss_factor=0.5, max_steps=100_000, tol=1e-30, bound=None,
+def gd_run_mpmath(x, y, w0, eta, *, loss_factor=0.5, max_steps=100_000, tol=None, bound=None,
                   dps: int = 60) -> MpRun:
-    """One GD run at ``dps`` digits (a few µs per coordinate-step; keep ``max_steps`` modest)."""
+    """One GD run at ``dps`` digits (a few µs per coordinate-step; keep ``max_steps`` modest). ``tol`` on |r|
+    defaults to 1e-30·y (relative to y, like :func:`~biasaudit.numerics.eos_gd.default_tol`)."""
     p = eos_problem(x, y, w0, loss_factor=loss_factor)
     eta = positive_scalar("eta", eta)
-    max_steps = positive_int("max_steps", max_steps)
-    tol = positive_scalar("tol", tol)
+    max_steps = bounded_steps("max_steps", max_steps, 1, p.d)
+    tol = 1e-30 * p.y if tol is None else positive_scalar("tol", tol)
     dps = positive_int("dps", dps, minimum=16)
     bound = default_bound(p.y, p.r0) if bound is None else positive_scalar("bound", bound)
     with mpmath.workdps(dps):
@@ -59,8 +64,13 @@ def gd_run_mpmath(x, y, w0, eta, *, loss_factor=0.5, max_steps=100_000, tol=1e-3
         yv, a0 = mpmath.mpf(p.y), 4 * mpmath.mpf(p.c) * mpmath.mpf(eta)
         tail: list = []
         outcome, k = None, 0
+        half, quart = chaos_windows(max_steps)
+        env = [mpmath.mpf(0)] * 4  # max(0, r), max(0, -r) over [half, quart), then over [quart, max_steps]
         while True:
             r = mpmath.fsum(xi * wi * wi for xi, wi in zip(xs, w)) - yv
+            if k >= half:
+                j = 0 if k < quart else 2
+                env[j], env[j + 1] = max(env[j], r), max(env[j + 1], -r)
             tail = (tail + [r])[-4:]
             if not mpmath.isfinite(r) or abs(r) > bound:
                 outcome = DIVERGED
@@ -74,7 +84,8 @@ def gd_run_mpmath(x, y, w0, eta, *, loss_factor=0.5, max_steps=100_000, tol=1e-3
             w = [wi * (1 - a * xi) for xi, wi in zip(xs, w)]
             k += 1
         if outcome is None:
-            outcome = CHAOTIC
+            chaotic = stationary_oscillation.py_func(*env, max_steps, MIN_CHAOS_STEPS, ENVELOPE_RTOL)
+            outcome = CHAOTIC if chaotic else UNSETTLED
             if len(tail) == 4:
                 r0, r1, r2, r3 = tail
                 if (abs(r0 - r2) <= P2_RTOL * abs(r0) and abs(r1 - r3) <= P2_RTOL * abs(r1)

@@ -106,7 +106,7 @@ def test_eos_cli_sweep_json_and_plot(capsys, tmp_path):
     png = tmp_path / "sweep.png"
     out = _json(capsys, SWEEP + ["--eta-min", "0.05", "--eta-max", "0.6", "--n", "120", "--json", "--plot", str(png)])
     assert png.stat().st_size > 10_000
-    assert len(out["eta"]) == 120 and set(out["outcome"]) <= {"converged", "period-2", "bounded-chaotic", "diverged"}
+    assert len(out["eta"]) == 120 and set(out["outcome"]) <= {"converged", "period-2", "bounded-chaotic", "diverged", "unsettled"}
     assert "diverged" in out["outcome"]
     assert all(isinstance(v, float) if o != "diverged" else v is None for v, o in zip(out["sharpness"], out["outcome"]))
     assert "diverged runs" in out["null_reasons"]["sharpness, lambda_*, beta_*, w_*, residual"]

@@ -87,7 +87,7 @@ def test_eos_gd_outputs_are_finite_for_any_eta(eta, a):
 def test_eos_gd_exact_zero_factor_is_an_outcome():
     # w0 = (1, 1), eta = 0.25: r0 = 2 and 1 - 2 eta r0 x_1 = 0 exactly
     s = gd_sweep([1.0, 2.0], 1.0, [1.0, 1.0], [0.25], max_steps=1000)
-    assert np.all(np.isfinite(s.w)) and s.outcome[0] in range(4)
+    assert np.all(np.isfinite(s.w)) and s.outcome[0] in range(len(OUTCOMES))
 
 
 def test_eos_gd_divergence_is_classified_not_raised():

@@ -93,6 +93,20 @@ def test_logistic_boundary_recovers_the_midpoint_and_reports_no_boundary_without
     assert flat["alpha_50"] is None or not (alphas[0] <= flat["alpha_50"] <= alphas[-1])
 
 
+def test_batched_newton_logistic_fit_matches_the_nelder_mead_reference():
+    """Every row of the batched fit is the reference's optimum (overlapping, separated and one-sided data)."""
+    x = np.repeat(np.log([0.5, 0.7, 1.0, 1.4, 2.0]), 8)
+    rng = np.random.default_rng(3)
+    rows = [rng.random(40) < 1 / (1 + np.exp(-s * x)) for s in (0.5, 2.0, 6.0)]
+    rows += [x > 0, np.r_[np.zeros(20, bool), np.ones(20, bool)], x > -0.5]  # complete separation
+    a, b = st.fit_logistic_batch(x, np.array(rows, float))
+    for row, ai, bi in zip(rows, a, b):
+        ra, rb = st.fit_logistic_reference(x, row.astype(float))
+        assert (ai, bi) == pytest.approx((ra, rb), rel=1e-5, abs=1e-6)
+    a, b = st.fit_logistic_batch(x, np.ones((1, 40)))  # no finite optimum: large a, slope ~ 0
+    assert abs(b[0]) < 1e-3 and a[0] > 5
+
+
 def test_t_power_grows_with_seeds_and_effect():
     assert st.t_power(0.8, 16) > st.t_power(0.8, 5) > 0.2
     assert st.t_power(1.5, 16) > 0.95

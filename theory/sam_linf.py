@@ -57,6 +57,7 @@ __all__ = [
     "LINF_ODD_BELOW", "UNBALANCED_SUM", "UNBALANCED_THRESHOLD", "CHATTER_BOUND",
     "LinfLimit", "linf_sam_limit", "linf_l2_weights", "linf_zero_hit_time", "linf_deep_weights",
     "linf_blowup_times", "linf_grows_unbalanced", "linf_chatter_bound", "linf_deep_scores",
+    "linf_deep_log_scores",
 ]
 
 alpha = sp.Symbol("alpha", positive=True)
@@ -144,21 +145,23 @@ def linf_sam_limit(mu_value, alpha_value, rho_value, depth) -> LinfLimit:
             return LinfLimit("basis", k, None, sp.Gt(a_j, rho),
                              f"L = 2, G = {{j : alpha_j > rho}} = {_set(grow)} is non-empty: "
                              f"beta/||beta|| -> e_max G = e_{k}")
-        score = linf_deep_scores(m, a, r, depth)
-        k0 = int(np.argmax(score))
-        others = np.delete(score, k0)
-        if others.size and np.max(others) >= score[k0] * (1 - TIE_RTOL):
+        # compared in log space: the score itself overflows (mu (1e30)^30) or underflows for large L, which
+        # made every score inf (or 0) and reported a tie that is not there
+        log_score = linf_deep_log_scores(m, a, r, depth)
+        k0 = int(np.argmax(log_score))
+        others = np.delete(log_score, k0)
+        if others.size and np.max(others) >= log_score[k0] + np.log1p(-TIE_RTOL):
             raise InputError("alpha", "gives a tie in mu_j (alpha_j - rho)^(L-2) over G: no single basis limit",
                              a)
         return LinfLimit("basis", k0 + 1, None, mu_j * (a_j - rho) ** (depth - 2),
                          f"L = {depth}: the first coordinate to blow up, argmax over G = {_set(grow)} of "
                          f"mu_j (alpha_j - rho)^{depth - 2}, is e_{k0 + 1}")
     if depth >= 3 and depth % 2 == 1:
-        beta = tuple(float(r**depth) for _ in range(d))
+        beta = tuple(_rho_power(r, depth) for _ in range(d))
         return LinfLimit("fixed", None, beta, rho**depth * sp.Integer(1),
                          f"odd L = {depth}, G empty: every w_j increases to rho, beta -> rho^L 1 (no collapse)")
     if equal.any():
-        beta = tuple(float(r**depth) if e else 0.0 for e in equal)
+        beta = tuple(_rho_power(r, depth) if e else 0.0 for e in equal)
         return LinfLimit("fixed", None, beta, rho**depth * sp.Function("1_E")(j),
                          f"L = {depth}, G empty, E = {{j : alpha_j = rho}} = {_set(equal)}: beta -> rho^L 1_E "
                          "(the loss does not tend to 0)")
@@ -175,6 +178,30 @@ def linf_deep_scores(mu_value, alpha_value, rho_value, depth: int) -> np.ndarray
     grow = a > r
     out[grow] = _deep_score(m[grow], a[grow], r, depth)
     return out
+
+
+def linf_deep_log_scores(mu_value, alpha_value, rho_value, depth: int) -> np.ndarray:
+    """``log(mu_j) + (L-2) log(alpha_j - rho)`` over G = {alpha_j > rho}, ``-inf`` outside G: the log of
+    :func:`linf_deep_scores`, finite for every finite input (the score itself overflows at e.g. alpha = 1e30,
+    L = 32), so the argmax and the tie test stay right."""
+    m, a = _mu_alpha(mu_value, alpha_value, increasing=False)
+    r = positive_scalar("rho", rho_value)
+    depth = positive_int("depth", depth, minimum=3)
+    out = np.full(m.size, -np.inf)
+    grow = a > r
+    out[grow] = np.log(m[grow]) + (depth - 2) * np.log(a[grow] - r)
+    return out
+
+
+def _rho_power(r: float, depth: int) -> float:
+    """rho^L as a float; InputError naming rho when it is beyond float64 (e.g. rho = 1e30, L = 31)."""
+    try:
+        return float(r) ** depth
+    except OverflowError:
+        limit = float(np.finfo(float).max) ** (1.0 / depth)
+        raise InputError("rho", f"gives rho^L ~ 1e{depth * np.log10(r):.0f}, beyond float64: at depth L = {depth} "
+                                f"rho must be <= {limit:.4g} for the limit beta = rho^L to be representable",
+                         r) from None
 
 
 def _set(mask) -> str:

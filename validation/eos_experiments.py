@@ -401,7 +401,9 @@ def _eta_run(config: SweepConfig, multiple: float, eta_c: float, run_dir, progre
 
         setup_torch(threads)
         tracked = not config.absolute and config.track_every and math.isclose(multiple, config.track_multiple)
-        say(f"GD eta={eta:.4g} ({multiple:g} x eta_c) ...")
+        # with --absolute the grid holds step sizes: the multiple is eta/eta_c (left out when eta_c is unknown)
+        times = (eta / eta_c if eta_c else math.nan) if config.absolute else multiple
+        say(f"GD eta={eta:.4g}" + (f" ({times:.4g} x eta_c)" if math.isfinite(times) else "") + " ...")
         run = train_gd(build_problem(config), eta, eps=config.eps, max_steps=config.max_steps,
                        sharpness_every=config.track_every if tracked else 0, seed=config.seed)
         say(f"  {run.outcome} after {run.steps} steps, {run.seconds:.1f} s")
@@ -800,28 +802,41 @@ def make_figures(outdir, tier: str = "quick", *, sweep: dict | None = None,
     outdir.mkdir(parents=True, exist_ok=True)
     eta_c = _float(sweep["gf"]["eta_c"])
     runs = [r for r in sweep["runs"] if r["outcome"] != "diverged"]
-    etas = np.array([r["eta"] for r in runs])
+    diverged = [float(r["eta"]) for r in sweep["runs"] if r["outcome"] == "diverged"]
+    etas = np.array([r["eta"] for r in runs], dtype=float)
     S = np.array([_final_S(r)[0] for r in runs])
+    # the η range of the axes: the plotted runs, else the diverged ones (every run diverged: the panels show
+    # the references and say so, never a zero-size reduction), else η_c
+    span = etas if etas.size else np.array(diverged or ([eta_c] if math.isfinite(eta_c) else [1.0]))
     paths = []
 
     fig, ax = plt.subplots(figsize=(5, 3.6))
-    grid = np.geomspace(etas.min() * 0.9, etas.max() * 1.1, 200)
+    grid = np.geomspace(span.min() * 0.9, span.max() * 1.1, 200)
     ax.plot(grid, 2 / grid, "k--", lw=1, label="2/η")
-    ax.axvline(eta_c, color="C3", lw=1, label=f"η_c = 2/s_GF = {eta_c:.3g}")
-    ax.plot(etas, S, "o-", label="final S = max|λ|")
+    if math.isfinite(eta_c):
+        ax.axvline(eta_c, color="C3", lw=1, label=f"η_c = 2/s_GF = {eta_c:.3g}")
+    if runs:
+        ax.plot(etas, S, "o-", label="final S = max|λ|")
     ax.set(xscale="log", yscale="log", xlabel="η", ylabel="sharpness", title="final sharpness vs η")
-    _eta_axis(ax, eta_c, etas)
-    ax.legend(fontsize=8)
+    _no_runs_note(ax, runs, diverged)
+    _eta_axis(ax, eta_c, span)
+    if ax.get_legend_handles_labels()[0]:  # nothing labelled when every run diverged and eta_c is unknown
+        ax.legend(fontsize=8)
     paths.append(_save(fig, outdir / "eos_sharpness_vs_eta.png"))
 
     fig, ax = plt.subplots(figsize=(5, 3.6))
     for key, label in (("l1", "‖θ‖₁"), ("l2", "‖θ‖₂"), ("nuclear_sum", "Σ nuclear")):
+        if not runs:
+            break
         vals = np.array([r["final"][key] for r in runs])
         ax.plot(etas, vals / vals[0], "o-", label=label)
-    ax.axvline(eta_c, color="C3", lw=1, label="η_c")
+    if math.isfinite(eta_c):
+        ax.axvline(eta_c, color="C3", lw=1, label="η_c")
+    _no_runs_note(ax, runs, diverged)
     ax.set(xscale="log", xlabel="η", ylabel="norm / norm at smallest η", title="norms vs η")
-    _eta_axis(ax, eta_c, etas)
-    ax.legend(fontsize=8)
+    _eta_axis(ax, eta_c, span)
+    if ax.get_legend_handles_labels()[0]:  # nothing labelled when every run diverged and eta_c is unknown
+        ax.legend(fontsize=8)
     paths.append(_save(fig, outdir / "eos_norms_vs_eta.png"))
 
     e5 = e5_u_shape(sweep)
@@ -830,10 +845,13 @@ def make_figures(outdir, tier: str = "quick", *, sweep: dict | None = None,
         err = np.array(e5["test_error"])
         ci = np.array(e5["ci95"])
         ax.errorbar(e5["etas"], err, yerr=[err - ci[:, 0], ci[:, 1] - err], fmt="o-", capsize=3)
-    ax.axvline(eta_c, color="C3", lw=1, label="η_c")
+    if math.isfinite(eta_c):
+        ax.axvline(eta_c, color="C3", lw=1, label="η_c")
+    _no_runs_note(ax, runs, diverged)
     ax.set(xscale="log", xlabel="η", ylabel="test error (95% Wilson CI)", title="test error vs η")
-    _eta_axis(ax, eta_c, etas)
-    ax.legend(fontsize=8)
+    _eta_axis(ax, eta_c, span)
+    if ax.get_legend_handles_labels()[0]:  # nothing labelled when every run diverged and eta_c is unknown
+        ax.legend(fontsize=8)
     paths.append(_save(fig, outdir / "eos_test_error_vs_eta.png"))
 
     tracked = [r for r in sweep["runs"] if r.get("tracked")]
@@ -851,6 +869,16 @@ def make_figures(outdir, tier: str = "quick", *, sweep: dict | None = None,
         ax.legend(fontsize=8, loc="lower right")
     paths.append(_save(fig, outdir / "eos_dynamics.png"))
     return paths
+
+
+def _no_runs_note(ax, runs, diverged) -> None:
+    """When no run is left to plot (every run diverged), say so on the panel instead of leaving it blank."""
+    if runs:
+        return
+    what = (f"every run diverged (η = {', '.join(f'{e:.3g}' for e in diverged[:4])}"
+            + (", ..." if len(diverged) > 4 else "") + ")") if diverged else "no GD runs in this sweep"
+    ax.text(0.5, 0.5, f"nothing to plot: {what}", transform=ax.transAxes, ha="center", va="center", fontsize=8,
+            wrap=True)
 
 
 def _eta_axis(ax, eta_c: float, etas) -> None:

@@ -30,7 +30,7 @@ import math
 import numpy as np
 
 __all__ = ["CI_LEVEL", "FAMILY_LEVEL", "metric_at_level", "area_effect", "effect_summary", "one_sided_p", "holm",
-           "clopper_pearson", "logistic_boundary", "t_power"]
+           "clopper_pearson", "logistic_boundary", "fit_logistic_batch", "fit_logistic_reference", "t_power"]
 
 CI_LEVEL = 0.95
 FAMILY_LEVEL = 0.05   # Holm: family-wise error of the minor-feature claims (two-sided: 0.025 per side)
@@ -155,13 +155,56 @@ def clopper_pearson(k: int, n: int, level: float = CI_LEVEL) -> tuple[float, flo
 RIDGE = 0.01  # weak penalty on the logistic slope: finite under complete separation, negligible otherwise
 
 
-def _fit_logistic(x: np.ndarray, t: np.ndarray) -> tuple[float, float]:
-    """(intercept a, slope b) of P = sigmoid(a + b x) by penalized maximum likelihood (ridge on b)."""
+def _nll(x: np.ndarray, t: np.ndarray, a, b):
+    """Penalized negative log-likelihood of P = sigmoid(a + b x), rows of ``t`` (and of a, b) fitted apart."""
+    z = a[..., None] + b[..., None] * x
+    return np.sum(np.logaddexp(0.0, z) - t * z, axis=-1) + 0.5 * RIDGE * b ** 2
+
+
+def fit_logistic_batch(x: np.ndarray, t: np.ndarray, *, max_iter: int = 100) -> tuple[np.ndarray, np.ndarray]:
+    r"""(intercept a, slope b) per row of ``t`` for P = sigmoid(a + b x), by penalized maximum likelihood.
+
+    Minimizes :math:`\sum_i \log(1 + e^{z_i}) - t_i z_i + \tfrac{R}{2} b^2`, :math:`z = a + b x` (ridge R on
+    b only), with Newton steps on all rows at once and step halving until the objective does not rise. When
+    every t of a row is equal the optimum lies at infinite |a|: the iteration stops at ``max_iter`` with a
+    large |a| and b near 0, which callers read as "no boundary" (as the reference fit does).
+    :func:`fit_logistic_reference` is the plain one-row reference (scipy Nelder-Mead).
+    """
+    t = np.atleast_2d(np.asarray(t, float))
+    a, b = np.zeros(t.shape[0]), np.zeros(t.shape[0])
+    f = _nll(x, t, a, b)
+    active = np.ones(t.shape[0], bool)
+    for _ in range(max_iter):
+        z = a[:, None] + b[:, None] * x
+        p = 0.5 * (1.0 + np.tanh(0.5 * z))  # sigmoid without overflow
+        w = p * (1.0 - p)
+        g = np.stack([np.sum(p - t, axis=1), np.sum((p - t) * x, axis=1) + RIDGE * b], axis=1)
+        h00, h01, h11 = np.sum(w, axis=1), np.sum(w * x, axis=1), np.sum(w * x * x, axis=1) + RIDGE
+        det = np.maximum(h00 * h11 - h01 ** 2, 1e-300)
+        da = -(h11 * g[:, 0] - h01 * g[:, 1]) / det
+        db = -(h00 * g[:, 1] - h01 * g[:, 0]) / det
+        da, db = np.where(active, da, 0.0), np.where(active, db, 0.0)
+        step = np.ones_like(a)
+        for _ in range(40):  # halve a row's step until its objective does not rise
+            trial = _nll(x, t, a + step * da, b + step * db)
+            worse = trial > f + 1e-12 * np.abs(f)
+            if not worse.any():
+                break
+            step = np.where(worse, 0.5 * step, step)
+        a, b = a + step * da, b + step * db
+        f = _nll(x, t, a, b)
+        active &= np.abs(step * da) + np.abs(step * db) > 1e-12 * (1.0 + np.abs(a) + np.abs(b))
+        if not active.any():
+            break
+    return a, b
+
+
+def fit_logistic_reference(x: np.ndarray, t: np.ndarray) -> tuple[float, float]:
+    """One row of :func:`fit_logistic_batch` by scipy's Nelder-Mead on the same objective (tests)."""
     from scipy.optimize import minimize
 
     def nll(theta):
-        z = theta[0] + theta[1] * x
-        return float(np.sum(np.logaddexp(0.0, z) - t * z) + 0.5 * RIDGE * theta[1] ** 2)
+        return float(_nll(x, np.asarray(t, float)[None], theta[:1], theta[1:])[0])
 
     res = minimize(nll, np.zeros(2), method="Nelder-Mead", options={"xatol": 1e-8, "fatol": 1e-10,
                                                                      "maxiter": 4000})
@@ -178,14 +221,17 @@ def logistic_boundary(alphas, trained, *, n_boot: int = 400, seed: int = 0) -> d
 
     span = (x.min() - math.log(1e3), x.max() + math.log(1e3))  # alpha_50 beyond 1000x the grid: no boundary
 
-    def alpha50(tt):
-        a, b = _fit_logistic(x, tt.ravel())
-        log50 = -a / b if b > 0 else math.nan
-        return (math.exp(log50) if span[0] <= log50 <= span[1] else math.nan), b
+    def alpha50(rows):
+        a, b = fit_logistic_batch(x, rows)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            log50 = np.where(b > 0, -a / b, math.nan)
+        inside = (log50 >= span[0]) & (log50 <= span[1])
+        return np.where(inside, np.exp(np.where(inside, log50, 0.0)), math.nan), b
 
-    a50, slope = alpha50(t)
+    a50, slope = (float(v[0]) for v in alpha50(t.ravel()[None]))
     rng = np.random.default_rng(seed)
-    boots = np.array([alpha50(t[:, rng.integers(0, t.shape[1], t.shape[1])])[0] for _ in range(n_boot)])
+    columns = [rng.integers(0, t.shape[1], t.shape[1]) for _ in range(n_boot)]
+    boots = alpha50(np.stack([t[:, c].ravel() for c in columns]))[0]
     finite = boots[np.isfinite(boots)]
     ci = ((float(np.quantile(finite, 0.025)), float(np.quantile(finite, 0.975)))
           if finite.size >= 0.9 * n_boot else (math.nan, math.nan))

@@ -8,12 +8,14 @@ ratio, never on an absolute time, unless the issue states an absolute bound.
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from collections.abc import Callable
+from pathlib import Path
 from dataclasses import dataclass, field
 
-__all__ = ["BenchCase", "BenchResult", "Target", "median_time", "BENCH_MODULES", "all_cases"]
+__all__ = ["BenchCase", "BenchResult", "Target", "median_time", "timed_audit", "BENCH_MODULES", "all_cases"]
 
 BENCH_MODULES: tuple[str, ...] = (
     "biasaudit.benchmarks.validation_sam",
@@ -72,6 +74,28 @@ def median_time(fn: Callable[[], object], repeats: int = 5, warmup: int = 1) -> 
         fn()
         times.append(time.perf_counter() - t0)
     return statistics.median(times)
+
+
+def timed_audit(pattern: str, workdir: Path, name: str, **options) -> tuple[float, object]:
+    """Wall time and result of ``run_audit`` on the claims ``pattern``, with a fresh run cache.
+
+    The cache is ``workdir/cache-<name>`` (``$BIASAUDIT_CACHE_DIR`` is restored afterwards), so every run is
+    computed; ``options`` go to :class:`~biasaudit.audit.AuditConfig` (``figures=False`` unless given).
+    """
+    from biasaudit.audit import AuditConfig, run_audit
+
+    previous = os.environ.get("BIASAUDIT_CACHE_DIR")
+    os.environ["BIASAUDIT_CACHE_DIR"] = str(workdir / f"cache-{name}")
+    try:
+        start = time.perf_counter()
+        result = run_audit(AuditConfig(out=workdir / name, claims=pattern, **{"figures": False, **options}),
+                           quiet=True)
+        return time.perf_counter() - start, result
+    finally:
+        if previous is None:
+            os.environ.pop("BIASAUDIT_CACHE_DIR", None)
+        else:
+            os.environ["BIASAUDIT_CACHE_DIR"] = previous
 
 
 def all_cases() -> list[BenchCase]:

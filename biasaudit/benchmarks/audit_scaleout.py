@@ -11,12 +11,10 @@
 
 from __future__ import annotations
 
-import os
 import tempfile
-import time
 from pathlib import Path
 
-from biasaudit.benchmarks import BenchCase, BenchResult, Target
+from biasaudit.benchmarks import BenchCase, BenchResult, Target, timed_audit
 
 __all__ = ["CASES"]
 
@@ -26,22 +24,6 @@ QUICK = "eos.torch.e1_phase_transition"
 MIN_SPEEDUP = 1.2  # 2 workers on 2 cores: a real gain, below the ideal 2× (torch already uses both cores inline)
 
 
-def _audit(pattern: str, workdir: Path, name: str, **executor) -> tuple[float, object]:
-    from biasaudit.audit import AuditConfig, run_audit
-
-    previous = os.environ.get("BIASAUDIT_CACHE_DIR")
-    os.environ["BIASAUDIT_CACHE_DIR"] = str(workdir / f"cache-{name}")  # fresh: every run is computed
-    try:
-        start = time.perf_counter()
-        result = run_audit(AuditConfig(out=workdir / name, claims=pattern, figures=False, **executor), quiet=True)
-        return time.perf_counter() - start, result
-    finally:
-        if previous is None:
-            os.environ.pop("BIASAUDIT_CACHE_DIR", None)
-        else:
-            os.environ["BIASAUDIT_CACHE_DIR"] = previous
-
-
 def _run(quick: bool) -> BenchResult:
     from distributed import LocalCluster
 
@@ -49,11 +31,12 @@ def _run(quick: bool) -> BenchResult:
     out = BenchResult()
     with tempfile.TemporaryDirectory(prefix="biasaudit-scaleout-") as tmp:
         workdir = Path(tmp)
-        one_s, one = _audit(pattern, workdir, "local-1", workers=1)
-        two_s, two = _audit(pattern, workdir, "local-2", workers=2)
+        one_s, one = timed_audit(pattern, workdir, "local-1", workers=1)
+        two_s, two = timed_audit(pattern, workdir, "local-2", workers=2)
         with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, protocol="tcp", host="127.0.0.1",
                           dashboard_address=None) as cluster:
-            dask_s, dask = _audit(pattern, workdir, "dask-2", executor="dask", scheduler=cluster.scheduler_address)
+            dask_s, dask = timed_audit(pattern, workdir, "dask-2", executor="dask",
+                                       scheduler=cluster.scheduler_address)
     out.timings["local, 1 worker"] = one_s
     out.timings["local, 2 workers"] = two_s
     out.timings["dask LocalCluster, 2 workers"] = dask_s

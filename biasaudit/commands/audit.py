@@ -66,15 +66,16 @@ def run(args) -> int:
     from biasaudit.tier import DATA_DIR_VARIABLE
 
     settings = {}  # environment variables read at every use; local pool workers inherit them
-    if not str(args.out).strip():
-        raise InputError("out", "must name a directory (an empty path is not one)", args.out)
+    out = directory_path("out", args.out)
+    if args.resume:
+        check_resumable(out)
     if args.data_dir is not None:
         data_dir = Path(args.data_dir).expanduser()
-        if not str(args.data_dir).strip() or not data_dir.is_dir():
+        if not str(args.data_dir).strip() or not os.path.isdir(data_dir):  # os.path: a too-long name is False
             raise InputError("data-dir", "must be an existing directory", args.data_dir)
         settings[DATA_DIR_VARIABLE] = str(data_dir.resolve())
-    if args.cache_dir or args.no_cache:
-        chosen = (writable_dir("cache-dir", args.cache_dir) if args.cache_dir
+    if args.cache_dir is not None or args.no_cache:  # `--cache-dir ''` is refused, never "the default"
+        chosen = (writable_dir("cache-dir", directory_path("cache-dir", args.cache_dir)) if not args.no_cache
                   else tempfile.mkdtemp(prefix="biasaudit-nocache-"))
         settings["BIASAUDIT_CACHE_DIR"] = str(chosen)
     try:
@@ -83,6 +84,34 @@ def run(args) -> int:
     finally:
         if args.no_cache:
             shutil.rmtree(settings["BIASAUDIT_CACHE_DIR"], ignore_errors=True)
+
+
+def directory_path(name: str, value: str) -> Path:
+    """``value`` as a folder path the OS can look up: not empty, not too long, no file in its way
+    (InputError naming ``name``); the folder itself need not exist."""
+    from biasaudit.plumbing import InputError
+
+    if not str(value).strip():
+        raise InputError(name, "must name a directory (an empty path is not one)", value)
+    path = Path(value).expanduser()
+    try:
+        os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        pass  # missing (created later) or under a file (refused later, with the rule that applies)
+    except OSError as exc:
+        raise InputError(name, f"must be a usable directory path ({exc.strerror or exc})", value) from None
+    return path
+
+
+def check_resumable(out: Path) -> None:
+    """``--resume`` needs the evidence of an earlier audit in ``out``; without it the audit would silently
+    start afresh."""
+    from biasaudit.audit.runner import EVIDENCE_FILE, FIGURES_FILE
+    from biasaudit.plumbing import InputError
+
+    if not any(os.path.isfile(out / name) for name in (EVIDENCE_FILE, FIGURES_FILE)):
+        raise InputError("resume", f"nothing to resume in {out}: it holds no {EVIDENCE_FILE} of an earlier "
+                                   "audit (leave out --resume to start a fresh one)")
 
 
 @contextlib.contextmanager

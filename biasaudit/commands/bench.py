@@ -11,10 +11,14 @@ __all__ = ["register", "run"]
 
 def register(sub) -> None:
     p = sub.add_parser("bench", help="run the benchmarks and print ratios against their targets")
-    p.add_argument("--cases", metavar="PATTERN", help="comma-separated globs of case names")
+    p.add_argument("--cases", metavar="PATTERN",
+                   help="comma-separated globs of case names, e.g. 'audit.*' (default, or an empty value: every case)")
     p.add_argument("--quick", action="store_true", help="smaller sizes (a smoke run; targets still judged)")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--list", action="store_true")
+    p.add_argument("--json", action="store_true",
+                   help="print {case: {timings_s, targets, notes}} as JSON instead of the text report "
+                        "(not with --list)")
+    p.add_argument("--list", action="store_true",
+                   help="list the selected case names with their descriptions and exit, running nothing")
     p.set_defaults(run=run)
 
 
@@ -22,6 +26,9 @@ def run(args) -> int:
     from biasaudit.benchmarks import all_cases
     from biasaudit.plumbing import InputError
 
+    for flag, given in (("json", args.json), ("quick", args.quick)):
+        if args.list and given:
+            raise InputError(flag, f"not allowed with --list (--list runs nothing and does not read --{flag})")
     cases = all_cases()
     if args.cases:
         globs = [g.strip() for g in args.cases.split(",") if g.strip()]

@@ -11,39 +11,48 @@ __all__ = ["register", "run"]
 
 def register(sub) -> None:
     p = sub.add_parser("check", help="run the property-based theorem checks (theory claims)")
-    p.add_argument("--profile", choices=("ci", "thorough"), default="ci",
-                   help="ci: a few samples per claim; thorough: many (default: ci)")
+    p.add_argument("--profile", choices=("ci", "thorough"),
+                   help="ci: a few samples per claim; thorough: many (default: ci; not with --stability, "
+                        "--tolerance-x10 or --list, which choose their own)")
     p.add_argument("--claims", metavar="PATTERN", help="comma-separated globs of claim ids, e.g. 'sam.l2.*'")
     p.add_argument("--paper", help="only this paper's claims (sam, eos, or a plugin's paper)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--json", action="store_true", help="print {claims: [...], summary: {...}} as JSON")
-    p.add_argument("--list", action="store_true", help="list the claim ids and exit")
-    p.add_argument("--strict", action="store_true", help="exit 1 unless every claim is confirmed")
-    p.add_argument("--no-references", action="store_true",
-                   help="drop the spec's reference values: the sampled cases alone must decide (power check)")
-    p.add_argument("--stability", action="store_true",
-                   help="run each claim at profile ci for every --seeds and at thorough for the first seed; "
-                        "list the claims whose verdict changes (fragile) and exit 1 if there is one")
-    p.add_argument("--seeds", default="0,1,2,3,4", metavar="LIST",
-                   help="seeds for --stability (comma-separated integers, default 0,1,2,3,4)")
-    p.add_argument("--tolerance-x10", action="store_true",
-                   help="run each claim (no references) at its tolerance and at 10x it; exit 1 if a verdict "
-                        "that should turn does not, or turns where the claim states why it cannot")
+    p.add_argument("--seed", type=int, help="sampling seed (default: 0; not with --stability, which reads --seeds)")
+    p.add_argument("--json", action="store_true", help="print {claims: [...], summary: {...}} as JSON "
+                                                       "(not with --list)")
+    p.add_argument("--strict", action="store_true", help="exit 1 unless every claim is confirmed (not with "
+                                                         "--stability, --tolerance-x10 or --list)")
+    # the modes: each runs the claims its own way, so at most one of them
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--list", action="store_true", help="list the claim ids and exit")
+    mode.add_argument("--no-references", action="store_true",
+                      help="drop the spec's reference values: the sampled cases alone must decide (power check)")
+    mode.add_argument("--stability", action="store_true",
+                      help="run each claim at profile ci for every --seeds and at thorough for the first seed; "
+                           "list the claims whose verdict changes (fragile) and exit 1 if there is one")
+    mode.add_argument("--tolerance-x10", action="store_true",
+                      help="run each claim (no references) at its tolerance and at 10x it; exit 1 if a verdict "
+                           "that should turn does not, or turns where the claim states why it cannot")
+    p.add_argument("--seeds", metavar="LIST",
+                   help="seeds for --stability only (distinct comma-separated integers, default 0,1,2,3,4)")
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
+    from biasaudit.commands.list import select_in_scope
     from biasaudit.ledger import Verdict, run_claim
     from biasaudit.plumbing import InputError, claim_pattern
-    from biasaudit.registry import select_claims
 
-    if isinstance(args.seed, bool) or not isinstance(args.seed, int) or args.seed < 0:
-        raise InputError("seed", "must be an integer >= 0", args.seed)
-    claims = select_claims(claim_pattern("claims", args.claims), paper=args.paper, kind="theory")
+    refuse_ignored_flags(args)
+    seed = 0 if args.seed is None else args.seed
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise InputError("seed", "must be an integer >= 0", seed)
+    profile = args.profile or "ci"
+    seeds = parse_seeds(args.seeds) if args.seeds is not None else None  # None: the stability default
+    claims = select_in_scope(claim_pattern("claims", args.claims), paper=args.paper, kind="theory")
     if args.stability:
-        return run_stability(claims, args)
+        return run_stability(claims, args, seeds)
     if args.tolerance_x10:
-        return run_tolerance_x10(claims, args)
+        return run_tolerance_x10(claims, args, seed)
     if args.list:
         for claim in claims:
             print(f"{claim.id:40s} {claim.title}")
@@ -53,7 +62,7 @@ def run(args) -> int:
         if not args.json:
             print(f"[{i}/{len(claims)}] {claim.id} ...", file=sys.stderr, flush=True)
         try:
-            results.append(run_claim(claim, profile=args.profile, seed=args.seed,
+            results.append(run_claim(claim, profile=profile, seed=seed,
                                      references=not args.no_references).to_json())
         except Exception as exc:  # noqa: BLE001 - a broken check is recorded, never counted as a pass
             results.append({"claim_id": claim.id, "paper": claim.paper, "verdict": str(Verdict.ERROR),
@@ -106,6 +115,27 @@ def _clip(text: str, width: int) -> str:
     return cut + " …"
 
 
+def refuse_ignored_flags(args) -> None:
+    """A flag the chosen mode never reads is an error naming both flags, not silently dropped. (Two modes at
+    once are refused by argparse: they are one mutually exclusive group.)"""
+    from biasaudit.plumbing import InputError
+
+    mode = ("stability" if args.stability else "tolerance-x10" if args.tolerance_x10
+            else "list" if args.list else None)
+    if args.seeds is not None and mode != "stability":
+        raise InputError("seeds", "applies to --stability only (give --stability, or leave out --seeds)",
+                         args.seeds)
+    if mode is None:
+        return
+    ignored = {"profile": args.profile is not None,  # the modes choose their profiles themselves
+               "seed": args.seed is not None and mode != "tolerance-x10",
+               "strict": args.strict,  # the modes have exit statuses of their own
+               "json": args.json and mode == "list"}
+    for flag, given in ignored.items():
+        if given:
+            raise InputError(flag, f"not allowed with --{mode} (--{mode} does not read --{flag})")
+
+
 def parse_seeds(text: str) -> tuple[int, ...]:
     from biasaudit.plumbing import InputError
 
@@ -115,13 +145,17 @@ def parse_seeds(text: str) -> tuple[int, ...]:
         raise InputError("seeds", "must be comma-separated non-negative integers", text) from None
     if not seeds or any(s < 0 for s in seeds):
         raise InputError("seeds", "must be comma-separated non-negative integers", text)
+    repeated = sorted({s for s in seeds if seeds.count(s) > 1})
+    if repeated:  # a seed run twice adds nothing to the stability check
+        raise InputError("seeds", f"must not repeat a seed ({', '.join(map(str, repeated))} given more than once)",
+                         text)
     return seeds
 
 
-def run_stability(claims, args) -> int:
-    from biasaudit.stability import verdict_stability
+def run_stability(claims, args, seeds: tuple[int, ...] | None) -> int:
+    from biasaudit.stability import DEFAULT_SEEDS, verdict_stability
 
-    seeds = parse_seeds(args.seeds)
+    seeds = seeds or DEFAULT_SEEDS
     progress = None if args.json else (lambda text: print(f"  {text} ...", file=sys.stderr, flush=True))
     rows = verdict_stability(claims, seeds=seeds, progress=progress)
     fragile = [r for r in rows if not r.stable]
@@ -139,11 +173,11 @@ def run_stability(claims, args) -> int:
     return 1 if fragile else 0
 
 
-def run_tolerance_x10(claims, args) -> int:
+def run_tolerance_x10(claims, args, seed: int) -> int:
     from biasaudit.stability import tolerance_sensitivity
 
     progress = None if args.json else (lambda text: print(f"  {text} ...", file=sys.stderr, flush=True))
-    rows = tolerance_sensitivity(claims, seed=args.seed, progress=progress)
+    rows = tolerance_sensitivity(claims, seed=seed, progress=progress)
     bad = [r for r in rows if not r.consistent]
     if args.json:
         json.dump({"claims": [r.to_json() for r in rows], "inconsistent": [r.claim_id for r in bad]}, sys.stdout,

@@ -1,7 +1,7 @@
 """``biasaudit list``: every registered claim (theory and experiment) with its paper, source, kind and origin.
 
-``biasaudit list [--claims PATTERN] [--paper sam|eos] [--kind theory|experiment] [--json]``. The origin says
-who states the claim: ``stated`` (the paper or the spec; the source names the section), ``derived`` (by us,
+``biasaudit list [--claims PATTERN] [--paper sam|eos] [--kind theory|experiment] [--json | --latex]``. The origin
+says who states the claim: ``stated`` (the paper or the spec; the source names the section), ``derived`` (by us,
 from those statements) or ``reported`` (a measurement from an issue, stated so that it can be refuted).
 """
 
@@ -17,9 +17,11 @@ def register(sub) -> None:
     p.add_argument("--claims", metavar="PATTERN", help="comma-separated globs of claim ids, e.g. 'sam.l2.*'")
     p.add_argument("--paper", help="only this paper's claims (sam, eos, or a plugin's paper)")
     p.add_argument("--kind", choices=("theory", "experiment"), help="only this kind of claim")
-    p.add_argument("--json", action="store_true", help="print a JSON list of {id, paper, kind, origin, source, title}")
-    p.add_argument("--latex", action="store_true",
-                   help="print every statement with its hypotheses as a LaTeX itemize list (needs amsmath)")
+    output = p.add_mutually_exclusive_group()  # one output format at a time
+    output.add_argument("--json", action="store_true",
+                        help="print a JSON list of {id, paper, kind, origin, source, title}")
+    output.add_argument("--latex", action="store_true",
+                        help="print every statement with its hypotheses as a LaTeX itemize list (needs amsmath)")
     p.set_defaults(run=run)
 
 
@@ -28,11 +30,26 @@ def rows(claims) -> list[dict]:
             for c in claims]
 
 
-def run(args) -> int:
-    from biasaudit.plumbing import claim_pattern
+def select_in_scope(pattern: str | None, paper: str | None = None, kind: str | None = None) -> list:
+    """``select_claims``, but a pattern that matches nothing under a ``paper``/``kind`` filter says so and
+    lists the ids of that selection (not every registered id, which the filter hides)."""
+    from biasaudit.plumbing import InputError
     from biasaudit.registry import select_claims
 
-    claims = select_claims(claim_pattern("claims", args.claims), paper=args.paper, kind=args.kind)
+    try:
+        return select_claims(pattern, paper=paper, kind=kind)
+    except InputError as exc:
+        if exc.name != "claims" or (paper is None and kind is None):
+            raise
+    scope = " and ".join(f"{what} {value}" for what, value in (("paper", paper), ("kind", kind)) if value)
+    ids = ", ".join(c.id for c in select_claims(None, paper=paper, kind=kind)) or "(none)"
+    raise InputError("claims", f"matches no registered claim of {scope}; ids of {scope}: {ids}", pattern)
+
+
+def run(args) -> int:
+    from biasaudit.plumbing import claim_pattern
+
+    claims = select_in_scope(claim_pattern("claims", args.claims), paper=args.paper, kind=args.kind)
     if args.latex:
         print("\\begin{itemize}")
         for c in claims:

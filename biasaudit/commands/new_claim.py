@@ -11,8 +11,9 @@ Existing files are never overwritten.
 
 from __future__ import annotations
 
+import importlib.util
 import keyword
-from pathlib import Path
+import sys
 
 __all__ = ["register", "run"]
 
@@ -91,26 +92,49 @@ def test_{name}_claims_are_confirmed_and_their_controls_refuted():
 
 def register(sub) -> None:
     p = sub.add_parser("new-claim", help="write a claim module template (four parts) and its test")
-    p.add_argument("name", help="module name, a Python identifier (e.g. gd_quadratic)")
-    p.add_argument("--out", default=".", help="folder for NAME.py and test_NAME.py (default: here)")
+    p.add_argument("name", help=f"module name, a Python identifier of at most {MAX_NAME_LENGTH} characters that "
+                                "names no importable module (e.g. gd_quadratic)")
+    p.add_argument("--out", default=".", help="folder for NAME.py and test_NAME.py, created if missing "
+                                              "(default: here; an empty path is refused)")
     p.set_defaults(run=run)
 
 
-def run(args) -> int:
+MAX_NAME_LENGTH = 100  # NAME.py and test_NAME.py stay far below the 255-byte file name limit
+
+
+def check_name(name: str) -> str:
+    """``name`` as a new module's name: an identifier of sensible length that shadows no importable module."""
     from biasaudit.plumbing import InputError
 
-    name = args.name
-    if not name.isidentifier() or keyword.iskeyword(name):
-        raise InputError("name", "must be a Python identifier (letters, digits, _; not a keyword)", name)
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise InputError("out", "must be a folder (it is a file)", str(out))
-    files = {out / f"{name}.py": TEMPLATE.format(name=name), out / f"test_{name}.py": TEST_TEMPLATE.format(name=name)}
-    for path in files:
-        if path.exists():
-            raise InputError("name", f"{path} exists already (new-claim never overwrites)", name)
-    out.mkdir(parents=True, exist_ok=True)
-    for path, text in files.items():
-        path.write_text(text)
-        print(path)
+    if not name.isidentifier() or keyword.iskeyword(name) or len(name) > MAX_NAME_LENGTH:
+        raise InputError("name", f"must be a Python identifier (letters, digits, _; not a keyword) of at most "
+                                 f"{MAX_NAME_LENGTH} characters", name)
+    if name in sys.stdlib_module_names or name in sys.builtin_module_names or _importable(name):
+        raise InputError("name", f"must not be the name of an importable module ({name}.py would shadow "
+                                 f"`import {name}`)", name)
+    return name
+
+
+def _importable(name: str) -> bool:
+    try:
+        return name in sys.modules or importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # e.g. a module in sys.modules without __spec__: taken all the same
+        return True
+
+
+def run(args) -> int:
+    from biasaudit.plumbing import InputError, writable_dir
+
+    name = check_name(args.name)
+    texts = {f"{name}.py": TEMPLATE.format(name=name), f"test_{name}.py": TEST_TEMPLATE.format(name=name)}
+    try:  # the OS may refuse the path itself (too long, not a folder, no permission): that is the --out's fault
+        out = writable_dir("out", args.out)
+        for file_name in texts:
+            if (out / file_name).exists():
+                raise InputError("name", f"{out / file_name} exists already (new-claim never overwrites)", name)
+        for file_name, text in texts.items():
+            (out / file_name).write_text(text)
+            print(out / file_name)
+    except OSError as exc:
+        raise InputError("out", f"must be a writable folder ({exc.strerror or exc})", args.out) from None
     return 0

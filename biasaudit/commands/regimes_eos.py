@@ -13,7 +13,7 @@ def register(targets) -> None:
                                               "number here has magnitude in [1e-30, 1e30]")
     p.add_argument("--y", required=True, type=str, help="label, > 0")
     p.add_argument("--w0", required=True, help="initial weights, comma-separated, non-zero")
-    p.add_argument("--loss-factor", default="0.5", help="c in L = c r^2 (default 0.5)")
+    p.add_argument("--loss-factor", default="0.5", help="c in L = c r^2, > 0 (default 0.5)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=run)
 
@@ -22,12 +22,16 @@ def run(args) -> int:
     from biasaudit.plumbing import finite_scalar, parse_float_list
     from biasaudit.theory.eos_flow import eos_regimes
 
-    from biasaudit.plumbing.ranges import in_range, vector_in_range
+    from biasaudit.plumbing.ranges import ZERO_CHECKED_LATER, in_range, vector_in_range
 
-    x = vector_in_range("x", parse_float_list("x", args.x), zero=True)
-    w0 = vector_in_range("w0", parse_float_list("w0", args.w0), zero=True)
-    y = in_range("y", finite_scalar("y", args.y), zero=True)
-    reg = eos_regimes(x, y, w0, loss_factor=in_range("loss_factor", finite_scalar("loss_factor", args.loss_factor), zero=True))
+    # 0 passes the range checks only to reach eos_regimes' own rule for it (x > 0, y > 0, w0 non-zero, c > 0),
+    # which names the reason; the range message must not say that 0 is accepted.
+    later = ZERO_CHECKED_LATER
+    x = vector_in_range("x", parse_float_list("x", args.x), zero=later)
+    w0 = vector_in_range("w0", parse_float_list("w0", args.w0), zero=later)
+    y = in_range("y", finite_scalar("y", args.y), zero=later)
+    c = in_range("loss_factor", finite_scalar("loss_factor", args.loss_factor), zero=later)
+    reg = eos_regimes(x, y, w0, loss_factor=c)
     if args.json:
         print(json.dumps(reg.to_json(), indent=1))
         return 0
@@ -67,7 +71,9 @@ def format_regimes(reg) -> str:
         + (f" (face {list(reg.min_sharpness_face)})" if len(reg.min_sharpness_face) > 1 else "")
         + f", S_min = 8c y x_min = {reg.min_sharpness:.10g}",
         f"  min ||beta||_2: y x/||x||^2 = {_vec(reg.min_l2_beta)}",
-        f"  the two solution sets are {'disjoint' if reg.minimizers_disjoint else 'NOT disjoint'} (x_max > x_min)",
+        f"  the two solution sets are "
+        + ("disjoint (x_max > x_min)" if reg.minimizers_disjoint
+           else "NOT disjoint (x_max = x_min: every point of P minimizes both)"),
         "",
         "Pareto front N*(s) = min{||beta||_1 : S <= s}, piecewise linear through (s, N*):",
         "  " + "  ".join(f"({s:.6g}, {n:.6g})" for s, n in reg.pareto_front),

@@ -20,7 +20,9 @@ def register(sub) -> None:
     e.add_argument("--eta-min", required=True, help="smallest step size, > 0")
     e.add_argument("--eta-max", required=True, help="largest step size, > eta-min")
     e.add_argument("--n", type=int, default=400, help="number of step sizes (default 400)")
-    e.add_argument("--steps", type=int, default=100_000, help="maximum GD steps per run (default 1e5)")
+    e.add_argument("--steps", type=int, default=100_000,
+                   help="maximum GD steps per run (default 1e5, at most 1e8, and n*steps*(d+2) at most 6e12: "
+                        "about an hour); a run that ends still settling is reported 'unsettled'")
     e.add_argument("--loss-factor", default="0.5", help="c in L = c r^2 (default 0.5)")
     e.add_argument("--json", action="store_true", help="print every run as JSON")
     e.add_argument("--plot", metavar="FILE.png", help="write the sharpness/norm/outcome figure")
@@ -30,11 +32,11 @@ def register(sub) -> None:
 def run(args) -> int:
     from biasaudit.plumbing import finite_scalar, fits_in_memory, parse_float_list, positive_int, writable_file
 
-    from biasaudit.plumbing.ranges import in_range, vector_in_range
+    from biasaudit.plumbing.ranges import ZERO_CHECKED_LATER, in_range, vector_in_range
 
-    x = vector_in_range("x", parse_float_list("x", args.x), zero=True)
-    w0 = vector_in_range("w0", parse_float_list("w0", args.w0), zero=True)
-    y = in_range("y", finite_scalar("y", args.y), zero=True)
+    x = vector_in_range("x", parse_float_list("x", args.x), zero=ZERO_CHECKED_LATER)
+    w0 = vector_in_range("w0", parse_float_list("w0", args.w0), zero=ZERO_CHECKED_LATER)
+    y = in_range("y", finite_scalar("y", args.y), zero=ZERO_CHECKED_LATER)
     eta_min = finite_scalar("eta_min", args.eta_min)
     eta_max = finite_scalar("eta_max", args.eta_max)
     for name, eta in (("eta_min", eta_min), ("eta_max", eta_max)):
@@ -42,13 +44,16 @@ def run(args) -> int:
             in_range(name, eta)
     n = positive_int("n", args.n, minimum=2)
     steps = positive_int("steps", args.steps)
-    c = in_range("loss_factor", finite_scalar("loss_factor", args.loss_factor), zero=True)
+    c = in_range("loss_factor", finite_scalar("loss_factor", args.loss_factor), zero=ZERO_CHECKED_LATER)
     if args.plot is not None:
         writable_file("plot", args.plot, suffix=".png")  # before the sweep, not after it
     # per step size: final w and beta (d each), ~12 scalar outputs, and the numba work arrays: 8 bytes each
     fits_in_memory("n", n, n * 8.0 * (6 * len(x) + 16))
 
-    from biasaudit.numerics.eos_sweep import sweep_eos  # imports numba: only here
+    from biasaudit.numerics.eos_gd import bounded_steps  # imports numba: only once the cheap checks passed
+    from biasaudit.numerics.eos_sweep import sweep_eos
+
+    steps = bounded_steps("steps", steps, n, len(x))  # at most MAX_STEPS, and n*steps*(d+2) <= MAX_WORK
 
     sweep = sweep_eos(x, y, w0, eta_min, eta_max, n, loss_factor=c, max_steps=steps)
     if args.plot:
@@ -68,7 +73,7 @@ def run(args) -> int:
 def format_sweep(sweep) -> str:
     import numpy as np
 
-    from biasaudit.numerics.eos_gd import OUTCOMES
+    from biasaudit.numerics.eos_gd import OUTCOMES, UNSETTLED
 
     s, reg = sweep.gd, sweep.regimes
     lines = [
@@ -78,9 +83,22 @@ def format_sweep(sweep) -> str:
         f"stable minima up to eta = {reg.eta_stable_max:.6g}",
         "  outcomes: " + ", ".join(f"{k}: {v}" for k, v in s.counts().items()),
     ]
+    unsettled = s.outcome == UNSETTLED
     if s.converged.any():
-        lines.append(f"  GD converges for every eta below {s.eta[~s.converged].min():.6g}"
-                     if (~s.converged).any() else "  GD converges at every eta of the sweep")
+        if not (~s.converged).any():
+            lines.append("  GD converges at every eta of the sweep")
+        else:  # a boundary only from a run that settled on not converging, with nothing unsettled below it
+            first = int(np.argmin(np.where(s.converged, np.inf, s.eta)))
+            if s.outcome[first] != UNSETTLED:
+                lines.append(f"  GD converges for every eta below {s.eta[first]:.6g} "
+                             f"(first non-converged run: {OUTCOMES[s.outcome[first]]})")
+            else:
+                lines.append(f"  no convergence boundary: the first non-converged run (eta = {s.eta[first]:.6g}) "
+                             "is unsettled, more steps may make it converge")
+    if unsettled.any():
+        lines.append(f"  {int(unsettled.sum())} runs ran out of steps while still settling (unsettled, eta in "
+                     f"[{s.eta[unsettled].min():.6g}, {s.eta[unsettled].max():.6g}]): raise --steps "
+                     f"(now {s.max_steps}) to classify them")
     if sweep.kink is not None:
         lines.append(f"  measured kink of S_final(eta): {sweep.kink:.6g} ({sweep.kink / reg.eta_c - 1:+.2%} from eta_c)")
     if sweep.gap_median is not None:

@@ -23,8 +23,8 @@ def register(sub) -> None:
     p.add_argument("--data-dir", default=None, help="directory holding the dataset's files (mnist, cifar10, svhn)")
     p.add_argument("--tier", default="quick", choices=("quick", "full"), help="sweep size (default: quick)")
     p.add_argument("--eta-grid", default=None,
-                   help="comma-separated multiples of the measured eta_c = 2/s_GF (default: the tier's coarse + "
-                        "fine grid); with --absolute, step sizes")
+                   help="comma-separated multiples of the measured eta_c = 2/s_GF, each > 0 and given once "
+                        "(default: the tier's coarse + fine grid); with --absolute, step sizes")
     p.add_argument("--absolute", action="store_true", help="--eta-grid holds step sizes, not multiples of eta_c")
     p.add_argument("--eps", type=float, default=None, help="loss threshold at which training stops (default: "
                    "the tier's: 1e-2 for mse)")
@@ -57,12 +57,14 @@ def run(args) -> int:
 
         overrides["eps"] = in_range("eps", positive_scalar("eps", args.eps))
     if args.eta_grid is not None:
-        from biasaudit.plumbing.ranges import vector_in_range
+        from biasaudit.plumbing.inputs import distinct_values
+        from biasaudit.plumbing.ranges import ZERO_CHECKED_LATER, vector_in_range
 
         grid = parse_float_list("eta_grid", args.eta_grid)
-        vector_in_range("eta_grid", grid, zero=True)  # <= 0 is named by the rule below
+        vector_in_range("eta_grid", grid, zero=ZERO_CHECKED_LATER)  # <= 0 is named by the rule below
         if (grid <= 0).any():
             raise InputError("eta", "every step size (or multiple of eta_c) must be > 0", args.eta_grid)
+        distinct_values("eta_grid", grid)  # a repeated eta would be one run listed twice
         overrides.update(coarse=tuple(float(g) for g in grid), fine=(), absolute=bool(args.absolute))
     elif args.absolute:
         raise InputError("absolute", "needs --eta-grid with the step sizes")
@@ -128,13 +130,31 @@ def run(args) -> int:
     print(f"{'eta':>10s} {'x eta_c':>8s} {'outcome':>11s} {'steps':>7s} {'S':>9s} {'eta*S/2':>8s} {'l1':>9s} "
           f"{'test err':>8s}")
     for r in summary["runs"]:
-        mult = f"{r['multiple']:.3g}" if r["multiple"] is not None else "-"
-        print(f"{r['eta']:10.4g} {mult:>8s} {r['outcome']:>11s} {r['steps']:7d} {r['S']:9.4g} "
-              f"{r['eta'] * r['S'] / 2:8.3f} {r['l1']:9.4g} {r['test_error']:8.3f}")
+        print(format_run_row(r, eta_c))
     for name, check in summary["checks"].items():
         state = "undecided" if not check.get("decided") else f"error {check['error']:.3g}"
         print(f"{name}: {state}: {check['detail']}")
     return 0
+
+
+def format_run_row(r: dict, eta_c: float) -> str:
+    """One row of the human table. ``x eta_c`` is the run's multiple (with --absolute, eta/eta_c); a quantity
+    that does not exist is ``-``, never ``nan``: every quantity of a diverged run (as ``biasaudit sweep eos``
+    shows them), and S (so eta*S/2) where the sharpness did not converge."""
+    import math
+
+    multiple = r.get("multiple")
+    if multiple is None and math.isfinite(eta_c) and eta_c > 0:
+        multiple = r["eta"] / eta_c
+    diverged = r["outcome"] == "diverged"
+
+    def cell(value, fmt: str, width: int) -> str:
+        ok = value is not None and not diverged and math.isfinite(value)
+        return f"{value:{width}{fmt}}" if ok else f"{'-':>{width}s}"
+
+    mult = f"{multiple:.3g}" if multiple is not None and math.isfinite(multiple) else "-"
+    return (f"{r['eta']:10.4g} {mult:>8s} {r['outcome']:>11s} {r['steps']:7d} {cell(r['S'], '.4g', 9)} "
+            f"{cell(r['eta'] * r['S'] / 2, '.3f', 8)} {cell(r['l1'], '.4g', 9)} {cell(r['test_error'], '.3f', 8)}")
 
 
 def _final_numbers(run) -> dict:

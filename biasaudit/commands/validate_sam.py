@@ -15,7 +15,8 @@ __all__ = ["register", "run"]
 
 def register(sub) -> None:
     p = sub.add_parser("sam", help="GD vs SAM on a trained CNN/ResNet: Grad-CAM mass on low-intensity pixels")
-    p.add_argument("--model", default="cnn", help="cnn | resnet (default: cnn)")
+    p.add_argument("--model", default="cnn",
+                   help="cnn | resnet | diag2 (diag2: the diagonal linear network u*v) (default: cnn)")
     p.add_argument("--dataset", default="mnist5k",
                    help="mnist5k | digits | fashion-mnist | mnist | cifar10 | svhn | synthetic-patches")
     p.add_argument("--data-dir", default=None, help="directory holding the dataset's files (mnist, cifar10, svhn)")
@@ -26,12 +27,14 @@ def register(sub) -> None:
     p.add_argument("--steps", type=int, default=None, help="training steps per run (default: the tier's)")
     p.add_argument("--rho", type=float, default=None, help="SAM radius (default: the tier's, 0.05)")
     p.add_argument("--lr", type=float, default=None, help="learning rate (default: the tier's)")
-    p.add_argument("--init-scales", default=None, help="comma-separated init scales alpha, e.g. 0.5,1,2")
+    p.add_argument("--init-scales", default=None,
+                   help="comma-separated init scales alpha, each once, e.g. 0.5,1,2 (no empty items)")
     p.add_argument("--design", default=None, choices=("cnn", "resnet", "patch", "diag", "fashion", "cifar10", "svhn"),
                    help="run a regime design of the audit instead (issue 15): the alpha grid x paired seeds x "
                         "{GD, SAM}, SAM's collapse boundary, the regime-2 alpha and the minor-feature statistic "
                         "at every alpha (cnn: MNIST CNN; resnet: MNIST ResNet, boundary only; patch: patch images; diag: the "
-                        "positive control; fashion, cifar10, svhn: boundary only, on files found in --data-dir)")
+                        "positive control; fashion, cifar10, svhn: boundary only, on files found in --data-dir). "
+                        "cifar10 and svhn run at --tier full only (they have no quick tier)")
     p.add_argument("--no-cache", action="store_true", help="recompute every run (ignore the run cache)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(run=run)
@@ -67,7 +70,10 @@ def run(args) -> int:
     if args.seeds is not None:
         overrides["seeds"] = tuple(range(count_in_range("seeds", args.seeds, MAX_SEEDS)))
     if args.init_scales is not None:
+        from biasaudit.plumbing.inputs import distinct_values
+
         scales = vector_in_range("init_scales", parse_float_list("init_scales", args.init_scales))
+        distinct_values("init_scales", scales)  # a repeat would train its GD/SAM pairs twice
         overrides["init_scales"] = tuple(float(a) for a in scales)
     if args.dataset not in ("mnist5k", "synthetic-patches"):
         overrides["downsample"] = 1  # only the quick MNIST-5k setting is pooled to 14 x 14
@@ -181,6 +187,10 @@ def _run_design(args, device) -> int:
     if args.out is not None:
         writable_dir("out", args.out)
     progress = None if args.json else (lambda msg: print(msg, file=sys.stderr, flush=True))
+    tiers = tuple(sr.DESIGNS[args.design])
+    if args.tier not in tiers:
+        raise InputError("tier", f"design {args.design!r} runs at --tier {' or '.join(tiers)} only "
+                                 f"(add --tier {tiers[-1]})", args.tier)
     settings = sr.design_settings(args.design, args.tier)
     data_dir = _design_data_dir(args, settings)
     res = sr.regime_experiment(args.design, args.tier, device=str(device), data_dir=data_dir,

@@ -26,6 +26,7 @@ __all__ = [
     "choice",
     "matching_length",
     "parse_float_list",
+    "distinct_values",
 ]
 
 
@@ -122,12 +123,35 @@ def choice(name: str, value: str, options: Sequence[str]) -> str:
 
 
 def parse_float_list(name: str, text: str) -> np.ndarray:
-    """Parse a CLI list such as ``"1,2.5,3"`` (NaN/inf are rejected)."""
-    try:
-        values = [float(item) for item in text.split(",") if item.strip() != ""]
-    except ValueError:
-        raise InputError(name, "must be a comma-separated list of numbers", text) from None
+    """Parse a CLI list such as ``"1,2.5,3"`` (NaN/inf are rejected).
+
+    Every comma-separated item must be a number: an empty item (``"1,,3"``, a leading or trailing comma) is an
+    error naming its position (``mu: item 2 is empty ...``), never silently dropped; an empty or blank list is
+    ``name: must not be empty``."""
+    text = "" if text is None else str(text)
+    if text.strip() == "":
+        raise InputError(name, "must not be empty (give a comma-separated list of numbers)", text)
+    values = []
+    for i, item in enumerate(text.split(","), start=1):
+        if item.strip() == "":
+            raise InputError(name, f"item {i} is empty (a comma-separated list of numbers has no empty items)",
+                             text)
+        try:
+            values.append(float(item))
+        except ValueError:
+            raise InputError(name, f"must be a comma-separated list of numbers (item {i} is not a number)",
+                             text) from None
     return as_finite_vector(name, values)
+
+
+def distinct_values(name: str, values) -> np.ndarray:
+    """``values`` (1-d) with no value given twice: ``name: must not repeat a value (... given twice)``."""
+    arr = np.asarray(values, dtype=float)
+    unique, counts = np.unique(arr, return_counts=True)
+    if np.any(counts > 1):
+        repeated = ", ".join(f"{v:g}" for v in unique[counts > 1])
+        raise InputError(name, f"must not repeat a value ({repeated} given more than once)", arr)
+    return arr
 
 
 def writable_dir(name: str, value, *, make: tuple[str, ...] = ()) -> Path:

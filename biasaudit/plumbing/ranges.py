@@ -28,7 +28,8 @@ import numpy as np
 from biasaudit.plumbing.inputs import InputError
 
 __all__ = ["MAGNITUDE_MIN", "MAGNITUDE_MAX", "MAX_DEPTH", "MU_MAX_SPREAD", "MAX_STEPS", "MAX_SEEDS",
-           "MAX_EXAMPLES", "in_range", "vector_in_range", "depth_in_range", "spread_in_range", "count_in_range"]
+           "MAX_EXAMPLES", "ZERO_CHECKED_LATER", "in_range", "vector_in_range", "depth_in_range",
+           "spread_in_range", "count_in_range"]
 
 MAGNITUDE_MIN = 1e-30
 MAGNITUDE_MAX = 1e30
@@ -40,25 +41,43 @@ MAX_EXAMPLES = 1_000_000
 _RULE = f"must have magnitude in [{MAGNITUDE_MIN:g}, {MAGNITUDE_MAX:g}]"
 
 
-def in_range(name: str, value: float, *, zero: bool = False) -> float:
-    """``value`` with ``MAGNITUDE_MIN <= |value| <= MAGNITUDE_MAX`` (or exactly 0 when ``zero``)."""
+#: ``zero=`` value for a parameter whose 0 is refused by a later, more specific rule (e.g. ``y: must be > 0
+#: (...)``): 0 passes the range check, and the range message does not claim that 0 is accepted.
+ZERO_CHECKED_LATER = "checked later"
+
+
+def _zero_mode(zero) -> tuple[bool, str]:
+    """(does 0 pass this check, the text the range message appends for 0)."""
+    if isinstance(zero, str):
+        if zero != ZERO_CHECKED_LATER:
+            raise ValueError(f"zero must be a bool or ZERO_CHECKED_LATER, got {zero!r}")
+        return True, ""
+    return bool(zero), " or be 0" if zero else ""
+
+
+def in_range(name: str, value: float, *, zero: bool | str = False) -> float:
+    """``value`` with ``MAGNITUDE_MIN <= |value| <= MAGNITUDE_MAX``; exactly 0 also passes when ``zero`` is
+    True (0 is accepted: the message says "or be 0") or :data:`ZERO_CHECKED_LATER` (a later rule refuses 0
+    with its own reason: the message says nothing about 0)."""
+    zero, or_zero = _zero_mode(zero)
     value = float(value)
     if zero and value == 0:
         return value
     if not MAGNITUDE_MIN <= abs(value) <= MAGNITUDE_MAX:
-        raise InputError(name, _RULE + (" or be 0" if zero else ""), value)
+        raise InputError(name, _RULE + or_zero, value)
     return value
 
 
-def vector_in_range(name: str, values, *, zero: bool = False) -> np.ndarray:
+def vector_in_range(name: str, values, *, zero: bool | str = False) -> np.ndarray:
     """Every entry in range (see :func:`in_range`)."""
+    zero, or_zero = _zero_mode(zero)
     arr = np.asarray(values, dtype=float)
     mag = np.abs(arr)
     ok = (mag >= MAGNITUDE_MIN) & (mag <= MAGNITUDE_MAX)
     if zero:
         ok |= arr == 0
     if not ok.all():
-        raise InputError(name, "every entry " + _RULE + (" or be 0" if zero else ""), arr)
+        raise InputError(name, "every entry " + _RULE + or_zero, arr)
     return arr
 
 

@@ -401,3 +401,16 @@ def test_audit_bench_noop_claim_is_a_valid_claim():
 
     assert run_claim(_noop_claim(0)).verdict is Verdict.CONFIRMED
     assert {"audit.overhead", "sam.l2_heatmap", "eos.gd_sweep"} <= {c.name for c in all_cases()}
+
+
+def test_audit_cli_final_line_names_the_figures_that_failed(tmp_path, monkeypatch, capsys):
+    """A failed figure is named in the audit's last line, not only inside the report."""
+    import dataclasses
+
+    import biasaudit.audit as audit_pkg
+
+    real = audit_pkg.run_audit
+    monkeypatch.setattr(audit_pkg, "run_audit", lambda cfg, **kw: real(
+        dataclasses.replace(cfg, extra_modules=TOYS, workers=1), **kw))
+    assert main(["audit", "--claims", "toy.*", "--out", str(tmp_path)]) == 0
+    assert "figures failed: toy.fig.broken" in capsys.readouterr().err

@@ -206,6 +206,17 @@ def test_minor_mass_experiment_end_to_end_and_figures(tmp_path):
     assert all(p.stat().st_size > 1000 for p in paths)
 
 
+def test_overlays_of_runs_that_stored_no_maps_retrain_the_shown_pair_with_maps(tmp_path):
+    """The regime designs store no maps (keep_maps = 0): the overlay figure retrains only the pair it shows,
+    with maps, on the same trajectory (same curves)."""
+    runs = {o: [ex.cached_run(ex.TrainConfig(optimizer=o, steps=2, keep_maps=0, **TINY))] for o in ("gd", "sam")}
+    assert not any(len(m) for m in runs["gd"][0]["maps"])
+    path = ex.plot_overlays({"runs": {1.0: runs}}, tmp_path / "o.png")
+    assert path.stat().st_size > 1000
+    shown = ex._with_maps(runs["gd"][0], 4)
+    assert any(len(m) for m in shown["maps"]) and shown["curves"] == runs["gd"][0]["curves"]
+
+
 # ------------------------------------------------------------------------------------------------- CLI
 @pytest.mark.parametrize("argv, message", [
     (["--rho", "-0.1"], "rho: must be >= 0"),

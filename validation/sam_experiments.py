@@ -485,6 +485,18 @@ def plot_curves(result: dict, metric: str, path: Path, ylabel: str) -> Path:
     return path
 
 
+def _with_maps(run: dict, n_images: int) -> dict:
+    """``run`` itself if it stored Grad-CAM maps, else the same run (same config, so the same trajectory)
+    with ``keep_maps`` = n_images, trained once and cached: the regime designs store no maps (keep_maps = 0),
+    so the overlay figure retrains only the pair it shows."""
+    from biasaudit.validation.sam_training import TrainConfig, cached_run
+
+    if any(len(m) for m in run.get("maps", [])):
+        return run
+    cfg = TrainConfig(**run["config"])
+    return cached_run(replace(cfg, keep_maps=min(n_images, cfg.n_probe)))
+
+
 def plot_overlays(result: dict, path: Path, seed_index: int = 0, n_images: int = 4) -> Path:
     """Grad-CAM overlays of GD and SAM on the same probe images at several training times.
 
@@ -495,6 +507,7 @@ def plot_overlays(result: dict, path: Path, seed_index: int = 0, n_images: int =
     runs = next(iter(result["runs"].values()))
     pairs = [(g, m) for g, m in zip(runs["gd"], runs["sam"]) if g["status"] == "ok" and m["status"] == "ok"]
     gd, sam = pairs[min(seed_index, len(pairs) - 1)] if pairs else (runs["gd"][0], runs["sam"][0])
+    gd, sam = _with_maps(gd, n_images), _with_maps(sam, n_images)
     images = np.asarray(gd["map_images"])[:n_images]
     n_t = min(len(gd["maps"]), len(sam["maps"]))
     times = sorted({0, n_t // 3, (2 * n_t) // 3, n_t - 1}) if n_t else []

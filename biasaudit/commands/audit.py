@@ -146,8 +146,11 @@ def _run(args) -> int:
     counts = result.counts()
     if not args.quiet:
         summary = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
+        failed = [f["figure_id"] for f in result.figures if f.get("status") != "ok"]
         print(f"{summary} (total {len(result.records)}) in {result.wall_s:.1f} s; experiment runs: "
-              f"{result.runs_computed} computed, {result.runs_reused} reused", file=sys.stderr)
+              f"{result.runs_computed} computed, {result.runs_reused} reused"
+              + (f"; figures failed: {', '.join(failed)} (their errors are in the report)" if failed else ""),
+              file=sys.stderr)
     print(result.report_html)
     if args.strict and counts.get("confirmed", 0) != len(result.records):
         return 1

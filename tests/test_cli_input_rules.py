@@ -52,6 +52,18 @@ def test_new_claim_turns_an_unwritable_out_into_an_input_error(capsys, tmp_path)
     assert_refused(["new-claim", "q", "--out", tmp_path / ("d" * 300)], capsys, "out: ")
 
 
+def test_a_refused_out_leaves_no_folder_behind(capsys, tmp_path, monkeypatch):
+    """Folders made for a path that then fails the write probe are removed again (only the ones made)."""
+    from pathlib import Path
+
+    def refuse(self, *args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Path, "write_text", refuse)
+    assert_refused(["new-claim", "q", "--out", tmp_path / "made" / "here"], capsys, "out: ", "Permission denied")
+    assert list(tmp_path.iterdir()) == []
+
+
 # -- 2. new-claim: a name that would shadow an import --------------------------------------------------------
 @pytest.mark.parametrize("name", ["sys", "json", "numpy", "biasaudit", "__main__"])
 def test_new_claim_refuses_the_name_of_an_importable_module(capsys, tmp_path, name):
@@ -72,15 +84,16 @@ def test_audit_refuses_an_empty_cache_dir(capsys, tmp_path, audit_never_runs):
     assert audit_never_runs == []
 
 
-# -- 4. audit --resume needs something to resume -------------------------------------------------------------
-def test_audit_resume_refuses_a_folder_without_evidence(capsys, tmp_path, audit_never_runs):
-    for out in (tmp_path / "missing", tmp_path):  # a folder that does not exist, and one with no evidence
-        assert_refused(["audit", "--claims", FAST_CLAIM, "--out", out, "--resume"], capsys, "resume: ",
-                       "nothing to resume", "evidence.jsonl")
-    assert audit_never_runs == []
-    (tmp_path / "evidence.jsonl").write_text("")  # an interrupted audit's folder: resumed
-    assert run_cli(["audit", "--claims", FAST_CLAIM, "--out", tmp_path, "--resume"], capsys)[0] == 0
-    assert len(audit_never_runs) == 1
+# -- 4. audit --resume with nothing to resume says so, and starts fresh --------------------------------------
+def test_audit_resume_on_a_folder_without_evidence_says_it_starts_fresh(capsys, tmp_path, audit_never_runs):
+    # a run killed during its first claim has no evidence yet: resuming it must still work, and not silently
+    for out in (tmp_path / "missing", tmp_path):
+        code, err = run_cli(["audit", "--claims", FAST_CLAIM, "--out", out, "--resume"], capsys)
+        assert code == 0 and "nothing to resume" in err and "starting a fresh audit" in err
+    assert len(audit_never_runs) == 2
+    (tmp_path / "evidence.jsonl").write_text("")  # an interrupted audit's folder: resumed without a note
+    code, err = run_cli(["audit", "--claims", FAST_CLAIM, "--out", tmp_path, "--resume"], capsys)
+    assert code == 0 and "nothing to resume" not in err and len(audit_never_runs) == 3
 
 
 # -- 5. conflicting or ignored flags name both flags ---------------------------------------------------------

@@ -215,6 +215,8 @@ def test_overlays_of_runs_that_stored_no_maps_retrain_the_shown_pair_with_maps(t
     assert path.stat().st_size > 1000
     shown = ex._with_maps(runs["gd"][0], 4)
     assert any(len(m) for m in shown["maps"]) and shown["curves"] == runs["gd"][0]["curves"]
+    elsewhere = {**runs["sam"][0], "config": {**runs["sam"][0]["config"], "device": "cuda"}}  # a GPU worker's run
+    assert any(len(m) for m in ex._with_maps(elsewhere, 4)["maps"])  # retrained on this worker's device
 
 
 # ------------------------------------------------------------------------------------------------- CLI

@@ -485,19 +485,23 @@ def plot_curves(result: dict, metric: str, path: Path, ylabel: str) -> Path:
     return path
 
 
-def _with_maps(run: dict, n_images: int) -> dict:
+def _with_maps(run: dict, n_images: int, data_dir: str | None = None) -> dict:
     """``run`` itself if it stored Grad-CAM maps, else the same run (same config, so the same trajectory)
     with ``keep_maps`` = n_images, trained once and cached: the regime designs store no maps (keep_maps = 0),
-    so the overlay figure retrains only the pair it shows."""
+    so the overlay figure retrains only the pair it shows. ``data_dir`` is this worker's data folder (None:
+    the run's own)."""
     from biasaudit.validation.sam_training import TrainConfig, cached_run
 
-    if any(len(m) for m in run.get("maps", [])):
+    if run["config"].get("keep_maps", 0) > 0 or not run.get("maps"):  # has maps, or had no evaluation to map
         return run
     cfg = TrainConfig(**run["config"])
-    return cached_run(replace(cfg, keep_maps=min(n_images, cfg.n_probe)))
+    # device and data folder are this worker's (the run key leaves both out: the run may come from elsewhere)
+    return cached_run(replace(cfg, keep_maps=min(n_images, cfg.n_probe), device="auto",
+                              data_dir=data_dir or cfg.data_dir))
 
 
-def plot_overlays(result: dict, path: Path, seed_index: int = 0, n_images: int = 4) -> Path:
+def plot_overlays(result: dict, path: Path, seed_index: int = 0, n_images: int = 4,
+                  data_dir: str | None = None) -> Path:
     """Grad-CAM overlays of GD and SAM on the same probe images at several training times.
 
     Each panel is labelled with the optimizer, the step and the run's training accuracy there; all panels
@@ -507,7 +511,7 @@ def plot_overlays(result: dict, path: Path, seed_index: int = 0, n_images: int =
     runs = next(iter(result["runs"].values()))
     pairs = [(g, m) for g, m in zip(runs["gd"], runs["sam"]) if g["status"] == "ok" and m["status"] == "ok"]
     gd, sam = pairs[min(seed_index, len(pairs) - 1)] if pairs else (runs["gd"][0], runs["sam"][0])
-    gd, sam = _with_maps(gd, n_images), _with_maps(sam, n_images)
+    gd, sam = _with_maps(gd, n_images, data_dir), _with_maps(sam, n_images, data_dir)
     images = np.asarray(gd["map_images"])[:n_images]
     n_t = min(len(gd["maps"]), len(sam["maps"]))
     times = sorted({0, n_t // 3, (2 * n_t) // 3, n_t - 1}) if n_t else []
@@ -545,12 +549,12 @@ def _regime2_result(design: str, tier: str) -> dict:
     return {"settings": res["settings"], "runs": {alpha: res["runs"][alpha]}}
 
 
-def make_figures(outdir, tier: str = "quick") -> list[Path]:
+def make_figures(outdir, tier: str = "quick", data_dir: str | None = None) -> list[Path]:
     """PNGs for the audit report: Grad-CAM overlays and minor-feature curves at the regime-2 alpha of the
     ``cnn`` (MNIST) and ``patch`` regime grids, and the multi-point diagonal network.
 
     ``tier`` is the experiment size ("quick" or "full"; the audit's claim module passes the size its claims
-    used). Runs come from the same cache as the claims, so after the claims ran this only draws.
+    used); ``data_dir`` is where a run retrained for its maps finds its data. Runs come from the same cache as the claims, so after the claims ran this only draws.
     """
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
@@ -558,11 +562,11 @@ def make_figures(outdir, tier: str = "quick") -> list[Path]:
     mm = _regime2_result("cnn", tier)
     syn = _regime2_result("patch", tier)
     return [
-        plot_overlays(mm, outdir / "sam_torch_gradcam_overlays.png"),
+        plot_overlays(mm, outdir / "sam_torch_gradcam_overlays.png", data_dir=data_dir),
         plot_curves(mm, "cam_low", outdir / "sam_torch_minor_mass_gradcam.png", "Grad-CAM mass on low-intensity px"),
         plot_curves(mm, "grad_low", outdir / "sam_torch_minor_mass_inputgrad.png",
                     "|input grad| mass on low-intensity px"),
-        plot_overlays(syn, outdir / "sam_torch_patches_overlays.png"),
+        plot_overlays(syn, outdir / "sam_torch_patches_overlays.png", data_dir=data_dir),
         plot_curves(syn, "minor_reliance", outdir / "sam_torch_patches_reliance.png",
                     "acc(major ablated) - acc(minor ablated)"),
         plot_curves(syn, "cam_minor_share", outdir / "sam_torch_patches_cam_minor.png",

@@ -47,7 +47,7 @@ from biasaudit.claims.sam_torch_regimes import CI_SIDE, FAMILY_READS, _runs_of_d
 from biasaudit.domain import Choice, Domain, Fixed
 from biasaudit.figures import FigureJob
 from biasaudit.ledger import Claim, Observation, Tolerance
-from biasaudit.tier import AuditTier
+from biasaudit.tier import AuditTier, experiment_data_dir
 
 __all__ = ["CLAIMS", "FIGURES"]
 
@@ -261,7 +261,7 @@ def _make_figures(outdir, tier):
     """The figures illustrate the claims, so they use the claims' experiment size (not the audit tier)."""
     from biasaudit.validation.sam_experiments import make_figures
 
-    return make_figures(outdir, experiment_tier())
+    return make_figures(outdir, experiment_tier(), data_dir=experiment_data_dir())
 
 
 FIGURES = (

@@ -104,14 +104,13 @@ def directory_path(name: str, value: str) -> Path:
 
 
 def check_resumable(out: Path) -> None:
-    """``--resume`` needs the evidence of an earlier audit in ``out``; without it the audit would silently
-    start afresh."""
+    """``--resume`` on a folder with no evidence of an earlier audit starts a fresh one, and says so (a run
+    killed during its first claim has written no record yet, so this is not an error)."""
     from biasaudit.audit.runner import EVIDENCE_FILE, FIGURES_FILE
-    from biasaudit.plumbing import InputError
 
     if not any(os.path.isfile(out / name) for name in (EVIDENCE_FILE, FIGURES_FILE)):
-        raise InputError("resume", f"nothing to resume in {out}: it holds no {EVIDENCE_FILE} of an earlier "
-                                   "audit (leave out --resume to start a fresh one)")
+        print(f"note: nothing to resume in {out} (no {EVIDENCE_FILE} of an earlier audit): starting a fresh "
+              "audit", file=sys.stderr)
 
 
 @contextlib.contextmanager

@@ -7,6 +7,7 @@ one line on stderr and exit code 2.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 from collections.abc import Iterable, Sequence
@@ -163,6 +164,7 @@ def writable_dir(name: str, value, *, make: tuple[str, ...] = ()) -> Path:
     path = Path(value).expanduser()
     if path.exists() and not path.is_dir():
         raise InputError(name, "must be a directory (a file of that name exists)", str(path))
+    created = _missing_folders(path)
     try:
         path.mkdir(parents=True, exist_ok=True)
         for sub in make:
@@ -171,8 +173,23 @@ def writable_dir(name: str, value, *, make: tuple[str, ...] = ()) -> Path:
         probe.write_text("ok", encoding="utf-8")
         probe.unlink()
     except OSError as exc:
+        for folder in created:  # a refused path leaves nothing behind (deepest first; only the empty ones)
+            with contextlib.suppress(OSError):
+                folder.rmdir()
         raise InputError(name, f"must be a writable directory ({exc.strerror or exc})", str(path)) from None
     return path.resolve()
+
+
+def _missing_folders(path: Path) -> list[Path]:
+    """The folders from ``path`` up to (not including) its first existing ancestor, deepest first."""
+    missing = []
+    try:
+        while not path.exists() and path != path.parent:
+            missing.append(path)
+            path = path.parent
+    except OSError:  # a component the OS refuses (e.g. too long): mkdir creates nothing below it either
+        pass
+    return missing
 
 
 def writable_file(name: str, value, *, suffix: str | None = None) -> Path:

@@ -261,6 +261,7 @@ def test_family_reads_every_claim_at_its_designs_regime2_alpha(monkeypatch):
     assert set(fam) == set(regimes_mod.FAMILY) and all(f["alpha"] == 1.0 for f in fam.values())
     assert {f["design"] for f in fam.values()} == {"cnn", "patch"}
     assert all("p_holm" in f and f["power"]["n_seeds"] == 16 for f in fam.values())
+    assert all([d[0] for d in f["dose_response"]] == [0.5, 0.7, 1.0, 1.4, 2.0] for f in fam.values())
 
 
 def test_family_verdict_applies_holm(monkeypatch):

@@ -107,7 +107,8 @@ def _fake_result(ci, n_seeds=5):
 def _fake_family(mean):
     values = list(mean + 0.01 * np.sin(np.arange(16)))
     record = {"values": values, "ci": (mean - 0.006, mean + 0.006), "mean": float(np.mean(values)), "imputed": {},
-              "alpha": 1.4, "alpha_50": 1.1, "statistic": "made up", "design": "cnn"}
+              "alpha": 1.4, "alpha_50": 1.1, "statistic": "made up", "design": "cnn",
+              "dose_response": [(1.0, 0.0, (-0.01, 0.01)), (1.4, mean, (mean - 0.006, mean + 0.006))]}
     return {cid: dict(record) for cid in claims_mod.FAMILY_IDS}
 
 
@@ -157,7 +158,8 @@ def test_minor_mass_train_run_records_curves_and_statuses():
 
 
 def test_keep_maps_sets_how_many_probe_maps_a_record_stores():
-    """The regime designs store none (their claims read curves only); the curves do not depend on it."""
+    """The curves do not depend on it; the regime designs store maps for their first ``map_seeds`` seeds only
+    (their claims read curves; the overlay figure reads those maps)."""
     import pytest
 
     from biasaudit.plumbing import InputError
@@ -170,9 +172,13 @@ def test_keep_maps_sets_how_many_probe_maps_a_record_stores():
     for bad in (-1, 9, 1.5, True):
         with pytest.raises(InputError, match="keep_maps: must be an integer in"):
             ex.validate_config(ex.TrainConfig(keep_maps=bad, **TINY))
-    from biasaudit.validation.sam_regimes import DESIGNS
+    from biasaudit.validation.sam_regimes import DESIGNS, regime_configs
 
-    assert all(settings["keep_maps"] == 0 for tiers in DESIGNS.values() for settings in tiers.values())
+    for design, tiers in DESIGNS.items():
+        for tier, settings in tiers.items():
+            stores = {c.seed for c in regime_configs(design, tier) if c.keep_maps > 0}
+            assert stores == set(settings["seeds"][:settings["map_seeds"]]), (design, tier)
+            assert (settings["keep_maps"] > 0) == bool(settings["metrics"] and design != "diag"), (design, tier)
 
 
 def test_minor_mass_nan_loss_is_classified_diverged():
@@ -217,6 +223,16 @@ def test_overlays_of_runs_that_stored_no_maps_retrain_the_shown_pair_with_maps(t
     assert any(len(m) for m in shown["maps"]) and shown["curves"] == runs["gd"][0]["curves"]
     elsewhere = {**runs["sam"][0], "config": {**runs["sam"][0]["config"], "device": "cuda"}}  # a GPU worker's run
     assert any(len(m) for m in ex._with_maps(elsewhere, 4)["maps"])  # retrained on this worker's device
+
+
+def test_overlays_prefer_a_trained_pair_that_stored_its_maps(tmp_path, monkeypatch):
+    """With one pair that stored maps and one that did not, the figure shows the first without retraining."""
+    runs = {o: [ex.cached_run(ex.TrainConfig(optimizer=o, steps=2, seed=s, keep_maps=k, **TINY)) for s, k in
+                ((0, 0), (1, 3))] for o in ("gd", "sam")}
+    for r in runs["gd"] + runs["sam"]:
+        r["status"] = "ok"  # two steps do not train: taken as trained here, this test is about the choice
+    monkeypatch.setattr(sam_training, "cached_run", lambda cfg, **kw: pytest.fail("a pair was retrained"))
+    assert ex.plot_overlays({"runs": {1.0: runs}}, tmp_path / "o.png").stat().st_size > 1000
 
 
 # ------------------------------------------------------------------------------------------------- CLI

@@ -487,8 +487,8 @@ def plot_curves(result: dict, metric: str, path: Path, ylabel: str) -> Path:
 
 def _with_maps(run: dict, n_images: int, data_dir: str | None = None) -> dict:
     """``run`` itself if it stored Grad-CAM maps, else the same run (same config, so the same trajectory)
-    with ``keep_maps`` = n_images, trained once and cached: the regime designs store no maps (keep_maps = 0),
-    so the overlay figure retrains only the pair it shows. ``data_dir`` is this worker's data folder (None:
+    with ``keep_maps`` = n_images, trained once and cached: the regime designs store maps for their first seeds
+    only, so when none of those trained the overlay figure retrains only the pair it shows. ``data_dir`` is this worker's data folder (None:
     the run's own)."""
     from biasaudit.validation.sam_training import TrainConfig, cached_run
 
@@ -510,6 +510,8 @@ def plot_overlays(result: dict, path: Path, seed_index: int = 0, n_images: int =
     plt = _pyplot()
     runs = next(iter(result["runs"].values()))
     pairs = [(g, m) for g, m in zip(runs["gd"], runs["sam"]) if g["status"] == "ok" and m["status"] == "ok"]
+    # trained pairs that stored their maps first (the regime grids store them for their first seeds only)
+    pairs.sort(key=lambda pair: not all(r["config"].get("keep_maps", 0) > 0 for r in pair))
     gd, sam = pairs[min(seed_index, len(pairs) - 1)] if pairs else (runs["gd"][0], runs["sam"][0])
     gd, sam = _with_maps(gd, n_images, data_dir), _with_maps(sam, n_images, data_dir)
     images = np.asarray(gd["map_images"])[:n_images]

@@ -51,30 +51,34 @@ TRAINED_MAJORITY = 0.75   # "GD trains" at an alpha: at least this share of its 
 CONTROL_MAX_RATIO = 5.0   # the GD-like control lies at most this many times alpha_50 (issue: 3-5x)
 COLLAPSE_SPLIT = 0.5      # SAM "at chance" / "trains": Clopper-Pearson interval of its fraction below / above
 
-# keep_maps = 0: the regime claims read the curves only; stored probe maps made a full-tier CNN run's record
-# 1.6 MB (31 evaluations x 4 maps of 28 x 28), 0.8 GB for the grid.
+# Grad-CAM maps: the claims read the curves only, and stored probe maps made a full-tier CNN run's record 1.6 MB
+# (31 evaluations x 4 maps of 28 x 28), 0.8 GB for the grid; so only the runs of the first ``map_seeds`` seeds
+# store ``keep_maps`` maps (for the overlay figure; storing is free, the maps are computed for the metrics anyway).
+# alpha = 1.2 (added 2026-12-05, before any run at it): with alpha_50 = 1.06 the regime-2 point was 1.4 =
+# 1.32 alpha_50, and the positive control's effect falls 11x between 1.09 and 1.33 alpha_50, so the grid could
+# not sample the place where the effect lives. The regime-2 rule (first grid alpha above alpha_50) is unchanged.
 _CNN_QUICK = dict(dataset="mnist5k", model="cnn", downsample=2, n_train=1000, n_test=500, n_eval=500,
                   n_probe=32, width=4, steps=150, eval_every=10, lr=0.1, rho=0.1, batch_size=64,
-                  alphas=(0.7, 1.0, 1.4, 2.0, 2.8, 4.0), seeds=tuple(range(16)),
+                  alphas=(0.7, 1.0, 1.2, 1.4, 2.0, 2.8, 4.0), seeds=tuple(range(16)),
                   metrics=("cam_low", "grad_low"), match_on="acc",
-                  levels=(0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85), keep_maps=0)
+                  levels=(0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85), keep_maps=4, map_seeds=4)
 _DIAG_QUICK = dict(dataset="synthetic-patches", model="diag2", n_train=256, n_test=64, n_eval=256, n_probe=4,
                    steps=800, eval_every=10, lr=0.2, rho=0.3, batch_size=None, data_seed_per_seed=True,
                    alphas=(0.02, 0.024, 0.028, 0.034, 0.056, 0.08), seeds=tuple(range(16)),
                    metrics=("minor_margin_share",), match_on="loss", levels=(0.65, 0.6, 0.55, 0.5, 0.45, 0.4),
-                   keep_maps=0)
+                   keep_maps=0, map_seeds=0)
 
 _PATCH_QUICK = dict(dataset="synthetic-patches", model="cnn", downsample=2, n_train=256, n_test=64, n_eval=256,
                     n_probe=16, width=4, steps=100, eval_every=4, lr=0.1, rho=0.2, batch_size=None,
                     alphas=(0.7, 1.0, 1.4, 2.0, 2.8), seeds=tuple(range(16)),
                     metrics=("minor_reliance", "cam_minor_share"), match_on="acc",
-                    levels=(0.6, 0.7, 0.8, 0.9, 0.95), keep_maps=0)
+                    levels=(0.6, 0.7, 0.8, 0.9, 0.95), keep_maps=4, map_seeds=4)
 
 # The ResNet (BatchNorm) design maps the boundary only (no minor-feature metrics, so evaluations are sparse).
 # Its grid was placed by a pilot on seeds 100-103 (not the claim's seeds): SAM 0/4 trained at alpha = 0.3,
 # 4/4 at 1.4; GD 2/4 at 0.3 and 1/4 at 0.5 (notes/validation-sam.md, "ResNet boundary").
 _RESNET_QUICK = {**_CNN_QUICK, "model": "resnet", "alphas": (0.3, 0.5, 1.0, 1.4), "metrics": (),
-                 "eval_every": 50, "n_probe": 8}
+                 "eval_every": 50, "n_probe": 8, "keep_maps": 0, "map_seeds": 0}
 
 # Data sets that are not bundled (issue 15 item 8): boundary-only designs like the ResNet's, run when the data
 # are found (``dataset_location``). Fashion-MNIST has a quick tier (Debian's package puts it on a CPU machine);
@@ -124,7 +128,7 @@ DESIGNS: dict[str, dict[str, dict]] = {
                  "alphas": (0.017, 0.02, 0.024, 0.028, 0.034, 0.04, 0.056, 0.08)},
     },
 }
-_GRID_KEYS = ("alphas", "seeds", "metrics", "match_on", "levels", "data_seed_per_seed")
+_GRID_KEYS = ("alphas", "seeds", "metrics", "match_on", "levels", "data_seed_per_seed", "keep_maps", "map_seeds")
 
 
 def design_settings(design: str, tier: str = "quick") -> dict:
@@ -140,7 +144,9 @@ def regime_configs(design: str, tier: str = "quick", *, device: str = "cpu", dat
     settings = design_settings(design, tier)
     base = TrainConfig(device=device, data_dir=data_dir, **{k: v for k, v in settings.items() if k not in _GRID_KEYS})
     per_seed_data = settings.get("data_seed_per_seed", False)
-    return [replace(base, optimizer=o, seed=s, init_scale=a, data_seed=s if per_seed_data else base.data_seed)
+    map_seeds = set(settings["seeds"][:settings.get("map_seeds", 0)])
+    return [replace(base, optimizer=o, seed=s, init_scale=a, data_seed=s if per_seed_data else base.data_seed,
+                    keep_maps=min(settings["keep_maps"], base.n_probe) if s in map_seeds else 0)
             for a in settings["alphas"] for s in settings["seeds"] for o in OPTIMIZERS]
 
 
@@ -278,7 +284,7 @@ def plot_regime_figure(result: dict, outdir, name: str):
     outdir.mkdir(parents=True, exist_ok=True)
     c, s = result["collapse"], result["settings"]
     alphas = np.asarray(c["alphas"], float)
-    metrics = list(s["metrics"])
+    metrics = [m for m in next(iter(result["effects"].values()), {})]  # the design's metrics (patch: + lead_sam)
     fig, axes = plt.subplots(1, 1 + len(metrics), figsize=(4.6 * (1 + len(metrics)), 3.6), squeeze=False)
     ax = axes[0, 0]
     for opt, color, shift in (("sam", "tab:red", 1.02), ("gd", "tab:blue", 0.98)):
@@ -296,7 +302,9 @@ def plot_regime_figure(result: dict, outdir, name: str):
     ax.set_title(f"{s['model']} on {s['dataset']}, rho = {s['rho']}", fontsize=9)
     ax.legend(fontsize=7)
     labels = {"cam_low": "Grad-CAM mass on low-intensity px", "grad_low": "|input grad| mass on low-intensity px",
-              "minor_margin_share": "minor-patch margin share"}
+              "minor_margin_share": "minor-patch margin share", "minor_reliance": "acc(major ablated) - "
+              "acc(minor ablated)", "cam_minor_share": "Grad-CAM minor / (minor + major)",
+              "lead_sam": "SAM alone: t_major - t_minor (steps)"}
     for ax, metric in zip(axes[0, 1:], metrics):
         dr = dose_response(result, metric)
         xs = np.array([d[0] for d in dr])
@@ -310,7 +318,7 @@ def plot_regime_figure(result: dict, outdir, name: str):
                 ax.axvline(result[key], color="k", ls=style, lw=1, label=f"{text}: alpha = {result[key]:g}")
         ax.set_xscale("log")
         ax.set_xlabel("init scale alpha")
-        ax.set_ylabel(f"SAM - GD, area over {s['match_on']} levels")
+        ax.set_ylabel("> 0: faint patch first" if metric == "lead_sam" else f"SAM - GD, area over {s['match_on']} levels")
         ax.set_title(labels.get(metric, metric), fontsize=9)
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7)

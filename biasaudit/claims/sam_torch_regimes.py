@@ -276,7 +276,7 @@ FAMILY_READS = (  # (claim, design, metric, what the seed value is)
 def _family_values(tier: str) -> dict[str, dict | None]:
     """Per family claim: its seed values at the regime-2 alpha of its design (sign +1 = minor-first), the
     interval, and where they were read; None when the design has no regime-2 alpha."""
-    from biasaudit.validation.sam_regimes import effect_at
+    from biasaudit.validation.sam_regimes import dose_response, effect_at
 
     out = {}
     for cid, design, metric, statistic in FAMILY_READS:
@@ -286,7 +286,7 @@ def _family_values(tier: str) -> dict[str, dict | None]:
                     {"values": e["values"], "ci": e["ci"], "mean": e["mean"], "imputed": e["imputed"],
                      "design": design, "alpha": res["alpha_regime2"], "alpha_50": res["boundary"]["alpha_50"],
                      "control": effect_at(res, metric, "control"), "alpha_control": res["alpha_control"],
-                     "statistic": statistic})
+                     "statistic": statistic, "dose_response": dose_response(res, metric)})
     return out
 
 

@@ -168,7 +168,7 @@ def _effect_evaluator(claim_id: str):
         if record is None:
             return Observation({"tier": tier}, math.nan, f"[{tier} tier] no regime-2 alpha: SAM's boundary was not "
                                "found in the design's grid, so the claim has no place to be tested", decided=False)
-        observed = {"tier": tier, **{k: v for k, v in record.items() if k != "control"}}
+        observed = {"tier": tier, **{k: v for k, v in record.items() if k != "control"}}  # dose_response included
         if record.get("control") is not None:
             observed["control_effect"] = {k: record["control"][k] for k in ("mean", "ci", "imputed")}
         lo, hi = record["ci"]
@@ -187,6 +187,7 @@ def _effect_evaluator(claim_id: str):
             c = record["control"]
             text += (f"; GD-like control at alpha = {record['alpha_control']}: {c['mean']:+.4f} "
                      f"[{c['ci'][0]:+.4f}, {c['ci'][1]:+.4f}]")
+        text += "; dose-response (alpha: mean) " + ", ".join(f"{a:g}: {m:+.3g}" for a, m, _ in record["dose_response"])
         return Observation(observed, error, text, decided=verdict != "undecided")
 
     return evaluate
@@ -271,8 +272,10 @@ FIGURES = (
         title="GD vs SAM on trained CNNs: Grad-CAM overlays, minor-mass curves, the patch task",
         claims=("sam.torch.minor_mass_*", "sam.torch.synthetic_*"),
         make=_make_figures,
-        caption="Grad-CAM overlays of GD and SAM on the same images at several training times; per-seed "
-                "curves of the minor-feature metrics against step and against training accuracy.",
+        caption="At the regime-2 alpha of the cnn and patch designs: Grad-CAM overlays of GD and SAM on the same "
+                "images at several training times (labelled by optimizer, step and training accuracy; one colour "
+                "scale per image); mean and 95% seed band of the minor-feature metrics against step and against "
+                "training accuracy (trained runs only; the legend counts the rest).",
         requires=("biasaudit.validation.sam_experiments:make_figures", "torch:Tensor"),
     ),
 )

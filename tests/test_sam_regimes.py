@@ -107,6 +107,20 @@ def test_batched_newton_logistic_fit_matches_the_nelder_mead_reference():
     assert abs(b[0]) < 1e-3 and a[0] > 5
 
 
+def test_diluted_effect_matches_a_simulated_mixture_with_imputed_zeros():
+    """A share q of zeros among normal seed values (mean d, sd 1): the standardized effect of the mixture."""
+    rng = np.random.default_rng(0)
+    for d, q in ((0.8, 0.375), (2.0, 0.1), (0.3, 0.5)):
+        n = 1_000_000
+        x = np.where(rng.random(n) < q, 0.0, rng.normal(d, 1.0, n))
+        assert st.diluted_effect(d, q) == pytest.approx(x.mean() / x.std(), abs=5 / n**0.5)  # 5 standard errors
+    assert st.diluted_effect(0.8, 0.0) == 0.8 and st.diluted_effect(0.8, 1.0) == 0.0
+    with pytest.raises(ValueError, match="untrained_share"):
+        st.diluted_effect(0.8, 1.5)
+    power = regimes_mod.design_power(16, 5, untrained_share=6 / 16)
+    assert power["power_first_holm_step_diluted"] < power["power_first_holm_step"]
+
+
 def test_t_power_grows_with_seeds_and_effect():
     assert st.t_power(0.8, 16) > st.t_power(0.8, 5) > 0.2
     assert st.t_power(1.5, 16) > 0.95
@@ -159,7 +173,7 @@ def test_patch_margins_are_exact_attributions_for_a_linear_model():
     import torch
 
     from biasaudit.validation.models import make_model
-    from biasaudit.validation.sam_training import _patch_margins
+    from biasaudit.validation.sam_training import _patch_ablations
 
     torch.manual_seed(0)
     m = make_model("diag2", num_classes=2, in_channels=1, image_size=4)
@@ -171,12 +185,36 @@ def test_patch_margins_are_exact_attributions_for_a_linear_model():
     minor[3, 2:] = True
     X = torch.rand(8, 1, 4, 4)
     y = torch.randint(0, 2, (8,))
-    out = _patch_margins(m, {"X": X, "y": y, "major": major, "minor": minor})
+    out = _patch_ablations(m, {"X": X, "y": y, "major": major, "minor": minor})
     w = (m.u * m.v).detach()
     sign = torch.where(y == 0, 1.0, -1.0)
     diff = (w[0] - w[1]).reshape(4, 4)
     expect_minor = float(((X[:, 0] * minor * diff).sum(dim=(1, 2)) * sign).mean())
     assert out["margin_minor"] == pytest.approx(expect_minor, rel=1e-5)
+
+
+@pytest.mark.parametrize("n_eval", [256, 1500], ids=["one chunk", "two chunks"])
+def test_patch_ablations_equal_the_separate_accuracy_and_margin_passes(n_eval):
+    """One forward per ablated input serves accuracy and margin: the same numbers, bit for bit, as the
+    separate passes it replaced (an evaluation set over one chunk keeps the separate passes)."""
+    import torch
+
+    from biasaudit.validation import sam_training as st_mod
+    from biasaudit.validation.models import make_model
+
+    torch.manual_seed(1)
+    m = make_model("cnn", num_classes=2, in_channels=1, image_size=8, width=4, init_scale=1.3, seed=3).eval()
+    X, y = torch.rand(n_eval, 1, 8, 8), torch.randint(0, 2, (n_eval,))
+    major = torch.zeros(8, 8, dtype=torch.bool)
+    major[:3, :3] = True
+    minor = torch.zeros(8, 8, dtype=torch.bool)
+    minor[5:, 5:] = True
+    out = st_mod._patch_ablations(m, {"X": X, "y": y, "major": major, "minor": minor})
+    none = st_mod._mean_margin(m, X * ~(major | minor), y)
+    assert out["acc_no_major"] == st_mod._accuracy(m, X * ~major, y)[0]
+    assert out["acc_no_minor"] == st_mod._accuracy(m, X * ~minor, y)[0]
+    assert out["margin_minor"] == st_mod._mean_margin(m, X * ~major, y) - none
+    assert out["margin_major"] == st_mod._mean_margin(m, X * ~minor, y) - none
 
 
 # ------------------------------------------------------------------------------------------ end to end
@@ -265,8 +303,9 @@ def test_family_reads_every_claim_at_its_designs_regime2_alpha(monkeypatch):
 
 
 def test_family_verdict_applies_holm(monkeypatch):
-    strong = {"values": list(0.05 + 0.01 * np.sin(np.arange(16))), "ci": (0.04, 0.06), "mean": 0.05}
-    weak = {"values": list(0.003 + 0.01 * np.sin(np.arange(16))), "ci": (-0.001, 0.009), "mean": 0.003}
+    strong = {"values": list(0.05 + 0.01 * np.sin(np.arange(16))), "ci": (0.04, 0.06), "mean": 0.05, "imputed": {}}
+    weak = {"values": list(0.003 + 0.01 * np.sin(np.arange(16))), "ci": (-0.001, 0.009), "mean": 0.003,
+            "imputed": {}}
     fam = {"a": dict(strong), "b": dict(weak), "c": dict(weak), "d": dict(weak), "e": dict(weak)}
     monkeypatch.setattr(regimes_mod, "_family_values", lambda tier: {k: dict(v) for k, v in fam.items()})
     assert regimes_mod.family_verdict("a", 1, "quick")[0] == "confirmed"

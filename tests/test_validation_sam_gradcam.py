@@ -6,7 +6,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from biasaudit.validation.gradcam import grad_cam, input_gradient_saliency, mass_share
+from biasaudit.validation.gradcam import cam_and_input_gradient, grad_cam, input_gradient_saliency, mass_share
 
 
 @pytest.fixture(autouse=True)
@@ -121,3 +121,17 @@ def test_gradcam_target_forms_agree(target):
         assert bool((model(x).argmax(1) == 1).all())
     cam = grad_cam(model, x, target=target)
     torch.testing.assert_close(mass_share(cam, A), torch.ones(3, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("name", ["cnn", "resnet"])
+def test_one_pass_cam_and_input_gradient_equal_the_two_separate_calls_bit_for_bit(name):
+    from biasaudit.validation.models import make_model
+
+    model = make_model(name, num_classes=10, in_channels=1, image_size=14, width=4, init_scale=1.2, seed=2)
+    model.train()  # the maps are taken in eval mode and the mode is restored
+    x = torch.rand(6, 1, 14, 14)
+    target = torch.randint(0, 10, (6,))
+    cam, inp = cam_and_input_gradient(model, x, target=target)
+    assert torch.equal(cam, grad_cam(model, x, target=target))
+    assert torch.equal(inp, input_gradient_saliency(model, x, target=target))
+    assert model.training and not x.requires_grad

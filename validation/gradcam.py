@@ -20,7 +20,7 @@ import contextlib
 import torch
 import torch.nn.functional as F
 
-__all__ = ["grad_cam", "input_gradient_saliency", "mass_share"]
+__all__ = ["grad_cam", "input_gradient_saliency", "cam_and_input_gradient", "mass_share"]
 
 
 @contextlib.contextmanager
@@ -77,6 +77,33 @@ def input_gradient_saliency(model, x, target=None):
         c = _targets(logits, target)
         (dx,) = torch.autograd.grad(logits.gather(1, c[:, None]).sum(), x)
     return dx.abs().sum(dim=1)
+
+
+def cam_and_input_gradient(model, x, target=None, layer=None, upsample: bool = True):
+    """``(grad_cam(model, x, target, layer, upsample), input_gradient_saliency(model, x, target))`` from one
+    forward and one backward pass: d y^c / d A and d y^c / d x come from the same graph. Bitwise equal to the
+    two separate calls (tested); an evaluation of the network experiments uses it to halve its probe passes."""
+    layer = layer if layer is not None else model.cam_layer
+    store = {}
+
+    def hook(module, inputs, output):
+        store["A"] = output
+
+    handle = layer.register_forward_hook(hook)
+    try:
+        with _eval_mode(model), torch.enable_grad():
+            x = x.detach().clone().requires_grad_(True)
+            logits = model(x)
+            A = store["A"]
+            c = _targets(logits, target)
+            dA, dx = torch.autograd.grad(logits.gather(1, c[:, None]).sum(), (A, x))
+    finally:
+        handle.remove()
+    weights = dA.mean(dim=(2, 3), keepdim=True)
+    cam = F.relu((weights * A.detach()).sum(dim=1))
+    if upsample and cam.shape[-2:] != x.shape[-2:]:
+        cam = F.interpolate(cam[:, None], size=x.shape[-2:], mode="bilinear", align_corners=False)[:, 0]
+    return cam.detach(), dx.abs().sum(dim=1)
 
 
 def mass_share(maps, mask):

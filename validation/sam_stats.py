@@ -260,3 +260,20 @@ def detectable_effect(n: int, *, power: float = 0.8, alpha: float = 0.025) -> fl
 
 
 __all__ += ["detectable_effect"]
+
+
+def diluted_effect(effect_size: float, untrained_share: float) -> float:
+    """The standardized effect left when a share q of the seed values is the imputed 0 of an untrained pair.
+
+    With d = mu / sigma on the trained pairs, the mixture has mean (1 - q) mu and variance
+    (1 - q) sigma^2 + q (1 - q) mu^2, so d_q = (1 - q) d / sqrt((1 - q) + q (1 - q) d^2)."""
+    q = float(untrained_share)
+    if not 0.0 <= q <= 1.0:
+        raise ValueError(f"untrained_share: must lie in [0, 1], got {q!r}")
+    if q == 1.0:
+        return 0.0
+    d = float(effect_size)
+    return (1 - q) * d / math.sqrt((1 - q) + q * (1 - q) * d * d)
+
+
+__all__ += ["diluted_effect"]

@@ -134,7 +134,10 @@ def _low_intensity_mask(x, threshold: float):
     return gray < threshold * peak
 
 
-def _accuracy(model, X, y, chunk: int = 1024) -> tuple[float, float]:
+_ACCURACY_CHUNK = 1024  # images per forward pass of an evaluation
+
+
+def _accuracy(model, X, y, chunk: int = _ACCURACY_CHUNK) -> tuple[float, float]:
     import torch
     import torch.nn.functional as F
 
@@ -159,27 +162,45 @@ def _mean_margin(model, X, y) -> float:
     import torch
 
     with torch.no_grad():
+        return _margin_of_logits(model(X).float(), y)
+
+
+def _margin_of_logits(logits, y) -> float:
+    true = logits.gather(1, y[:, None])[:, 0]
+    other = logits.scatter(1, y[:, None], -math.inf).amax(dim=1)
+    return float((true - other).mean())
+
+
+def _ablated(model, X, y) -> tuple[float, float]:
+    """(accuracy, mean margin) on ``X`` from one forward pass: the same numbers as :func:`_accuracy` and
+    :func:`_mean_margin` when ``X`` fits one chunk (the evaluation sets of the patch designs do; tested)."""
+    import torch
+
+    if X.shape[0] > _ACCURACY_CHUNK:
+        return _accuracy(model, X, y)[0], _mean_margin(model, X, y)
+    with torch.no_grad():
         logits = model(X).float()
-        true = logits.gather(1, y[:, None])[:, 0]
-        other = logits.scatter(1, y[:, None], -math.inf).amax(dim=1)
-        return float((true - other).mean())
+        return float((logits.argmax(1) == y).sum()) / X.shape[0], _margin_of_logits(logits, y)
 
 
-def _patch_margins(model, ev: dict) -> dict:
-    """Patch-ablation margins: M_P = margin(only patch P kept) - margin(both patches ablated), and the minor
+def _patch_ablations(model, ev: dict) -> dict:
+    """Accuracy with one patch ablated (``acc_no_major``, ``acc_no_minor``, ``minor_reliance``) and the
+    patch-ablation margins: M_P = margin(only patch P kept) - margin(both patches ablated), and the minor
     share M_minor / (|M_minor| + |M_major|) (in [-1, 1]; NaN while both are 0, e.g. the diagonal net at init).
     For a linear model M_P is exactly patch P's contribution to the margin."""
     X, y = ev["X"], ev["y"]
+    acc_no_major, margin_no_major = _ablated(model, X * (~ev["major"]), y)
+    acc_no_minor, margin_no_minor = _ablated(model, X * (~ev["minor"]), y)
     none = _mean_margin(model, X * (~(ev["major"] | ev["minor"])), y)
-    m_minor = _mean_margin(model, X * (~ev["major"]), y) - none
-    m_major = _mean_margin(model, X * (~ev["minor"]), y) - none
+    m_minor, m_major = margin_no_major - none, margin_no_minor - none
     both = abs(m_minor) + abs(m_major)
-    return {"margin_minor": m_minor, "margin_major": m_major,
+    return {"acc_no_major": acc_no_major, "acc_no_minor": acc_no_minor, "minor_reliance": acc_no_major - acc_no_minor,
+            "margin_minor": m_minor, "margin_major": m_major,
             "minor_margin_share": m_minor / both if both > 0 else math.nan}
 
 
 def _evaluate(model, ev: dict, n_keep_maps: int) -> dict:
-    from biasaudit.validation.gradcam import grad_cam, input_gradient_saliency, mass_share
+    from biasaudit.validation.gradcam import cam_and_input_gradient, mass_share
 
     was_training = model.training
     model.eval()
@@ -188,8 +209,7 @@ def _evaluate(model, ev: dict, n_keep_maps: int) -> dict:
         out = {"acc": acc, "loss": loss}
         has_cam = getattr(model, "cam_layer", None) is not None
         if has_cam:
-            cam = grad_cam(model, ev["probe"], target=ev["probe_y"])
-            inp = input_gradient_saliency(model, ev["probe"], target=ev["probe_y"])
+            cam, inp = cam_and_input_gradient(model, ev["probe"], target=ev["probe_y"])
             cam_low = mass_share(cam, ev["low"])
             out.update({"cam_low": _nanmean(cam_low), "grad_low": _nanmean(mass_share(inp, ev["low"])),
                         "cam_low_images": [float(v) for v in cam_low.cpu()],
@@ -197,11 +217,7 @@ def _evaluate(model, ev: dict, n_keep_maps: int) -> dict:
         else:
             out.update({"cam_low_images": [], "cam_maps": []})
         if "major" in ev:
-            X = ev["X"]
-            out["acc_no_major"] = _accuracy(model, X * (~ev["major"]), ev["y"])[0]
-            out["acc_no_minor"] = _accuracy(model, X * (~ev["minor"]), ev["y"])[0]
-            out["minor_reliance"] = out["acc_no_major"] - out["acc_no_minor"]
-            out.update(_patch_margins(model, ev))
+            out.update(_patch_ablations(model, ev))
             if has_cam:
                 cam_major, cam_minor = _nanmean(mass_share(cam, ev["major"])), _nanmean(mass_share(cam, ev["minor"]))
                 out["cam_major"], out["cam_minor"] = cam_major, cam_minor

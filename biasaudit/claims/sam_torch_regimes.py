@@ -247,16 +247,21 @@ PLANNING_EFFECT = 0.8  # mean / sd of the Grad-CAM effect seen with 5 seeds at a
                        # issue's basis for "5 seeds: ~25% power, ~20 seeds: ~88%"; the paper states no size
 
 
-def design_power(n: int, m: int = 5) -> dict:
+def design_power(n: int, m: int = 5, untrained_share: float = 0.0) -> dict:
     """Power of the paired design at n seeds for :data:`PLANNING_EFFECT`, at the first Holm step (one-sided
-    0.05 / (2 m)) and the last (0.025), and the effect (in sd units) it detects with 80 % power."""
-    from biasaudit.validation.sam_stats import detectable_effect, t_power
+    0.05 / (2 m)) and the last (0.025), and the effect (in sd units) it detects with 80 % power; and the power
+    at the first step once the observed share of untrained pairs (imputed 0) dilutes the effect
+    (:func:`biasaudit.validation.sam_stats.diluted_effect`)."""
+    from biasaudit.validation.sam_stats import detectable_effect, diluted_effect, t_power
 
     first, last = FAMILY_LEVEL / (2 * m), FAMILY_LEVEL / 2
+    diluted = diluted_effect(PLANNING_EFFECT, untrained_share)
     return {"n_seeds": n, "planning_effect_sd_units": PLANNING_EFFECT,
             "power_first_holm_step": t_power(PLANNING_EFFECT, n, alpha=first),
             "power_last_holm_step": t_power(PLANNING_EFFECT, n, alpha=last),
-            "detectable_effect_80pct_sd_units": detectable_effect(n, alpha=first)}
+            "detectable_effect_80pct_sd_units": detectable_effect(n, alpha=first),
+            "untrained_share": untrained_share, "diluted_effect_sd_units": diluted,
+            "power_first_holm_step_diluted": t_power(diluted, n, alpha=first)}
 
 
 FAMILY_READS = (  # (claim, design, metric, what the seed value is)
@@ -306,7 +311,7 @@ def minor_family(tier: str) -> dict[str, dict]:
         family[cid]["p_two_sided"], family[cid]["p_holm"] = p_two[cid], p
     for f in family.values():
         if f is not None:
-            f["power"] = design_power(len(f["values"]), len(family))
+            f["power"] = design_power(len(f["values"]), len(family), len(f["imputed"]) / max(1, len(f["values"])))
     return family
 
 

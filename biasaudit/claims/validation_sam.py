@@ -182,7 +182,8 @@ def _effect_evaluator(claim_id: str):
         pw = record["power"]
         text += (f"; design power for an effect of {pw['planning_effect_sd_units']} sd: "
                  f"{pw['power_first_holm_step']:.0%}-{pw['power_last_holm_step']:.0%} (80% power from "
-                 f"{pw['detectable_effect_80pct_sd_units']:.2f} sd)")
+                 f"{pw['detectable_effect_80pct_sd_units']:.2f} sd; {pw['power_first_holm_step_diluted']:.0%} at the "
+                 f"first step once the {pw['untrained_share']:.0%} untrained pairs dilute it)")
         if record.get("control") is not None:
             c = record["control"]
             text += (f"; GD-like control at alpha = {record['alpha_control']}: {c['mean']:+.4f} "

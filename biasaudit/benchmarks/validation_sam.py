@@ -7,7 +7,7 @@
 * ``sam_torch.run_cost`` (issue 15): the CNN regime design's runs at one alpha, through the whole pipeline
   (data, training, evaluations with Grad-CAM), against its pure training arithmetic (seeds x steps x the
   measured GD and SAM step times on the same model and batch); target wall / arithmetic <= 2. The
-  breakdown (data, evaluations, the rest) is in the timings.
+  breakdown (data, evaluations and their accuracy and Grad-CAM parts, the rest) is in the timings.
 * ``sam_torch.quick_tier`` (issue 15 item 5): the whole ``sam.torch.*`` quick tier as ``biasaudit audit``
   runs it (2 workers, figures included), with a fresh private run cache so every run is trained; target
   wall <= 8 minutes on 2 cores (an absolute bound, as the issue states one). ``--quick``: the positive
@@ -93,6 +93,7 @@ def _bench_run_cost(quick: bool) -> BenchResult:
     import torch
 
     from biasaudit.validation import sam_training as tr
+    from biasaudit.validation.gradcam import cam_and_input_gradient
     from biasaudit.validation.models import make_model
     from biasaudit.validation.sam import SAM
     from biasaudit.validation.sam_regimes import design_settings, regime_configs
@@ -126,6 +127,9 @@ def _bench_run_cost(quick: bool) -> BenchResult:
           "probe": ds.X_test[:settings["n_probe"]], "probe_y": ds.y_test[:settings["n_probe"]]}
     ev["low"] = tr._low_intensity_mask(ev["probe"], configs[0].low_threshold)
     t_eval = median_time(lambda: tr._evaluate(model, ev, 4), repeats=5, warmup=1)
+    t_eval_accuracy = median_time(lambda: tr._accuracy(model, ev["X"], ev["y"]), repeats=9, warmup=2)
+    t_eval_maps = median_time(lambda: cam_and_input_gradient(model, ev["probe"], target=ev["probe_y"]),
+                              repeats=9, warmup=2)
     n_evals = settings["steps"] // settings["eval_every"] + 1
 
     t0 = time.perf_counter()
@@ -135,13 +139,16 @@ def _bench_run_cost(quick: bool) -> BenchResult:
     evals = 2 * n_seeds * n_evals * t_eval
     return BenchResult(
         timings={"pipeline_wall": wall, "training_arithmetic": arithmetic, "gd_step": t_gd, "sam_step": t_sam,
-                 "evaluations_estimate": evals, "data_load": t_data,
+                 "evaluations_estimate": evals,
+                 "evaluations_accuracy_part": 2 * n_seeds * n_evals * t_eval_accuracy,
+                 "evaluations_gradcam_part": 2 * n_seeds * n_evals * t_eval_maps, "data_load": t_data,
                  "rest": max(0.0, wall - arithmetic - evals - t_data)},
         targets=[Target("pipeline wall / training arithmetic", wall / arithmetic, 2.0, op="<=")],
         notes=[f"CNN regime design (quick): width {settings['width']}, batch {settings['batch_size']} of 1x14x14, "
                f"{settings['steps']} steps, alpha = {alpha}, {n_seeds} paired seeds (GD + SAM); evaluation every "
                f"{settings['eval_every']} steps on {settings['n_eval']} training images + Grad-CAM and input "
-               f"gradients on {settings['n_probe']} probes ({n_evals} per run, {t_eval * 1e3:.1f} ms each)"],
+               f"gradients on {settings['n_probe']} probes ({n_evals} per run, {t_eval * 1e3:.1f} ms each: accuracy "
+               f"pass {t_eval_accuracy * 1e3:.1f} ms, Grad-CAM + input gradients {t_eval_maps * 1e3:.1f} ms)"],
     )
 
 

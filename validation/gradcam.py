@@ -46,26 +46,32 @@ def grad_cam(model, x, target=None, layer=None, upsample: bool = True):
 
     ``layer`` defaults to ``model.cam_layer``; ``target`` is None, an int, or a tensor of N labels.
     """
-    layer = layer if layer is not None else model.cam_layer
+    with _captured(layer if layer is not None else model.cam_layer) as store, _eval_mode(model), \
+            torch.enable_grad():
+        logits = model(x)
+        A = store["A"]
+        c = _targets(logits, target)
+        (dA,) = torch.autograd.grad(logits.gather(1, c[:, None]).sum(), A)
+    return _cam(A, dA, x.shape[-2:] if upsample else None)
+
+
+@contextlib.contextmanager
+def _captured(layer):
+    """``store["A"]``: the output of ``layer`` in the forward pass run inside the block."""
     store = {}
-
-    def hook(module, inputs, output):
-        store["A"] = output
-
-    handle = layer.register_forward_hook(hook)
+    handle = layer.register_forward_hook(lambda module, inputs, output: store.__setitem__("A", output))
     try:
-        with _eval_mode(model), torch.enable_grad():
-            logits = model(x)
-            A = store["A"]
-            c = _targets(logits, target)
-            score = logits.gather(1, c[:, None]).sum()
-            (dA,) = torch.autograd.grad(score, A)
+        yield store
     finally:
         handle.remove()
+
+
+def _cam(A, dA, size):
+    """ReLU(sum_k alpha_k A^k) with alpha_k the spatial mean of dA^k; bilinear upsampling to ``size`` (None: none)."""
     weights = dA.mean(dim=(2, 3), keepdim=True)
     cam = F.relu((weights * A.detach()).sum(dim=1))
-    if upsample and cam.shape[-2:] != x.shape[-2:]:
-        cam = F.interpolate(cam[:, None], size=x.shape[-2:], mode="bilinear", align_corners=False)[:, 0]
+    if size is not None and cam.shape[-2:] != size:
+        cam = F.interpolate(cam[:, None], size=size, mode="bilinear", align_corners=False)[:, 0]
     return cam.detach()
 
 
@@ -83,27 +89,14 @@ def cam_and_input_gradient(model, x, target=None, layer=None, upsample: bool = T
     """``(grad_cam(model, x, target, layer, upsample), input_gradient_saliency(model, x, target))`` from one
     forward and one backward pass: d y^c / d A and d y^c / d x come from the same graph. Bitwise equal to the
     two separate calls (tested); an evaluation of the network experiments uses it to halve its probe passes."""
-    layer = layer if layer is not None else model.cam_layer
-    store = {}
-
-    def hook(module, inputs, output):
-        store["A"] = output
-
-    handle = layer.register_forward_hook(hook)
-    try:
-        with _eval_mode(model), torch.enable_grad():
-            x = x.detach().clone().requires_grad_(True)
-            logits = model(x)
-            A = store["A"]
-            c = _targets(logits, target)
-            dA, dx = torch.autograd.grad(logits.gather(1, c[:, None]).sum(), (A, x))
-    finally:
-        handle.remove()
-    weights = dA.mean(dim=(2, 3), keepdim=True)
-    cam = F.relu((weights * A.detach()).sum(dim=1))
-    if upsample and cam.shape[-2:] != x.shape[-2:]:
-        cam = F.interpolate(cam[:, None], size=x.shape[-2:], mode="bilinear", align_corners=False)[:, 0]
-    return cam.detach(), dx.abs().sum(dim=1)
+    with _captured(layer if layer is not None else model.cam_layer) as store, _eval_mode(model), \
+            torch.enable_grad():
+        x = x.detach().clone().requires_grad_(True)
+        logits = model(x)
+        A = store["A"]
+        c = _targets(logits, target)
+        dA, dx = torch.autograd.grad(logits.gather(1, c[:, None]).sum(), (A, x))
+    return _cam(A, dA, x.shape[-2:] if upsample else None), dx.abs().sum(dim=1)
 
 
 def mass_share(maps, mask):

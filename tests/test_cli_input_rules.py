@@ -45,6 +45,18 @@ def test_new_claim_refuses_a_name_too_long_for_a_file(capsys, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_refused_path_keeps_its_existing_folder_and_loses_the_subfolders_made_in_it(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from biasaudit.plumbing import writable_dir
+
+    (tmp_path / "kept").mkdir()
+    monkeypatch.setattr(Path, "write_text", lambda self, *a, **k: (_ for _ in ()).throw(PermissionError(13, "no")))
+    with pytest.raises(InputError, match="out: must be a writable directory"):
+        writable_dir("out", tmp_path / "kept", make=("figures", "runs/deep"))
+    assert [p.name for p in tmp_path.iterdir()] == ["kept"] and list((tmp_path / "kept").iterdir()) == []
+
+
 def test_new_claim_turns_an_unwritable_out_into_an_input_error(capsys, tmp_path):
     a_file = tmp_path / "a_file"
     a_file.write_text("x")
@@ -87,13 +99,19 @@ def test_audit_refuses_an_empty_cache_dir(capsys, tmp_path, audit_never_runs):
 # -- 4. audit --resume with nothing to resume says so, and starts fresh --------------------------------------
 def test_audit_resume_on_a_folder_without_evidence_says_it_starts_fresh(capsys, tmp_path, audit_never_runs):
     # a run killed during its first claim has no evidence yet: resuming it must still work, and not silently
-    for out in (tmp_path / "missing", tmp_path):
-        code, err = run_cli(["audit", "--claims", FAST_CLAIM, "--out", out, "--resume"], capsys)
-        assert code == 0 and "nothing to resume" in err and "starting a fresh audit" in err
-    assert len(audit_never_runs) == 2
+    code, err = run_cli(["audit", "--claims", FAST_CLAIM, "--out", tmp_path, "--resume"], capsys)
+    assert code == 0 and "nothing to resume" in err and "starting a fresh audit" in err
+    assert len(audit_never_runs) == 1
     (tmp_path / "evidence.jsonl").write_text("")  # an interrupted audit's folder: resumed without a note
     code, err = run_cli(["audit", "--claims", FAST_CLAIM, "--out", tmp_path, "--resume"], capsys)
-    assert code == 0 and "nothing to resume" not in err and len(audit_never_runs) == 3
+    assert code == 0 and "nothing to resume" not in err and len(audit_never_runs) == 2
+
+
+def test_audit_resume_refuses_a_folder_that_does_not_exist(capsys, tmp_path, audit_never_runs):
+    """The audit makes its folder at its start, so a missing one under --resume is a mistyped path."""
+    assert_refused(["audit", "--claims", FAST_CLAIM, "--out", tmp_path / "typo", "--resume"], capsys, "out: ",
+                   "--resume needs the folder of an earlier audit")
+    assert audit_never_runs == [] and not (tmp_path / "typo").exists()
 
 
 # -- 5. conflicting or ignored flags name both flags ---------------------------------------------------------

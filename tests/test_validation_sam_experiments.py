@@ -223,6 +223,9 @@ def test_overlays_of_runs_that_stored_no_maps_retrain_the_shown_pair_with_maps(t
     assert any(len(m) for m in shown["maps"]) and shown["curves"] == runs["gd"][0]["curves"]
     elsewhere = {**runs["sam"][0], "config": {**runs["sam"][0]["config"], "device": "cuda"}}  # a GPU worker's run
     assert any(len(m) for m in ex._with_maps(elsewhere, 4)["maps"])  # retrained on this worker's device
+    slimmed = {k: v for k, v in runs["gd"][0].items() if k not in ("maps", "map_images")}  # .device/full-tier's
+    assert any(len(m) for m in ex._with_maps(slimmed, 4)["maps"])
+    assert ex._with_maps({**runs["gd"][0], "maps": []}, 4)["maps"] == []  # no evaluation at all: nothing to map
 
 
 def test_overlays_prefer_a_trained_pair_that_stored_its_maps(tmp_path, monkeypatch):

@@ -492,8 +492,8 @@ def _with_maps(run: dict, n_images: int, data_dir: str | None = None) -> dict:
     the run's own)."""
     from biasaudit.validation.sam_training import TrainConfig, cached_run
 
-    if run["config"].get("keep_maps", 0) > 0 or not run.get("maps"):  # has maps, or had no evaluation to map
-        return run
+    if any(len(m) for m in run.get("maps", [])) or ("maps" in run and not run["maps"]):
+        return run  # it has maps, or it had no evaluation to map; a slimmed record (no "maps" key) retrains
     cfg = TrainConfig(**run["config"])
     # device and data folder are this worker's (the run key leaves both out: the run may come from elsewhere)
     return cached_run(replace(cfg, keep_maps=min(n_images, cfg.n_probe), device="auto",
@@ -506,7 +506,8 @@ def plot_overlays(result: dict, path: Path, seed_index: int = 0, n_images: int =
 
     Each panel is labelled with the optimizer, the step and the run's training accuracy there; all panels
     of one image share one colour scale (the largest map value of that image over both runs and all
-    times), so a weak map looks weak instead of being stretched to full colour."""
+    times), so a weak map looks weak instead of being stretched to full colour. The pair shown is the
+    ``seed_index``-th trained GD/SAM pair, those that stored their maps first (so a position, not a seed)."""
     plt = _pyplot()
     runs = next(iter(result["runs"].values()))
     pairs = [(g, m) for g, m in zip(runs["gd"], runs["sam"]) if g["status"] == "ok" and m["status"] == "ok"]
@@ -542,11 +543,11 @@ def plot_overlays(result: dict, path: Path, seed_index: int = 0, n_images: int =
     return path
 
 
-def _regime2_result(design: str, tier: str) -> dict:
+def _regime2_result(design: str, tier: str, data_dir: str | None = None) -> dict:
     """A regime grid's runs at its regime-2 alpha, shaped like an experiment result for the plots."""
     from biasaudit.validation.sam_regimes import regime_experiment
 
-    res = regime_experiment(design, tier)
+    res = regime_experiment(design, tier, data_dir=data_dir)
     alpha = res["alpha_regime2"] or res["collapse"]["alphas"][-1]
     return {"settings": res["settings"], "runs": {alpha: res["runs"][alpha]}}
 
@@ -561,8 +562,8 @@ def make_figures(outdir, tier: str = "quick", data_dir: str | None = None) -> li
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     tier = choice("tier", tier, ("quick", "full"))
-    mm = _regime2_result("cnn", tier)
-    syn = _regime2_result("patch", tier)
+    mm = _regime2_result("cnn", tier, data_dir)
+    syn = _regime2_result("patch", tier, data_dir)
     return [
         plot_overlays(mm, outdir / "sam_torch_gradcam_overlays.png", data_dir=data_dir),
         plot_curves(mm, "cam_low", outdir / "sam_torch_minor_mass_gradcam.png", "Grad-CAM mass on low-intensity px"),

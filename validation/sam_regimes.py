@@ -53,7 +53,8 @@ COLLAPSE_SPLIT = 0.5      # SAM "at chance" / "trains": Clopper-Pearson interval
 
 # Grad-CAM maps: the claims read the curves only, and stored probe maps made a full-tier CNN run's record 1.6 MB
 # (31 evaluations x 4 maps of 28 x 28), 0.8 GB for the grid; so only the runs of the first ``map_seeds`` seeds
-# store ``keep_maps`` maps (for the overlay figure; storing is free, the maps are computed for the metrics anyway).
+# store ``keep_maps`` maps (for the overlay figure; storing is free, the maps are computed for the metrics anyway;
+# at the full CNN tier that is 8 alphas x 4 seeds x 2 runs of ~1.6 MB, ~100 MB of cache).
 # alpha = 1.2 (added 2026-12-05, before any run at it): with alpha_50 = 1.06 the regime-2 point was 1.4 =
 # 1.32 alpha_50, and the positive control's effect falls 11x between 1.09 and 1.33 alpha_50, so the grid could
 # not sample the place where the effect lives. The regime-2 rule (first grid alpha above alpha_50) is unchanged.

@@ -172,8 +172,9 @@ def _margin_of_logits(logits, y) -> float:
 
 
 def _ablated(model, X, y) -> tuple[float, float]:
-    """(accuracy, mean margin) on ``X`` from one forward pass: the same numbers as :func:`_accuracy` and
-    :func:`_mean_margin` when ``X`` fits one chunk (the evaluation sets of the patch designs do; tested)."""
+    """(accuracy, mean margin) on ``X`` from one forward pass: the same numbers, bit for bit on the CPU
+    (tested), as :func:`_accuracy` and :func:`_mean_margin` when ``X`` fits one chunk (the quick patch design's
+    256 images do; the full tier's 2048 take the two separate passes)."""
     import torch
 
     if X.shape[0] > _ACCURACY_CHUNK:

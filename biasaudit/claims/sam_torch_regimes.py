@@ -291,8 +291,27 @@ def _family_values(tier: str) -> dict[str, dict | None]:
                     {"values": e["values"], "ci": e["ci"], "mean": e["mean"], "imputed": e["imputed"],
                      "design": design, "alpha": res["alpha_regime2"], "alpha_50": res["boundary"]["alpha_50"],
                      "control": effect_at(res, metric, "control"), "alpha_control": res["alpha_control"],
-                     "statistic": statistic, "dose_response": dose_response(res, metric)})
+                     "statistic": statistic, "dose_response": dose_response(res, metric),
+                     "sensitivity": _next_alpha_reading(res, metric)})
     return out
+
+
+def _next_alpha_reading(res: dict, metric: str) -> dict | None:
+    """The same statistic at the next grid alpha above regime 2, with its unadjusted two-sided p: a
+    sensitivity reading, never the verdict (regime 2 moves with the grid, so the record shows both)."""
+    from biasaudit.validation.sam_stats import one_sided_p
+
+    alphas = [float(a) for a in res["collapse"]["alphas"]]
+    if res["alpha_regime2"] is None or float(res["alpha_regime2"]) not in alphas:
+        return None
+    i = alphas.index(float(res["alpha_regime2"])) + 1
+    if i >= len(alphas):
+        return None
+    e = res["effects"][str(res["collapse"]["alphas"][i])][metric]
+    p = (min(1.0, 2 * min(one_sided_p(e["values"], 1), one_sided_p(e["values"], -1)))
+         if len(e["values"]) >= 3 else None)
+    return {"alpha": alphas[i], "mean": e["mean"], "ci": e["ci"], "p_two_sided_unadjusted": p,
+            "untrained_pairs": len(e["imputed"])}
 
 
 @functools.cache

@@ -188,6 +188,11 @@ def _effect_evaluator(claim_id: str):
             c = record["control"]
             text += (f"; GD-like control at alpha = {record['alpha_control']}: {c['mean']:+.4f} "
                      f"[{c['ci'][0]:+.4f}, {c['ci'][1]:+.4f}]")
+        if record.get("sensitivity"):
+            n = record["sensitivity"]
+            p_text = "n/a" if n["p_two_sided_unadjusted"] is None else f"{n['p_two_sided_unadjusted']:.3g}"
+            text += (f"; sensitivity, next grid alpha = {n['alpha']:g} (not the verdict): {n['mean']:+.4f} "
+                     f"[{n['ci'][0]:+.4f}, {n['ci'][1]:+.4f}], unadjusted p = {p_text}")
         text += "; dose-response (alpha: mean) " + ", ".join(f"{a:g}: {m:+.3g}" for a, m, _ in record["dose_response"])
         return Observation(observed, error, text, decided=verdict != "undecided")
 

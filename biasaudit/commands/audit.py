@@ -104,10 +104,15 @@ def directory_path(name: str, value: str) -> Path:
 
 
 def check_resumable(out: Path) -> None:
-    """``--resume`` on a folder with no evidence of an earlier audit starts a fresh one, and says so (a run
-    killed during its first claim has written no record yet, so this is not an error)."""
+    """``--resume`` needs an existing folder (the audit makes it at its start, so a missing one is a mistyped
+    path: refused); one with no evidence of an earlier audit starts a fresh audit, and says so (a run killed
+    during its first claim has written no record yet, so that is not an error)."""
     from biasaudit.audit.runner import EVIDENCE_FILE, FIGURES_FILE
+    from biasaudit.plumbing import InputError
 
+    if not os.path.isdir(out):  # os.path: a too-long name is False, not an OSError
+        raise InputError("out", "--resume needs the folder of an earlier audit, and there is none at that path",
+                         str(out))
     if not any(os.path.isfile(out / name) for name in (EVIDENCE_FILE, FIGURES_FILE)):
         print(f"note: nothing to resume in {out} (no {EVIDENCE_FILE} of an earlier audit): starting a fresh "
               "audit", file=sys.stderr)

@@ -164,7 +164,8 @@ def writable_dir(name: str, value, *, make: tuple[str, ...] = ()) -> Path:
     path = Path(value).expanduser()
     if path.exists() and not path.is_dir():
         raise InputError(name, "must be a directory (a file of that name exists)", str(path))
-    created = _missing_folders(path)
+    created = [*(f for sub in reversed(make) for f in _missing_folders(path / sub) if path in f.parents),
+               *_missing_folders(path)]
     try:
         path.mkdir(parents=True, exist_ok=True)
         for sub in make:

@@ -479,21 +479,11 @@ FIGURES: tuple[FigureJob, ...] = (
 
 
 def all_figures(modules: tuple[str, ...] = ()) -> tuple[FigureJob, ...]:
-    """The jobs here plus the ``FIGURES`` of every registered (and extra) claim module."""
-    from biasaudit.registry import claim_modules
+    """The jobs here plus the ``FIGURES`` of every registered (and extra) claim module
+    (:func:`biasaudit.registry.load`)."""
+    from biasaudit.registry import load
 
-    jobs = list(FIGURES)
-    for name in dict.fromkeys((*claim_modules(), *modules)):
-        try:
-            module = importlib.import_module(name)
-        except Exception:  # noqa: BLE001 - a module that fails to import is reported by the audit itself
-            continue
-        jobs.extend(getattr(module, "FIGURES", ()))
-    ids = [j.id for j in jobs]
-    duplicates = sorted({i for i in ids if ids.count(i) > 1})
-    if duplicates:
-        raise RuntimeError(f"duplicate figure ids: {duplicates}")
-    return tuple(jobs)
+    return load(tuple(modules)).figures
 
 
 def get_figure(figure_id: str, modules: tuple[str, ...] = ()) -> FigureJob:

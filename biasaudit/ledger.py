@@ -36,9 +36,11 @@ import functools
 import hashlib
 import math
 import platform
+import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -265,8 +267,19 @@ class Claim:
     # experiment claims: the training runs the check reads, as audit run units (biasaudit.audit.units.RunUnit),
     # declared at the experiment tier in force; the audit runs them first, on any worker, then the claim
     runs: Callable[[], tuple] | None = None
+    # where the claim is defined: the module's dotted name and the line of the call that built the claim, read
+    # from the caller's frame (``biasaudit list --json`` shows them as a file path and a line)
+    defined_in: str = field(default="", compare=False)
+    line: int = field(default=0, compare=False)
 
     def __post_init__(self):
+        if not self.defined_in:
+            frame = sys._getframe(1)
+            while frame is not None and frame.f_globals.get("__name__") in ("biasaudit.ledger", "dataclasses"):
+                frame = frame.f_back
+            if frame is not None:
+                object.__setattr__(self, "defined_in", frame.f_globals.get("__name__", ""))
+                object.__setattr__(self, "line", frame.f_lineno)
         controls = self.negative_control
         if isinstance(controls, Control):
             controls = (controls,)
@@ -311,6 +324,24 @@ class Claim:
     def controls_refuted_by(self, params: Params, predicted: Any) -> list[bool]:
         """Whether this one case refutes each negative control (decided, and outside the tolerance)."""
         return [_try_control(self, control, params, predicted)[2] for control in self.negative_control]
+
+    def module_path(self) -> str:
+        """The file that defines the claim, relative to the folder that holds its top-level package (for this
+        package: the repository root, e.g. ``biasaudit/claims/sam/l2/separatrix.py``); ``""`` if unknown."""
+        import importlib.util
+
+        try:
+            spec = importlib.util.find_spec(self.defined_in)
+            top = importlib.util.find_spec(self.defined_in.split(".")[0])
+        except (ImportError, ValueError):
+            return ""
+        if spec is None or not spec.origin or top is None or not top.submodule_search_locations:
+            return spec.origin if spec is not None and spec.origin else ""
+        root = Path(next(iter(top.submodule_search_locations))).resolve().parent
+        try:
+            return Path(spec.origin).resolve().relative_to(root).as_posix()
+        except ValueError:
+            return Path(spec.origin).as_posix()
 
     def statement_text(self) -> str:
         import sympy

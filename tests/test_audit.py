@@ -366,14 +366,13 @@ def test_audit_progress_names_running_units_without_a_tty(monkeypatch):
 def toys_only_registry(monkeypatch):
     """The registry without production modules (a cheap full audit); the module cache cleared around it."""
     import biasaudit.registry
-    from biasaudit.audit.units import load_claim_modules
 
-    monkeypatch.setattr(biasaudit.registry, "CLAIM_MODULES", ())
-    load_claim_modules.cache_clear()
+    monkeypatch.setattr(biasaudit.registry, "claim_packages", lambda: ())
+    biasaudit.registry.load.cache_clear()
     try:
         yield
     finally:
-        load_claim_modules.cache_clear()
+        biasaudit.registry.load.cache_clear()
 
 
 def test_audit_a_claims_module_that_fails_to_import_is_an_error_record(tmp_path, toys_only_registry):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-import biasaudit.claims.eos_torch_architectures as arch_claims
+import biasaudit.claims.eos.torch.architectures as arch_claims
 from biasaudit.ledger import Verdict, run_claim
 from biasaudit.plumbing import InputError
 from biasaudit.validation import eos_experiments as ex

@@ -22,11 +22,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-GENERIC_NAMES = ("theory", "numerics", "validation")
+GENERIC_NAMES = ("plumbing", "theory", "numerics", "validation")
 
 # bottom to top; a layer may import itself and every layer below it, never one above
 LAYERS = (
-    ("biasaudit.plumbing", ROOT / "biasaudit" / "plumbing"),
+    ("biasaudit.plumbing", ROOT / "plumbing"),
     ("biasaudit.theory", ROOT / "theory"),
     ("biasaudit.numerics", ROOT / "numerics"),
     ("biasaudit.validation", ROOT / "validation"),
@@ -47,6 +47,28 @@ assert abs(l2_sam_regime_boundaries([1.0, 2.0], 1.0).alpha_collapse - 0.52132128
 h = dominant_index_heatmap([1.0, 2.0, 3.0], 0.3, [0.05, 0.5], [0.0, 0.5, 1.0], method="rk4")  # a generated kernel
 print(biasaudit.numerics.__file__)
 """
+
+
+def readme_layers(text: str) -> list[tuple[str, str]]:
+    """(path, import name) of each row of the README's layout table, in order."""
+    section = text.split("## Layout", 1)[1].split("\n## ", 1)[0]
+    rows = []
+    for line in section.splitlines():
+        cells = [c.strip().strip("`") for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 2 and cells[0].endswith("/") and cells[1].startswith("biasaudit"):
+            rows.append((cells[0], cells[1]))
+    return rows
+
+
+def test_the_readme_layout_table_lists_the_layers_bottom_up():
+    expected = [(f"{folder.relative_to(ROOT).as_posix()}/", package) for package, folder in LAYERS]
+    assert readme_layers((ROOT / "README.md").read_text(encoding="utf-8")) == [*expected, ("biasaudit/", "biasaudit")]
+
+
+def test_the_layers_sit_at_the_root_and_the_front_door_holds_no_layer():
+    for _, folder in LAYERS:
+        assert folder.parent == ROOT and (folder / "__init__.py").is_file()
+        assert not (ROOT / "biasaudit" / folder.name).exists(), folder.name
 
 
 def _declared_packages() -> tuple[list[str], dict[str, str]]:

@@ -6,7 +6,7 @@ import pickle
 import numpy as np
 import pytest
 
-from biasaudit.claims import sam_torch_regimes as regimes_mod
+from biasaudit.claims.sam.torch import regimes as regimes_mod
 from biasaudit.cli import main
 from biasaudit.ledger import Verdict, run_claim
 from biasaudit.tier import DATA_DIR_VARIABLE, TIER_VARIABLE

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from biasaudit.claims.sam import exact_facts
+from biasaudit.claims.sam import discrete as discrete_claims
 from biasaudit.ledger import Verdict, run_claim
 from biasaudit.numerics.sam_discrete import run_sam, run_sam_reference
 from biasaudit.plumbing import InputError
@@ -109,7 +109,7 @@ def test_discrete_bad_input_names_the_parameter(kwargs, param):
         run_sam(W0, X, y, **args)
 
 
-DISCRETE = [exact_facts.DISCRETE_BALANCE, exact_facts.DISCRETE_FLOW_LIMIT]
+DISCRETE = [discrete_claims.DISCRETE_BALANCE, discrete_claims.DISCRETE_FLOW_LIMIT]
 
 
 @pytest.mark.parametrize("claim", DISCRETE, ids=lambda c: c.id)
@@ -146,8 +146,8 @@ def test_discrete_flow_limit_gap_halves_with_eta():
     """(2) direct: l2-SAM at L = 2 from alpha = 0.8 > alpha_grow: gap(eta)/gap(eta/2) within 5 % of 2."""
     params = {"algorithm": "l2", "normalization": "joint", "depth": 2, "d": 2, "mu": (1.0, 2.0), "rho": 0.2,
               "alpha_over_rho": (4.0, 4.0), "eta": 0.02, "alpha": (0.8, 0.8)}
-    obs = exact_facts.DISCRETE_FLOW_LIMIT.evaluate(params, 2.0)
-    assert obs.error <= exact_facts.DISCRETE_FLOW_LIMIT.tolerance.value, obs.detail
+    obs = discrete_claims.DISCRETE_FLOW_LIMIT.evaluate(params, 2.0)
+    assert obs.error <= discrete_claims.DISCRETE_FLOW_LIMIT.tolerance.value, obs.detail
 
 
 # ------------------------------------------------------------ unnormalized SAM (USAM), issue 15 item 6

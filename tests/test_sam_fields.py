@@ -6,7 +6,7 @@ import sympy as sp
 from hypothesis import given
 from hypothesis import strategies as st
 
-from biasaudit.claims.sam.exact_facts import FLOW_EULER, FLOW_LINEAR
+from biasaudit.claims.sam.flow import FLOW_EULER, FLOW_LINEAR
 from biasaudit.ledger import Verdict, run_claim
 from biasaudit.plumbing import InputError
 from biasaudit.theory import sam_fields as sf

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from biasaudit.claims import sam_l2
-from biasaudit.claims.sam_l2 import deep, dynamics, reduction, regimes, separatrix, training_speed
+from biasaudit.claims.sam import l2 as sam_l2
+from biasaudit.claims.sam.l2 import deep, dynamics, reduction, regimes, separatrix, training_speed
 from biasaudit.ledger import Verdict, run_claim
 from biasaudit.registry import select_claims
 

@@ -20,7 +20,7 @@ def test_alpha_collapse_float64_agrees_with_mpmath_bisection(mu):
 
 @pytest.mark.slow
 def test_switch_time_float64_agrees_with_mpmath_near_threshold():
-    from biasaudit.claims.sam_l2.dynamics import SWITCH_TIMES
+    from biasaudit.claims.sam.l2.dynamics import SWITCH_TIMES
 
     params = {"d": 2, "mu": (1.0, 2.0), "rho": math.sqrt(2), "normalization": "joint", "delta": 1e-8}
     predicted = SWITCH_TIMES.predict(params)

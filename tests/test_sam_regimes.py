@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from biasaudit.claims import sam_torch_regimes as regimes_mod
+from biasaudit.claims.sam.torch import regimes as regimes_mod
 from biasaudit.ledger import Verdict, run_claim
 from biasaudit.validation import sam_regimes as sr
 from biasaudit.validation import sam_stats as st

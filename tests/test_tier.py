@@ -18,7 +18,7 @@ def test_tier_of_profile_sets_and_restores(monkeypatch):
 
 
 def test_sam_torch_tier_follows_the_audit_tier(monkeypatch):
-    from biasaudit.claims.validation_sam import TIER_VARIABLE as SAM_VARIABLE, experiment_tier as sam_tier
+    from biasaudit.claims.sam.torch._common import TIER_VARIABLE as SAM_VARIABLE, sam_torch_tier as sam_tier
 
     monkeypatch.delenv(SAM_VARIABLE, raising=False)
     with tier_of_profile("thorough"):
@@ -41,7 +41,7 @@ def test_experiment_claims_record_the_tier_that_runs(monkeypatch, claim_id):
     import numpy as np
 
     from biasaudit.registry import get_claim
-    from biasaudit.claims.validation_sam import TIER_VARIABLE as SAM_VARIABLE
+    from biasaudit.claims.sam.torch._common import TIER_VARIABLE as SAM_VARIABLE
 
     monkeypatch.delenv(TIER_VARIABLE, raising=False)
     monkeypatch.delenv(SAM_VARIABLE, raising=False)

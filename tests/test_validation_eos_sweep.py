@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from biasaudit.cli import main
 from biasaudit.ledger import Verdict, run_claim
 from biasaudit.validation import eos_experiments as ex
-import biasaudit.claims.validation_eos as vc
+import biasaudit.claims.eos.torch.sweeps as vc
 
 MULTS = (0.5, 0.75, 0.93, 0.97, 1.03, 1.07, 1.25, 2.0, 3.5)
 

@@ -6,7 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from biasaudit.claims import validation_sam as claims_mod
+from biasaudit.claims.sam.torch import _common as torch_common
+from biasaudit.claims.sam.torch import minor_features as claims_mod
 from biasaudit.cli import main
 from biasaudit.ledger import Verdict, run_claim
 from biasaudit.validation import sam_experiments as ex
@@ -117,7 +118,7 @@ def _fake_family(mean):
 @pytest.mark.parametrize("claim", claims_mod.EXPERIMENT_CLAIMS, ids=lambda c: c.id)
 def test_minor_feature_claim_verdict_follows_the_holm_family_and_the_flipped_sign_fails(monkeypatch, claim, mean,
                                                                                         verdict):
-    from biasaudit.claims import sam_torch_regimes
+    from biasaudit.claims.sam.torch import regimes as sam_torch_regimes
 
     monkeypatch.setattr(sam_torch_regimes, "_family_values", lambda tier: _fake_family(mean))
     sam_torch_regimes.minor_family.cache_clear()
@@ -291,13 +292,13 @@ def test_sam_torch_quick_tier_claims_give_a_verdict(claim):
 
 
 def test_sam_torch_experiment_tier_comes_from_the_environment(monkeypatch):
-    monkeypatch.delenv(claims_mod.TIER_VARIABLE, raising=False)
-    assert claims_mod.experiment_tier() == "quick"
-    monkeypatch.setenv(claims_mod.TIER_VARIABLE, "full")
-    assert claims_mod.experiment_tier() == "full"
-    monkeypatch.setenv(claims_mod.TIER_VARIABLE, "huge")
+    monkeypatch.delenv(torch_common.TIER_VARIABLE, raising=False)
+    assert torch_common.sam_torch_tier() == "quick"
+    monkeypatch.setenv(torch_common.TIER_VARIABLE, "full")
+    assert torch_common.sam_torch_tier() == "full"
+    monkeypatch.setenv(torch_common.TIER_VARIABLE, "huge")
     with pytest.raises(ValueError, match="BIASAUDIT_SAM_TORCH_TIER: must be one of"):
-        claims_mod.experiment_tier()
+        torch_common.sam_torch_tier()
 
 
 def test_multipoint_jdagger_sam_is_minor_first_where_gd_is_major_only():

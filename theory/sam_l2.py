@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import sympy as sp
 
-from biasaudit.plumbing import InputError, choice, positive_increasing, positive_int, positive_scalar
+from biasaudit.plumbing import choice, positive_increasing, positive_int, positive_scalar
 from biasaudit.theory.sam_fields import effective_radius
 
 __all__ = [

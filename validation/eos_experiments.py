@@ -46,7 +46,7 @@ __all__ = [
 
 # The code a sweep executes: its cache key hashes these sources (biasaudit.plumbing.runcache), so an edit to
 # any of them recomputes the sweep; no hand-bumped version.
-RUN_CODE = ("biasaudit.validation", "biasaudit.numerics", "biasaudit.claims.validation_eos")
+RUN_CODE = ("biasaudit.validation", "biasaudit.numerics", "biasaudit.claims.eos.torch.sweeps")
 SIDE_MARGIN = 0.05  # runs within ±5 % of the predicted η_c are neither "flow side" nor "EoS side"
 EDGE_DELTA = 0.05  # a run is at the edge of stability when ηS/2 ≥ 1 − EDGE_DELTA
 Z95 = 1.959963984540054  # two-sided 95 % normal quantile
@@ -316,7 +316,7 @@ def run_sweep(config: SweepConfig, out: str | os.PathLike | None = None, *, prog
 
     A sweep is the gradient-flow proxy (:func:`sweep_gf`, which gives η_c) and one GD run per multiple of η_c
     (:func:`sweep_eta_run`). Each is cached on its own file under its own lock, so the audit can schedule
-    them as separate run units on several workers (``biasaudit.claims.validation_eos.sweep_run_units``) and this
+    them as separate run units on several workers (``biasaudit.claims.eos.torch.sweeps.sweep_run_units``) and this
     call then only reads."""
     run_dir = Path(out) if out is not None else cache_dir() / config.key()
     memo_key = f"{config.key()}@{run_dir}"

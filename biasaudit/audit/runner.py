@@ -26,8 +26,6 @@ claims outside ``--claims`` are kept in the store untouched. Without ``--resume`
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
-import os
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -40,21 +38,15 @@ from biasaudit.audit.provenance import code_version
 from biasaudit.audit.store import BadLine, EvidenceStore
 from biasaudit.audit.units import RECORD_SCHEMA, ClaimUnit, FigureUnit, RunUnit, module_error_record
 from biasaudit.plumbing import InputError, writable_dir
+from biasaudit.registry import extra_modules_from_env
 
 __all__ = ["TIERS", "AuditConfig", "AuditResult", "run_audit", "prepare_out_dir", "select_audit_claims",
-           "EXTRA_MODULES_VARIABLE", "EVIDENCE_FILE", "FIGURES_FILE", "FIGURE_DIR"]
+           "EVIDENCE_FILE", "FIGURES_FILE", "FIGURE_DIR"]
 
 TIERS = {"quick": "ci", "full": "thorough"}
-EXTRA_MODULES_VARIABLE = "BIASAUDIT_EXTRA_CLAIM_MODULES"
 EVIDENCE_FILE = "evidence.jsonl"
 FIGURES_FILE = "figures.jsonl"
 FIGURE_DIR = "figures"
-
-
-def extra_modules_from_env() -> tuple[str, ...]:
-    """Extra claim modules (comma-separated module names) from ``BIASAUDIT_EXTRA_CLAIM_MODULES``."""
-    text = os.environ.get(EXTRA_MODULES_VARIABLE, "")
-    return tuple(name.strip() for name in text.split(",") if name.strip())
 
 
 @dataclass(frozen=True)
@@ -113,30 +105,15 @@ def _validate(config: AuditConfig) -> None:
 
 
 def select_audit_claims(pattern: str | None, extra_modules: tuple[str, ...] = ()) -> tuple[list, dict]:
-    """(claims, broken modules): registered claims (plus those of ``extra_modules``) matching the globs.
+    """(claims, broken modules): the registered claims (plus those of ``extra_modules``) that match
+    ``pattern`` (:func:`biasaudit.registry.select_claims`). A claims module from outside this package that
+    fails to import is returned in ``broken`` (``{module: message}``) instead of stopping the audit."""
+    from biasaudit.registry import load, select_claims
 
-    A claims module that fails to import is returned in ``broken`` (``{module: message}``) instead of
-    stopping the audit; see :func:`biasaudit.audit.units.load_claim_modules`.
-    """
-    from biasaudit.audit.units import load_claim_modules
-
-    loaded, broken = load_claim_modules(tuple(extra_modules))
-    claims = list(loaded)
-    ids = [c.id for c in claims]
-    duplicates = sorted({i for i in ids if ids.count(i) > 1})
-    if duplicates:
-        raise RuntimeError(f"duplicate claim ids: {duplicates}")
-    broken_text = f" (modules that failed to import: {', '.join(broken)})" if broken else ""
-    if not claims and not broken:
-        raise InputError("claims", "no claim is registered (biasaudit.registry.CLAIM_MODULES is empty)")
-    if not pattern:
-        return claims, broken
-    globs = [g.strip() for g in pattern.split(",") if g.strip()]
-    chosen = [c for c in claims if any(fnmatch.fnmatchcase(c.id, g) for g in globs)]
-    if not chosen:
-        raise InputError("claims", f"matches no registered claim{broken_text}; known ids: {', '.join(ids)}",
-                         pattern)
-    return chosen, broken
+    broken = load(tuple(extra_modules)).broken
+    if not load(tuple(extra_modules)).claims and broken:
+        return [], broken
+    return select_claims(pattern, extra=tuple(extra_modules)), broken
 
 
 def _complete_claim(record: dict, profile: str, seed: int) -> bool:

@@ -6,9 +6,9 @@ machine with the same code installed) looks the claim or figure up in the regist
 :func:`execute` never raises for a failing check: the exception becomes an ``error`` record with its
 message and traceback, and the audit goes on.
 
-Claims come from :func:`biasaudit.registry.claim_modules` (this package's and installed plugins') plus the unit's ``modules`` (extra claim
-modules named by the ``BIASAUDIT_EXTRA_CLAIM_MODULES`` environment variable; used by the tests' toy
-claims so the production registry stays clean).
+Claims come from :func:`biasaudit.registry.load` (this package's, installed plugins', and the unit's
+``modules``: extra claim modules named by ``$BIASAUDIT_EXTRA_CLAIM_MODULES``, used by the tests' toy claims so
+the production registry stays clean).
 
 A :class:`RunUnit` is one training run an experiment claim reads (one η of a sweep, one seed of a grid): the
 claim declares its runs (``Claim.runs``), the audit schedules them before the claim, on any worker, and the
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ClaimUnit", "FigureUnit", "RunUnit", "execute", "find_claim", "load_claim_modules", "claim_record", "error_record",
+__all__ = ["ClaimUnit", "FigureUnit", "RunUnit", "execute", "find_claim", "claim_record", "error_record",
            "module_error_record",
            "set_reporter", "RECORD_SCHEMA", "TIMING_FIELDS"]
 
@@ -121,32 +121,11 @@ class RunUnit:
         return f"run:{self.run_id}"
 
 
-@functools.cache
-def load_claim_modules(modules: tuple[str, ...] = ()) -> tuple[tuple, dict]:
-    """(claims, broken): the claims of every registered module and of ``modules``, module by module.
-
-    A module that fails to import does not hide the others: it is listed in ``broken`` as
-    ``{module: "ExcType: message"}`` (the audit records it as an ``error``) and its claims are missing.
-    """
-    from biasaudit.registry import claim_modules
-
-    claims, broken = [], {}
-    for name in dict.fromkeys((*claim_modules(), *modules)):
-        try:
-            claims.extend(importlib.import_module(name).CLAIMS)
-        except Exception as exc:  # noqa: BLE001 - one broken module must not stop the audit
-            broken[name] = f"{type(exc).__name__}: {exc}"
-    return tuple(claims), broken
-
-
 def find_claim(claim_id: str, modules: tuple[str, ...] = ()):
-    """The claim with this id, from the registry or the extra ``modules`` (raises ``LookupError``)."""
-    claims, broken = load_claim_modules(tuple(modules))
-    for claim in claims:
-        if claim.id == claim_id:
-            return claim
-    extra = f" (modules that failed to import: {broken})" if broken else ""
-    raise LookupError(f"claim {claim_id!r} is not registered on this worker{extra}")
+    """The claim with this id, from the registry or the extra ``modules`` (:func:`biasaudit.registry.get_claim`)."""
+    from biasaudit.registry import get_claim
+
+    return get_claim(claim_id, tuple(modules))
 
 
 def execute(unit: ClaimUnit | FigureUnit | RunUnit) -> dict:

@@ -183,7 +183,7 @@ def _run_gf_fcn(quick: bool) -> BenchResult:
         Target("|s_GF(exp, h) / s_GF(gd, h/2) - 1|", _rel(s_gf["exp h"], ref), 0.01, "<=", ""),
     ]
     result.notes.append("s_GF: " + ", ".join(f"{k} {v:.4g}" for k, v in s_gf.items())
-                        + f"; h = 0.5*2/S for gd, 0.25*2/lambda_(k+1) for exp (k = 10 classes)")
+                        + "; h = 0.5*2/S for gd, 0.25*2/lambda_(k+1) for exp (k = 10 classes)")
     return result
 
 

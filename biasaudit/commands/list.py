@@ -19,15 +19,16 @@ def register(sub) -> None:
     p.add_argument("--kind", choices=("theory", "experiment"), help="only this kind of claim")
     output = p.add_mutually_exclusive_group()  # one output format at a time
     output.add_argument("--json", action="store_true",
-                        help="print a JSON list of {id, paper, kind, origin, source, title}")
+                        help="print a JSON list of {id, paper, kind, origin, source, title, module, line} (module: "
+                             "the file that defines the claim, relative to the repository root)")
     output.add_argument("--latex", action="store_true",
                         help="print every statement with its hypotheses as a LaTeX itemize list (needs amsmath)")
     p.set_defaults(run=run)
 
 
 def rows(claims) -> list[dict]:
-    return [{"id": c.id, "paper": c.paper, "kind": c.kind, "origin": c.origin, "source": c.source, "title": c.title}
-            for c in claims]
+    return [{"id": c.id, "paper": c.paper, "kind": c.kind, "origin": c.origin, "source": c.source, "title": c.title,
+             "module": c.module_path(), "line": c.line} for c in claims]
 
 
 def select_in_scope(pattern: str | None, paper: str | None = None, kind: str | None = None) -> list:

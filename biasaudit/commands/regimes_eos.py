@@ -71,7 +71,7 @@ def format_regimes(reg) -> str:
         + (f" (face {list(reg.min_sharpness_face)})" if len(reg.min_sharpness_face) > 1 else "")
         + f", S_min = 8c y x_min = {reg.min_sharpness:.10g}",
         f"  min ||beta||_2: y x/||x||^2 = {_vec(reg.min_l2_beta)}",
-        f"  the two solution sets are "
+        "  the two solution sets are "
         + ("disjoint (x_max > x_min)" if reg.minimizers_disjoint
            else "NOT disjoint (x_max = x_min: every point of P minimizes both)"),
         "",

@@ -1,29 +1,26 @@
-r"""Paper 2 claims ("Conflicting Biases at the Edge of Stability"), ids ``eos.*``.
+r"""Paper 2, "Conflicting Biases at the Edge of Stability": the shared-weight diagonal model, its minimizers,
+gradient flow and GD around eta_c = 2/s_GF, and learning-rate sweeps of networks, ids ``eos.*``. One folder
+per id prefix (:data:`FOLDERS`, in reading order):
 
-Each claim's ``predict`` uses the closed forms of :mod:`biasaudit.theory.eos` (sympy, lambdified once); ``evaluate``
-runs independent numerics: ``scipy.optimize.linprog`` / SLSQP for minimizers, ``solve_ivp`` for the flow,
-finite-difference Hessians, Monte Carlo / quadrature for risks, and the numba GD kernel
-(:mod:`biasaudit.numerics.eos_gd`) or mpmath for the GD claims. Conventions and measured numbers: ``notes/eos.md``.
+* ``hessian/``: the Hessian formula and its rank-one form on the solution manifold P;
+* ``min_norm/``, ``min_sharpness/``, ``minimizers/``: the minimal-norm and minimal-sharpness points of P, and
+  that they differ;
+* ``pareto/``: the Pareto front of norm against sharpness;
+* ``stable_minima/``: which minima GD with step eta can stay at;
+* ``gf/``: gradient flow's limit beta_GF; ``s_gf/``: the sharpness s_GF it reaches (small and large init);
+* ``gd/``: GD around eta_c (tracking 2/eta, the stability edge, the kink; ``edge.py``) and GD's outcomes and
+  endpoints (``outcomes.py``);
+* ``risk/``: the risk of GD's endpoint; ``deep/``: shared weights at depth L;
+* ``torch/``: learning-rate sweeps of trained networks (experiment claims).
 
 Parameters are dicts with ``x`` (tuple, > 0), ``y`` (> 0), ``w0`` or ``alpha`` (w0 = alpha·1), and ``c``
-(the loss factor, L = c r², default 1/2).
-
-Modules, by concept (the order of :data:`CLAIMS` is theirs, concatenated):
-
-* :mod:`~biasaudit.claims.eos.minimizers`: the Hessian and the minimizers on P (min norm, min sharpness, Pareto
-  front, linearly stable minima);
-* :mod:`~biasaudit.claims.eos.flow`: the gradient flow's limit β_GF and its sharpness s_GF;
-* :mod:`~biasaudit.claims.eos.gd_edge`: GD around η_c = 2/s_GF (tracking 2/η, the stability edge, the kink);
-* :mod:`~biasaudit.claims.eos.gd_outcomes`: GD's outcomes and endpoints (projected norm, outcome classes, float64
-  vs mpmath, endpoints against the Pareto front, the spec's toy numbers);
-* :mod:`~biasaudit.claims.eos.risk`: the risk claims and deep shared weights;
-* :mod:`~biasaudit.claims.eos._common`: the helpers and domains they share.
+(the loss factor, L = c r², default 1/2). Theory claims predict from :mod:`biasaudit.theory` and observe
+with independent numerics (linprog/SLSQP, ``solve_ivp``, finite differences, Monte Carlo, the numba GD kernel
+of :mod:`biasaudit.numerics.eos_gd`, mpmath). Conventions and measured numbers: ``notes/eos.md``;
+``_common.py`` holds what the folders share.
 """
 
-from __future__ import annotations
+__all__ = ["FOLDERS"]
 
-from biasaudit.claims.eos import flow, gd_edge, gd_outcomes, minimizers, risk
-
-__all__ = ["CLAIMS"]
-
-CLAIMS = minimizers.CLAIMS + flow.CLAIMS + gd_edge.CLAIMS + gd_outcomes.CLAIMS + risk.CLAIMS
+FOLDERS = ("hessian", "min_norm", "min_sharpness", "minimizers", "pareto", "stable_minima", "gf", "s_gf", "gd",
+           "risk", "deep", "torch")

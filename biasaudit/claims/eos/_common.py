@@ -6,10 +6,14 @@ Parameters are dicts with ``x`` (tuple, > 0), ``y`` (> 0), ``w0`` or ``alpha`` (
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import sympy as sp
+from scipy.optimize import linprog
 
 from biasaudit.domain import Choice, Domain, Fixed, Integer, Real, Vector
+from biasaudit.ledger import AT_10X_PRECISION, Observation, OutOfScope, Tolerance
 from biasaudit.theory import eos_flow as flow
 from biasaudit.theory import eos_model as model
 
@@ -121,3 +125,41 @@ GD_SMALL = Domain(
 
 def _regimes(params):
     return flow.eos_regimes(params["x"], params["y"], _w0(params), loss_factor=params.get("c", 0.5))
+
+
+# ---- the linear programs of the minimizer claims -------------------------------------------------------------
+LP_TOL = Tolerance("highs_lp", 1e-8, "HiGHS primal/dual feasibility 1e-7 absolute on O(1) data; 1e-8 relative "
+                   "on the optimal value is what it reaches on these small LPs (measured ~1e-15)",
+                   at_10x=AT_10X_PRECISION)
+
+
+def _lp(cost, x, y, A_ub=None, b_ub=None):
+    res = linprog(cost, A_ub=A_ub, b_ub=b_ub, A_eq=x[None, :], b_eq=[y], bounds=(0, None), method="highs")
+    return res
+
+
+# ---- GD tracking 2/eta (eos.gd.tracking_gap, eos.s_gf.large_init) ------------------------------------------
+TRACK_BAND = (0.0, 0.035)
+
+
+def _tracking_predict(params):
+    reg = _regimes(params)
+    if reg.init_regime != "small":
+        raise OutOfScope("large init: see eos.s_gf.large_init")
+    return {"eta_c": reg.eta_c, "eta_lo": 1.05 * reg.eta_c, "eta_hi": reg.eta_stable_max}
+
+
+def _tracking_eval(params, predicted, n=1000):
+    from biasaudit.numerics.eos_gd import gd_sweep
+
+    eta = np.linspace(predicted["eta_lo"], predicted["eta_hi"], n)
+    s = gd_sweep(params["x"], params["y"], _w0(params), eta, loss_factor=params.get("c", 0.5))
+    ok = s.converged
+    if ok.sum() < 10:
+        return Observation(None, math.nan, f"only {ok.sum()} converged runs", decided=False)
+    gap = 1 - eta[ok] * s.lambda_max[ok] / 2
+    inside = float(np.mean((gap >= TRACK_BAND[0]) & (gap <= TRACK_BAND[1])))
+    return Observation({"fraction_in_band": inside, "median_gap": float(np.median(gap)), "max_gap": float(gap.max())},
+                       1 - inside,
+                       f"{ok.sum()} converged of {n} eta in [{eta[0]:.4g}, {eta[-1]:.4g}]: {inside:.3%} have "
+                       f"1 - eta S/2 in [0, 0.035]; median gap {np.median(gap):.4f}, max {gap.max():.4f}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from biasaudit.domain import Vector
+from biasaudit.domain import Choice, Vector
 
 __all__ = []
 
@@ -32,3 +32,7 @@ def _sigma_neg(z):
     from scipy.special import expit
 
     return float(expit(-z))
+
+
+# the algorithms and normalizations of the sam.flow and sam.discrete claims
+_ALG_DOMAIN = {"algorithm": Choice(("gd", "linf", "l2")), "normalization": Choice(("joint", "layer"))}

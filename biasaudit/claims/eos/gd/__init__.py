@@ -1,0 +1,8 @@
+"""``eos.gd.*``: GD on the shared-weight diagonal model around eta_c = 2/s_GF (``edge.py``: tracking 2/eta,
+the stability edge, the kink) and its outcomes and endpoints (``outcomes.py``)."""
+
+from biasaudit.claims.eos.gd import edge, outcomes
+
+__all__ = ["CLAIMS"]
+
+CLAIMS = edge.CLAIMS + outcomes.CLAIMS

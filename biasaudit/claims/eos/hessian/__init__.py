@@ -1,0 +1,85 @@
+r"""``eos.hessian.*``: the Hessian of the shared-weight diagonal model, H = 2c(4ggᵀ + 2r diag(x)) with
+g = x ⊙ β^{1/2} and r the residual, and its rank-one form 8c ggᵀ on the solution manifold P (r = 0).
+
+Predictions from :mod:`biasaudit.theory.eos_model`; observations from finite-difference Hessians.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import sympy as sp
+
+from biasaudit.claims.eos._common import GENERAL, OFF_MANIFOLD, TOY, _arr, _b1, _b2, _c, _x1, _x2, _y
+from biasaudit.ledger import AT_10X_PRECISION, Claim, Observation, Reference, Tolerance, shifted_prediction
+from biasaudit.theory import eos_model as model
+
+__all__ = ["CLAIMS"]
+
+
+def _fd_hessian(x, y, w, c, h):
+    """Central second differences of the loss (independent of the closed-form Hessian)."""
+    d = w.size
+    f = lambda v: float(model.loss(x, y, v, c))  # noqa: E731
+    H = np.empty((d, d))
+    for i in range(d):
+        for j in range(i, d):
+            ei, ej = np.eye(d)[i] * h, np.eye(d)[j] * h
+            H[i, j] = H[j, i] = (f(w + ei + ej) - f(w + ei - ej) - f(w - ei + ej) + f(w - ei - ej)) / (4 * h * h)
+    return H
+
+
+FD_TOL = Tolerance(
+    "central_difference", 1e-6,
+    "4-point second differences of a quartic at h = 1e-4·scale: truncation h²/6·|L''''| ~ 1e-8·scale, "
+    "round-off eps·|L|/h² ~ 1e-8; 1e-6 relative to max(1, |λ|max) leaves a margin of 100",
+    at_10x=AT_10X_PRECISION,
+)
+
+
+def _hessian_eval(params, predicted):
+    x, y, c = _arr(params), params["y"], params.get("c", 0.5)
+    w = _arr(params, "w") if "w" in params else _on_manifold_w(params)
+    h = 1e-4 * max(1.0, float(np.max(np.abs(w))))
+    # A quartic's central second difference is exact up to a*h^2: one Richardson step removes it.
+    lam = np.linalg.eigvalsh((4 * _fd_hessian(x, y, w, c, h / 2) - _fd_hessian(x, y, w, c, h)) / 3)
+    scale = max(1.0, float(np.max(np.abs(lam))))
+    err = float(np.max(np.abs(np.sort(np.asarray(predicted, float)) - lam)) / scale)
+    return Observation(lam.tolist(), err, f"finite-difference eigenvalues {np.round(lam, 6).tolist()}")
+
+
+def _on_manifold_w(params):
+    x, y = _arr(params), params["y"]
+    return model.project_to_manifold(x, y, _arr(params, "w0"))
+
+
+HESSIAN_FORMULA = Claim(
+    id="eos.hessian.formula", paper="eos", source="paper 2, theory model (spec: Hessian)",
+    title="Hessian of L = c r² is 2c(4ggᵀ + 2r diag(x)), g = x⊙w, on and off the manifold",
+    hypotheses=(sp.Gt(_x1, 0, evaluate=False), sp.Gt(_x2, 0, evaluate=False), sp.Gt(_c, 0, evaluate=False)),
+    statement=sp.Eq(sp.hessian(model.loss_expr(2), model.ws(2)), model.hessian_expr(2)),
+    predict=lambda p: np.linalg.eigvalsh(model.hessian(_arr(p), p["y"], _arr(p, "w"), p.get("c", 0.5))),
+    evaluate=_hessian_eval, tolerance=FD_TOL, domain=OFF_MANIFOLD, negative_control=shifted_prediction(0.01),
+)
+
+
+def _rank1_predict(params):
+    x, c = _arr(params), params.get("c", 0.5)
+    beta = _on_manifold_w(params) ** 2
+    return np.concatenate([np.zeros(x.size - 1), [float(model.on_manifold_sharpness(x, beta, c))]])
+
+
+HESSIAN_RANK1 = Claim(
+    id="eos.hessian.on_manifold_rank1", paper="eos", source="paper 2, theory model (spec: Hessian on M)",
+    title="On M the Hessian has rank 1 with S = 8cΣx_i²β_i (4Σx_i²β_i at c = 1/2)",
+    hypotheses=(sp.Eq(_x1 * _b1 + _x2 * _b2, _y),),
+    statement=sp.Eq(sp.Symbol("S"), model.on_manifold_sharpness_expr(2)),
+    predict=_rank1_predict, evaluate=_hessian_eval, tolerance=FD_TOL, domain=GENERAL,
+    negative_control=shifted_prediction(0.01),
+    references=(Reference({**TOY, "w0": (math.sqrt(1 / 3), math.sqrt(1 / 3))}, [0.0, 4 * (1 / 3 + 4 / 3)], 1e-12,
+                          "β = (1/3, 1/3) on the toy manifold: S = 4(1/3 + 4/3)"),),
+)
+
+
+CLAIMS = (HESSIAN_FORMULA, HESSIAN_RANK1)

@@ -1,0 +1,80 @@
+r"""``eos.stable_minima.*``: the minima of P at which GD with step η is linearly stable (η S < 2), and
+the thresholds of η between them.
+
+Predictions from :mod:`biasaudit.theory.eos_minimizers`; observations from the finite-difference Jacobian of
+the GD map.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import sympy as sp
+
+from biasaudit.claims.eos._common import DISTINCT, TOY, _arr, _eta, _lp, _rel
+from biasaudit.ledger import AT_10X_EXACT, Claim, Observation, Reference, Tolerance, shifted_prediction
+from biasaudit.theory import eos_minimizers as mins
+
+__all__ = ["CLAIMS"]
+
+
+def _stable_predict(params):
+    x, y, c = _arr(params), params["y"], params.get("c", 0.5)
+    return {"eta_stable_max": mins.stable_eta_max(x, y, c), "eta_min_norm_stable_max": mins.min_norm_stable_eta_max(x, y, c)}
+
+
+STABLE_DELTA = 1e-3  # probe each threshold at (1 -/+ 1e-3)
+
+
+def _gd_map_radius(x, y, w, eta, c):
+    """Spectral radius of the finite-difference Jacobian of the GD map at w."""
+    def step(v):
+        r = x @ (v * v) - y
+        return v * (1 - 4 * c * eta * r * x)
+
+    h = 1e-7 * max(1.0, float(np.max(np.abs(w))))
+    J = np.column_stack([(step(w + h * e) - step(w - h * e)) / (2 * h) for e in np.eye(w.size)])
+    return float(np.max(np.abs(np.linalg.eigvals(J))))
+
+
+def _stable_eval(params, predicted):
+    x, y, c = _arr(params), params["y"], params.get("c", 0.5)
+    wrong = []
+    e1 = predicted["eta_stable_max"]
+    for eta, expect in ((e1 * (1 - STABLE_DELTA), True), (e1 * (1 + STABLE_DELTA), False)):
+        res = _lp(np.zeros_like(x), x, y, A_ub=(8 * c * x**2)[None, :], b_ub=[2 / eta])
+        if (res.status == 0) != expect:
+            wrong.append(f"LP feasibility at eta={eta:.6g}: {res.status == 0}")
+    j = int(np.argmax(x))
+    w_vertex = np.zeros_like(x)
+    w_vertex[j] = math.sqrt(y / x[j])
+    e2 = predicted["eta_min_norm_stable_max"]
+    radii = []
+    for eta, expect in ((e2 * (1 - STABLE_DELTA), True), (e2 * (1 + STABLE_DELTA), False)):
+        rho = _gd_map_radius(x, y, w_vertex, eta, c)
+        radii.append(rho)
+        if (rho <= 1.0) != expect:
+            wrong.append(f"GD-map spectral radius at the min-norm vertex, eta={eta:.6g}: {rho:.9f}")
+    return Observation({"wrong": wrong, "radii": radii}, float(len(wrong)),
+                       "; ".join(wrong) or f"both thresholds separate at ±{STABLE_DELTA:g}; radii {radii}")
+
+
+STABLE = Claim(
+    id="eos.stable_minima.thresholds", paper="eos", source="paper 2, theory (spec: linearly stable minima)",
+    title="Stable minima {β∈P: S(β) ≤ 2/η} exist iff η ≤ 1/(4cyx_min); the min-norm vertex is stable iff η ≤ 1/(4cyx_max)",
+    hypotheses=(sp.Gt(_eta, 0, evaluate=False),),
+    statement=sp.Eq(sp.Symbol("eta_max"), mins.STABLE_ETA_MAX),
+    predict=_stable_predict, evaluate=_stable_eval,
+    tolerance=Tolerance("exact_decision", 0.0, f"both sides of each threshold at relative distance {STABLE_DELTA:g} "
+                        "must be decided correctly (LP feasibility; finite-difference Jacobian, h = 1e-7)",
+                        at_10x=AT_10X_EXACT),
+    domain=DISTINCT, negative_control=shifted_prediction(0.01),
+    references=(Reference(TOY, {"eta_stable_max": 0.5, "eta_min_norm_stable_max": 0.25}, 1e-12,
+                          "toy: stable minima up to eta 0.5"),),
+    compare_reference=lambda p, e: max(_rel(p["eta_stable_max"], e["eta_stable_max"]),
+                                       _rel(p["eta_min_norm_stable_max"], e["eta_min_norm_stable_max"])),
+)
+
+
+CLAIMS = (STABLE,)

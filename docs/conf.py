@@ -11,10 +11,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 project = "biasaudit"
 author = "the biasaudit developers"
-extensions = ["myst_parser", "sphinx.ext.autodoc", "claims_page"]
+extensions = ["myst_parser", "sphinx.ext.autodoc", "specification_pages"]
 myst_enable_extensions = ["dollarmath"]
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
-exclude_patterns = ["_build", "**.ipynb_checkpoints", "tutorial.ipynb"]
+exclude_patterns = ["_build", "**.ipynb_checkpoints", "tutorial.ipynb", "specification/_generated_*"]
 autodoc_member_order = "bysource"
 autodoc_typehints = "none"
 html_theme = "alabaster"

@@ -70,6 +70,7 @@ __all__ = [
     "jsonable",
     "claim_seed",
     "PROFILES",
+    "REFERENCE_ORIGINS",
 ]
 
 PROFILES = ("ci", "thorough")
@@ -125,13 +126,24 @@ class Observation:
 
 @dataclass(frozen=True)
 class Reference:
-    """A value stated in the spec: ``predict(params)`` must match ``expected`` within ``tolerance``."""
+    """A reference value: ``predict(params)`` must match ``expected`` within ``tolerance``.
+
+    ``origin`` says where the value comes from: ``"derived"`` (derived here, by algebra from the paper's
+    statements or by computing exactly a quantity they define), ``"stated"`` (stated by the paper) or
+    ``"measured"`` (read off a simulation here); the specification pages of the docs show it."""
 
     params: Params
     expected: Any
     tolerance: float
     note: str = ""
+    origin: str = ""
 
+    def __post_init__(self):
+        if self.origin not in REFERENCE_ORIGINS:
+            raise ValueError(f"reference origin must be one of {REFERENCE_ORIGINS}, got {self.origin!r}")
+
+
+REFERENCE_ORIGINS = ("", "derived", "stated", "measured")  # "" only until every claim states it
 
 AT_10X_EXACT = ("an exact decision (a class, index, sign, order or set): 10 x 0 = 0, and a wrong decision is off "
                 "by a whole unit")
@@ -267,6 +279,11 @@ class Claim:
     # experiment claims: the training runs the check reads, as audit run units (biasaudit.audit.units.RunUnit),
     # declared at the experiment tier in force; the audit runs them first, on any worker, then the claim
     runs: Callable[[], tuple] | None = None
+    # what the reader sees is what runs: the theory formulas (biasaudit.theory.formula.Formula) that ``predict``
+    # evaluates, each shown in ``statement``; or, for a prediction with no closed form (a bisection, an
+    # integration), why not, in words (tests/test_statements.py checks both)
+    formulas: tuple = ()
+    no_closed_form: str = ""
     # where the claim is defined: the module's dotted name and the line of the call that built the claim, read
     # from the caller's frame (``biasaudit list --json`` shows them as a file path and a line)
     defined_in: str = field(default="", compare=False)
@@ -289,6 +306,10 @@ class Claim:
         if not controls or not all(isinstance(c, Control) for c in controls):
             raise ValueError(f"{self.id}: negative_control must be a Control, a tuple of them or a callable")
         object.__setattr__(self, "negative_control", controls)
+        if not all(hasattr(f, "expr") and callable(f) for f in self.formulas):
+            raise ValueError(f"{self.id}: formulas must be theory Formula objects")
+        if self.formulas and self.no_closed_form:
+            raise ValueError(f"{self.id}: a claim with formulas has a closed form (no_closed_form must be empty)")
         if not self.id or " " in self.id:
             raise ValueError(f"claim id must be a non-empty dotted name, got {self.id!r}")
         if set(self.samples) != set(PROFILES):
@@ -311,13 +332,14 @@ class Claim:
 
     @property
     def origin(self) -> str:
-        """Who states the claim: ``derived`` (by us, from the paper's statements; its ``source`` says from which),
-        ``reported`` (a measurement reported in an issue, stated as a claim so it can be refuted) or ``stated``
-        (by the paper or the spec; ``source`` gives the section)."""
+        """Who states the claim: ``derived`` (by us, from the paper's statements; ``source`` starts with "derived"
+        and says from which), ``reported`` (a measurement made here, stated as a claim so that it can be refuted;
+        ``source`` starts with "measured" and names the notes that record it) or ``stated`` (by the paper;
+        ``source`` gives the section)."""
         source = self.source.strip().lower()
         if source.startswith("derived"):
             return "derived"
-        if source.startswith("issue"):
+        if source.startswith(("measured", "issue")):
             return "reported"
         return "stated"
 

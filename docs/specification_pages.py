@@ -187,6 +187,8 @@ def group_of(claim, paper: str) -> str:
 
 
 def _provenance(claim, index: int) -> str | None:
+    if claim.references[index].origin:
+        return claim.references[index].origin
     given = PROVENANCE.get(claim.id)
     if isinstance(given, tuple):
         given = given[index] if index < len(given) else None

@@ -1,0 +1,75 @@
+"""What the reader sees is what runs: every theory claim's statement is built from the theory formulas its
+prediction evaluates, or the claim says in words why its prediction has no closed form.
+
+For each theory claim: the formulas it names (``Claim.formulas``) each appear verbatim (as a sympy
+subexpression) in its statement, and evaluating ``predict`` on a sampled case calls each of them (traced by
+:func:`biasaudit.theory.formula.traced`). Claims without a closed form are listed here by name; each gives its
+reason (``Claim.no_closed_form``) and names no formula.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from biasaudit.ledger import OutOfScope, claim_seed
+from biasaudit.registry import all_claims
+from biasaudit.theory.formula import Formula, traced
+
+THEORY = [c for c in all_claims() if c.kind == "theory" and c.defined_in.startswith("biasaudit.")]
+
+# predictions computed by bisection, integration, optimisation or simulation: no closed form to show
+NO_CLOSED_FORM: set[str] = set()
+
+
+def contains(statement, expr) -> bool:
+    """Whether ``expr`` is a subexpression of ``statement`` (sympy trees compared structurally)."""
+    return any(node == expr for node in sp.preorder_traversal(statement))
+
+
+def _traced_predict(claim, tries: int = 8) -> list:
+    rng = np.random.default_rng(claim_seed(claim.id, 0))
+    for _ in range(tries):
+        params = claim.domain.sample(rng)
+        try:
+            with traced() as seen:
+                claim.predict(params)
+        except OutOfScope:
+            continue
+        return seen
+    pytest.fail(f"{claim.id}: no sampled case in scope")
+
+
+@pytest.mark.parametrize("claim", THEORY, ids=lambda c: c.id)
+def test_statement_shows_the_formulas_its_prediction_evaluates(claim):
+    if claim.id in NO_CLOSED_FORM:
+        assert claim.no_closed_form.strip() and not claim.formulas, claim.id
+        return
+    assert claim.formulas, f"{claim.id}: names no theory formula (and is not listed as having no closed form)"
+    missing = [f.name for f in claim.formulas if not contains(claim.statement, f.expr)]
+    assert missing == [], f"{claim.id}: the statement does not show {missing}"
+    called = {id(f) for f in _traced_predict(claim)}
+    unused = [f.name for f in claim.formulas if id(f) not in called]
+    assert unused == [], f"{claim.id}: predict never evaluates {unused}"
+
+
+def test_no_closed_form_list_names_registered_theory_claims():
+    assert NO_CLOSED_FORM <= {c.id for c in THEORY}
+
+
+def test_the_containment_check_sees_a_retyped_formula():
+    a, b = sp.symbols("a b", positive=True)
+    formula = Formula("f", a * sp.exp(b), (a, b))
+    assert contains(sp.Eq(sp.Symbol("w"), formula.expr), formula.expr)
+    retyped = sp.Symbol("a", real=True) * sp.exp(b)  # same text, other assumptions: another symbol
+    assert not contains(sp.Eq(sp.Symbol("w"), retyped), formula.expr)
+    assert not contains(sp.Eq(sp.Symbol("w"), 1.01 * formula.expr), formula.expr)
+
+
+def test_tracing_records_the_formulas_called():
+    a = sp.Symbol("a")
+    f, g = Formula("f", a + 1, (a,)), Formula("g", 2 * a, (a,))
+    with traced() as seen:
+        f(1.0)
+    assert seen == [f] and f(2.0) == 3.0 and g not in seen

@@ -12,16 +12,17 @@ and the rule it broke) and returns a dataclass with ``to_json()``; the regime re
 * ``eos_sweep(x, y, w0, eta_min, eta_max, n=400)``: a batched GD learning-rate sweep (outcome classes, sharpness);
 * ``list_claims(pattern=None, paper=None, kind=None)``: :class:`ClaimInfo` rows (id, paper, kind, origin,
   source, title);
-* ``run_claim(claim_id, profile="ci", seed=0)``: the claim's :class:`~biasaudit.ledger.Evidence`;
-* ``audit(out="biasaudit-report", claims=None, tier="quick", workers=None, resume=False)``:
-  :class:`AuditSummary` (verdict counts, the report's paths); re-exported as ``biasaudit.run_audit``
-  (``biasaudit.audit`` is the audit package).
+* ``check_claim(claim_id, profile="ci", seed=0)``: run one claim (as ``biasaudit check`` does) and return its
+  :class:`~biasaudit.ledger.Evidence`;
+* ``run_audit(out="biasaudit-report", claims=None, tier="quick", workers=None, resume=False)``:
+  :class:`AuditSummary` (verdict counts, the report's paths), as ``biasaudit audit`` (``biasaudit.audit`` is
+  the audit package; its engine is :func:`biasaudit.audit.execute_audit`).
 
 Example::
 
     import biasaudit as ba
     ba.sam_regimes(mu=(1, 2), rho=1.0)            # l2-SAM at depth 2: the three regimes in alpha
-    ba.run_claim("sam.l2.regime3").verdict
+    ba.check_claim("sam.l2.regime3").verdict
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 __all__ = ["SamRegimes", "LinfLimit", "ClaimInfo", "AuditSummary", "sam_regimes", "linf_limit", "eos_regimes",
-           "eos_sweep", "list_claims", "run_claim", "audit", "run_audit"]
+           "eos_sweep", "list_claims", "check_claim", "run_audit"]
 
 
 def _jsonable(value):
@@ -273,8 +274,9 @@ def list_claims(pattern: str | None = None, paper: str | None = None, kind: str 
             for c in select_claims(pattern, paper=paper, kind=kind)]
 
 
-def run_claim(claim_id: str, profile: str = "ci", seed: int = 0):
-    """Check one claim (any kind) and return its :class:`~biasaudit.ledger.Evidence`."""
+def check_claim(claim_id: str, profile: str = "ci", seed: int = 0):
+    """Check one claim (any kind) by id and return its :class:`~biasaudit.ledger.Evidence`
+    (:func:`biasaudit.ledger.run_claim` runs a :class:`~biasaudit.ledger.Claim` object)."""
     from biasaudit.ledger import run_claim as _run_claim
     from biasaudit.plumbing import choice
     from biasaudit.registry import get_claim
@@ -299,15 +301,15 @@ class AuditSummary:
         return f'<p>biasaudit audit: {html.escape(counts)}; report <a href="{html.escape(self.index_html)}">index.html</a></p>'
 
 
-def audit(out: str | Path = "biasaudit-report", claims: str | None = None, tier: str = "quick",
+def run_audit(out: str | Path = "biasaudit-report", claims: str | None = None, tier: str = "quick",
           workers: int | None = None, resume: bool = False, figures: bool = True,
           progress: bool = False) -> AuditSummary:
     """Run the audit (the same as ``biasaudit audit``; ``progress=True`` prints its progress lines) and
     return its verdict counts and report paths."""
-    from biasaudit.audit.runner import AuditConfig, run_audit
+    from biasaudit.audit.runner import AuditConfig, execute_audit
 
     config = AuditConfig(tier=tier, out=Path(out), claims=claims, workers=workers, resume=resume, figures=figures)
-    run_audit(config, quiet=not progress)
+    execute_audit(config, quiet=not progress)
     out = Path(out)
     counts: dict[str, int] = {}
     for line in (out / "evidence.jsonl").read_text().splitlines():
@@ -316,5 +318,3 @@ def audit(out: str | Path = "biasaudit-report", claims: str | None = None, tier:
     return AuditSummary(counts=counts, out=str(out), index_html=str(out / "index.html"),
                         report_md=str(out / "report.md"), evidence=str(out / "evidence.jsonl"))
 
-
-run_audit = audit

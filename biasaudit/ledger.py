@@ -35,7 +35,6 @@ import enum
 import functools
 import hashlib
 import math
-import platform
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -47,6 +46,7 @@ import numpy as np
 
 from biasaudit.domain import Domain, Params
 from biasaudit.plumbing import jsonable
+from biasaudit.plumbing.runcache import library_versions
 
 __all__ = [
     "Verdict",
@@ -426,17 +426,7 @@ def claim_seed(claim_id: str, seed: int) -> np.random.SeedSequence:
     return np.random.SeedSequence([seed, digest])
 
 
-@functools.cache
-def library_versions() -> dict:
-    import importlib.metadata as md
-
-    out = {"python": platform.python_version()}
-    for dist in ("biasaudit", "numpy", "numba", "sympy", "mpmath", "scipy"):
-        try:
-            out[dist] = md.version(dist)
-        except md.PackageNotFoundError:
-            out[dist] = None
-    return out
+EVIDENCE_LIBRARIES = ("biasaudit", "numpy", "numba", "sympy", "mpmath", "scipy")  # versions each Evidence records
 
 
 def _failed(obs: Observation, tol: float) -> bool:
@@ -510,7 +500,7 @@ def run_claim(claim: Claim, profile: str = "ci", seed: int = 0, n: int | None = 
             seed=seed,
             profile=profile,
             elapsed_s=round(time.perf_counter() - start, 6),
-            versions=library_versions(),
+            versions=library_versions(EVIDENCE_LIBRARIES),
         )
 
     refs = claim.references if references else ()

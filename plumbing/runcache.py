@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.metadata
+import platform
 import importlib.util
 import json
 from collections.abc import Iterable, Mapping
@@ -68,8 +69,9 @@ def clear_fingerprints() -> None:
 
 @functools.lru_cache(maxsize=None)
 def library_versions(names: tuple[str, ...] = LIBRARIES) -> dict[str, str | None]:
-    """``{name: version}`` of the installed distributions (``None`` where one is not installed)."""
-    out = {}
+    """``{"python": version, name: version, ...}`` of the interpreter and the installed distributions ``names``
+    (``None`` where one is not installed): the one place that reads versions (run keys, evidence records)."""
+    out: dict[str, str | None] = {"python": platform.python_version()}
     for name in names:
         try:
             out[name] = importlib.metadata.version(name)

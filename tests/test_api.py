@@ -50,8 +50,8 @@ def test_linf_limit_and_the_norm_switch_agree():
     (lambda: ba.sam_regimes(mu=(1, 2), rho=1.0, norm="linf"), "alpha"),
     (lambda: ba.sam_regimes(mu=(1, 2), rho=1.0, alpha=(0.1, 0.2, 0.3)), "alpha"),
     (lambda: ba.eos_sweep((1.0,), 1.0, (0.1,), eta_min=0.5, eta_max=0.1), "eta_max"),
-    (lambda: ba.run_claim("no.such.claim"), "claim"),
-    (lambda: ba.run_claim("sam.l2.regime3", profile="fast"), "profile"),
+    (lambda: ba.check_claim("no.such.claim"), "claim"),
+    (lambda: ba.check_claim("sam.l2.regime3", profile="fast"), "profile"),
 ])
 def test_bad_input_names_the_parameter(call, parameter):
     with pytest.raises(InputError) as err:
@@ -66,7 +66,7 @@ def test_eos_regimes_sweep_claims_and_evidence():
     assert len(sweep.eta) == 16
     infos = ba.list_claims("sam.l2.regime*")
     assert infos and all(i.id.startswith("sam.l2.regime") for i in infos)
-    ev = ba.run_claim("eos.gf.kl_potential")
+    ev = ba.check_claim("eos.gf.kl_potential")
     assert str(ev.verdict) == "confirmed" and "confirmed" in ev._repr_html_()
 
 

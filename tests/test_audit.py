@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from biasaudit.audit import AuditConfig, run_audit
+from biasaudit.audit import AuditConfig, execute_audit
 from biasaudit.audit.report_data import format_pair
 from biasaudit.audit.store import EvidenceStore, atomic_write_text, record_checksum
 from biasaudit.audit.units import TIMING_FIELDS
@@ -26,7 +26,7 @@ def config(out, **kw):
 
 
 def audit(out, **kw):
-    return run_audit(config(out, **kw), quiet=True)
+    return execute_audit(config(out, **kw), quiet=True)
 
 
 def without_timings(records):
@@ -307,7 +307,7 @@ def test_audit_progress_prints_a_line_per_unit_when_not_a_tty(tmp_path):
 
     stream = io.StringIO()
     progress = AuditProgress(10, stream=stream)
-    run_audit(config(tmp_path), progress=progress)
+    execute_audit(config(tmp_path), progress=progress)
     lines = stream.getvalue().splitlines()
     assert lines[0].startswith("[1/10] toy.square.0  ok") and lines[-1].startswith("[10/10] toy.undecided  UNDECIDED")
 
@@ -319,7 +319,7 @@ def test_audit_progress_bars_count_cases_on_a_tty(tmp_path):
     progress = AuditProgress(10, stream=io.StringIO(), bars=True)
     original = progress.event
     progress.event = lambda e: (events.append(e), original(e))
-    run_audit(config(tmp_path), progress=progress)
+    execute_audit(config(tmp_path), progress=progress)
     progress.close()
     square = [e[0] for e in events if e[1] == "toy.square.0"]
     assert square == ["start", "case", "case", "case", "case", "end"]  # 3 samples + 1 negative control
@@ -376,7 +376,7 @@ def toys_only_registry(monkeypatch):
 
 
 def test_audit_a_claims_module_that_fails_to_import_is_an_error_record(tmp_path, toys_only_registry):
-    result = run_audit(AuditConfig(out=tmp_path, workers=1, figures=False,
+    result = execute_audit(AuditConfig(out=tmp_path, workers=1, figures=False,
                                    extra_modules=(*TOYS, "test_audit_no_such_module")), quiet=True)
     records = {r["claim_id"]: r for r in result.records}
     broken = records["import:test_audit_no_such_module"]
@@ -408,8 +408,8 @@ def test_audit_cli_final_line_names_the_figures_that_failed(tmp_path, monkeypatc
 
     import biasaudit.audit as audit_pkg
 
-    real = audit_pkg.run_audit
-    monkeypatch.setattr(audit_pkg, "run_audit", lambda cfg, **kw: real(
+    real = audit_pkg.execute_audit
+    monkeypatch.setattr(audit_pkg, "execute_audit", lambda cfg, **kw: real(
         dataclasses.replace(cfg, extra_modules=TOYS, workers=1), **kw))
     assert main(["audit", "--claims", "toy.*", "--out", str(tmp_path)]) == 0
     assert "figures failed: toy.fig.broken" in capsys.readouterr().err

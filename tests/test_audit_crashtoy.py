@@ -7,7 +7,7 @@ from pathlib import Path
 
 import sympy as sp
 
-from biasaudit.audit import AuditConfig, run_audit
+from biasaudit.audit import AuditConfig, execute_audit
 from biasaudit.domain import Domain, Real
 from biasaudit.ledger import Claim, Observation, Tolerance
 
@@ -31,7 +31,7 @@ CLAIMS = (
 def test_audit_worker_crash_is_an_error_record_and_the_rest_runs(tmp_path):
     config = AuditConfig(out=Path(tmp_path), claims="crash.*,toy.square.*", workers=2, figures=False,
                          extra_modules=("test_audit_toyclaims", "test_audit_crashtoy"))
-    result = run_audit(config, quiet=True)
+    result = execute_audit(config, quiet=True)
     records = {r["claim_id"]: r for r in result.records}
     assert records["crash.worker"]["verdict"] == "error"
     assert "worker process died" in records["crash.worker"]["detail"]

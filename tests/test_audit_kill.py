@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from biasaudit.audit import AuditConfig, run_audit
+from biasaudit.audit import AuditConfig, execute_audit
 from biasaudit.audit.store import EvidenceStore, folder_key
 from biasaudit.audit.units import TIMING_FIELDS
 
@@ -36,7 +36,7 @@ def count_lines(path):
 
 
 def test_audit_sigkill_midway_then_resume_equals_uninterrupted_run(tmp_path):
-    uninterrupted = run_audit(AuditConfig(out=tmp_path / "clean", claims="toy.*", workers=1, figures=False,
+    uninterrupted = execute_audit(AuditConfig(out=tmp_path / "clean", claims="toy.*", workers=1, figures=False,
                                           extra_modules=TOYS), quiet=True)
     out = tmp_path / "killed"
     evidence = out / "evidence.jsonl"

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from biasaudit.audit import AuditConfig, run_audit
+from biasaudit.audit import AuditConfig, execute_audit
 from biasaudit.audit.outlock import LOCK_NAME, hold_out_dir
 from biasaudit.plumbing import InputError
 
@@ -41,7 +41,7 @@ def test_a_second_audit_into_a_held_folder_exits_2_naming_the_holder(held):
 def test_the_api_raises_the_same_error(held):
     out, _ = held
     with pytest.raises(InputError, match="^out: is held by another live audit"):
-        run_audit(AuditConfig(out=out, claims="sam.gd.l2_closed_form", figures=False), quiet=True)
+        execute_audit(AuditConfig(out=out, claims="sam.gd.l2_closed_form", figures=False), quiet=True)
 
 
 def test_a_killed_holder_does_not_block_the_next_audit(held):
@@ -50,7 +50,7 @@ def test_a_killed_holder_does_not_block_the_next_audit(held):
     proc.wait()
     with hold_out_dir(out):  # the kernel dropped the dead holder's lock
         assert (out / LOCK_NAME).read_text().startswith("pid ")
-    result = run_audit(AuditConfig(out=out, claims="sam.gd.l2_closed_form", figures=False), quiet=True)
+    result = execute_audit(AuditConfig(out=out, claims="sam.gd.l2_closed_form", figures=False), quiet=True)
     assert [r["verdict"] for r in result.records] == ["confirmed"]
 
 

@@ -5,7 +5,7 @@ import time
 from pathlib import Path
 
 
-from biasaudit.audit import AuditConfig, run_audit
+from biasaudit.audit import AuditConfig, execute_audit
 from biasaudit.audit.units import TIMING_FIELDS
 from biasaudit.cli import main
 
@@ -19,12 +19,12 @@ def without_timings(records):
 def test_audit_dask_localcluster_equals_local_executor(tmp_path):
     from distributed import LocalCluster
 
-    local = run_audit(AuditConfig(out=tmp_path / "local", claims="toy.*", workers=1, figures=True,
+    local = execute_audit(AuditConfig(out=tmp_path / "local", claims="toy.*", workers=1, figures=True,
                                   extra_modules=TOYS), quiet=True)
     with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, protocol="tcp", host="127.0.0.1",
                       dashboard_address=None) as cluster:
         assert cluster.scheduler_address.startswith("tcp://127.0.0.1:")
-        remote = run_audit(AuditConfig(out=tmp_path / "dask", claims="toy.*", executor="dask",
+        remote = execute_audit(AuditConfig(out=tmp_path / "dask", claims="toy.*", executor="dask",
                                        scheduler=cluster.scheduler_address, figures=True,
                                        extra_modules=TOYS), quiet=True)
     assert without_timings(remote.records) == without_timings(local.records)
@@ -60,7 +60,7 @@ RUN_TOYS = ("test_audit_toyruns",)
 
 def _run_audit(tmp_path, name, monkeypatch, **kw):
     monkeypatch.setenv("BIASAUDIT_CACHE_DIR", str(tmp_path / f"cache-{name}"))
-    return run_audit(AuditConfig(out=tmp_path / name, claims="toy.runs.*", figures=False, extra_modules=RUN_TOYS,
+    return execute_audit(AuditConfig(out=tmp_path / name, claims="toy.runs.*", figures=False, extra_modules=RUN_TOYS,
                                  **kw), quiet=True)
 
 
@@ -71,7 +71,7 @@ def test_run_units_are_scheduled_once_each_and_counted(tmp_path, monkeypatch):
     assert result.run_units == 7 and result.ran == 2 + 7
     assert result.runs_computed == 7  # the claims found every run cached
     assert result.runs_reused > 0 and all(r["runs"]["computed"] == 0 for r in result.records)
-    again = run_audit(AuditConfig(out=tmp_path / "again", claims="toy.runs.*", figures=False,
+    again = execute_audit(AuditConfig(out=tmp_path / "again", claims="toy.runs.*", figures=False,
                                   extra_modules=RUN_TOYS, workers=1), quiet=True)
     assert again.runs_computed == 0 and again.runs_reused >= 7  # the same cache: nothing recomputed
     report = (tmp_path / "again" / "report.md").read_text()
@@ -85,7 +85,7 @@ def test_run_units_on_a_two_worker_dask_localcluster_give_the_local_evidence(tmp
     monkeypatch.setenv("BIASAUDIT_CACHE_DIR", str(tmp_path / "cache-dask"))
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, protocol="tcp", host="127.0.0.1",
                       dashboard_address=None, resources={"GPU": 1}) as cluster:
-        remote = run_audit(AuditConfig(out=tmp_path / "dask", claims="toy.runs.*", executor="dask",
+        remote = execute_audit(AuditConfig(out=tmp_path / "dask", claims="toy.runs.*", executor="dask",
                                        scheduler=cluster.scheduler_address, figures=False, extra_modules=RUN_TOYS,
                                        run_resources=(("GPU", 1),)), quiet=True)
     assert without_timings(remote.records) == without_timings(local.records)

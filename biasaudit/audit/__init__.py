@@ -10,7 +10,7 @@ module               what it holds
 ``executor``         where units run: inline, a local process pool, or an existing Dask cluster
 ``progress``         a tqdm bar for the run and one per running claim (plain lines when not a TTY)
 ``provenance``       the git commit and library versions stamped on each record
-``runner``           :func:`run_audit`: validate, resume, submit, store, report
+``runner``           :func:`execute_audit`: validate, resume, submit, store, report
 ``report_data``      rows of the report: ordering (problems first), evidence summaries, math rendering
 ``report_md``        ``report.md``
 ``report_html``      ``index.html``: static, self-contained (no network, no scripts, local PNGs)
@@ -20,6 +20,6 @@ The package imports neither numba nor torch at import time; claim modules are im
 are looked up.
 """
 
-from biasaudit.audit.runner import TIERS, AuditConfig, AuditResult, run_audit
+from biasaudit.audit.runner import TIERS, AuditConfig, AuditResult, execute_audit
 
-__all__ = ["AuditConfig", "AuditResult", "TIERS", "run_audit"]
+__all__ = ["AuditConfig", "AuditResult", "TIERS", "execute_audit"]

@@ -11,7 +11,7 @@ import subprocess
 from functools import cache
 from pathlib import Path
 
-__all__ = ["code_version", "library_versions"]
+__all__ = ["code_version", "record_versions"]
 
 # Libraries whose versions can change a number in a record (the ledger records the core ones already).
 _EXTRA_LIBRARIES = ("torch", "matplotlib", "dask", "distributed")
@@ -37,10 +37,10 @@ def code_version() -> dict:
     return {"biasaudit": biasaudit.__version__, "git_commit": commit, "git_dirty": dirty}
 
 
-@cache
-def library_versions() -> dict:
-    """The ledger's versions (python, numpy, numba, sympy, mpmath, scipy) plus torch, matplotlib, dask."""
-    from biasaudit.ledger import library_versions as core
-    from biasaudit.plumbing.runcache import library_versions as installed
+def record_versions() -> dict:
+    """The versions every audit record carries: the ledger's (python, numpy, numba, sympy, mpmath, scipy) plus
+    torch, matplotlib and dask (:func:`biasaudit.plumbing.runcache.library_versions`)."""
+    from biasaudit.ledger import EVIDENCE_LIBRARIES
+    from biasaudit.plumbing.runcache import library_versions as versions
 
-    return {**core(), **installed(_EXTRA_LIBRARIES)}
+    return versions(EVIDENCE_LIBRARIES + _EXTRA_LIBRARIES)

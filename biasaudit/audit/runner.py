@@ -1,4 +1,4 @@
-"""``run_audit``: validate the options, resume from the evidence store, run the units, write the report.
+"""``execute_audit``: validate the options, resume from the evidence store, run the units, write the report.
 
 Order of work (each step fails with a clear :class:`~biasaudit.inputs.InputError` before the next):
 
@@ -40,7 +40,7 @@ from biasaudit.audit.units import RECORD_SCHEMA, ClaimUnit, FigureUnit, RunUnit,
 from biasaudit.plumbing import InputError, writable_dir
 from biasaudit.registry import extra_modules_from_env
 
-__all__ = ["TIERS", "AuditConfig", "AuditResult", "run_audit", "prepare_out_dir", "select_audit_claims",
+__all__ = ["TIERS", "AuditConfig", "AuditResult", "execute_audit", "prepare_out_dir", "select_audit_claims",
            "EVIDENCE_FILE", "FIGURES_FILE", "FIGURE_DIR"]
 
 TIERS = {"quick": "ci", "full": "thorough"}
@@ -127,7 +127,7 @@ def _complete_figure(record: dict, tier: str, figure_dir: Path) -> bool:
             and all((figure_dir / name).is_file() for name in record["files"]))
 
 
-def run_audit(config: AuditConfig, progress: AuditProgress | None = None, quiet: bool = False) -> AuditResult:
+def execute_audit(config: AuditConfig, progress: AuditProgress | None = None, quiet: bool = False) -> AuditResult:
     """Run the audit described by ``config``; see the module docstring."""
     started = time.perf_counter()
     started_utc = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")

@@ -173,10 +173,10 @@ def _failure_fields(exc: BaseException) -> dict:
 
 
 def _stamped(record: dict, start: float) -> dict:
-    from biasaudit.audit.provenance import library_versions
+    from biasaudit.audit.provenance import record_versions
 
     record["elapsed_s"] = round(time.perf_counter() - start, 6)
-    record["versions"] = library_versions()
+    record["versions"] = record_versions()
     return record
 
 
@@ -250,16 +250,16 @@ def claim_record(claim, evidence: dict) -> dict:
 
     Object reprs lose their memory addresses, so the same seed and configuration give the same record.
     """
-    from biasaudit.audit.provenance import library_versions
+    from biasaudit.audit.provenance import record_versions
 
     record = {"record": "claim", "schema": RECORD_SCHEMA, **_without_addresses(evidence), **_claim_fields(claim)}
-    record["versions"] = {**library_versions(), **evidence.get("versions", {})}
+    record["versions"] = {**record_versions(), **evidence.get("versions", {})}
     return record
 
 
 def error_record(unit: ClaimUnit, claim, exc: BaseException, elapsed: float) -> dict:
     """The record of a claim whose check raised: verdict ``error``, the message and the traceback."""
-    from biasaudit.audit.provenance import library_versions
+    from biasaudit.audit.provenance import record_versions
     from biasaudit.plumbing import jsonable
 
     tol = {}
@@ -272,7 +272,7 @@ def error_record(unit: ClaimUnit, claim, exc: BaseException, elapsed: float) -> 
         "detail": f"{type(exc).__name__}: {exc}",
         "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-6:]),
         "seed": unit.seed, "profile": unit.profile, "elapsed_s": round(elapsed, 6),
-        "versions": library_versions(),
+        "versions": record_versions(),
     }
     if claim is not None:
         record.update(_claim_fields(claim))
@@ -288,7 +288,7 @@ def _relative(path: Path, outdir: Path) -> str:
 
 def module_error_record(module: str, message: str, profile: str, seed: int) -> dict:
     """The ``error`` record of a claims module that failed to import (its claims could not run)."""
-    from biasaudit.audit.provenance import library_versions
+    from biasaudit.audit.provenance import record_versions
 
     return {
         "record": "claim", "schema": RECORD_SCHEMA, "claim_id": f"import:{module}", "paper": None,
@@ -296,7 +296,7 @@ def module_error_record(module: str, message: str, profile: str, seed: int) -> d
         "statement": "", "hypotheses": [], "verdict": "error", "params": None, "predicted": None,
         "observed": None, "error": None, "tolerance": {}, "n_cases": 0, "negative_control": {},
         "detail": f"{message} (none of this module's claims ran)", "seed": seed, "profile": profile,
-        "elapsed_s": 0.0, "versions": library_versions(),
+        "elapsed_s": 0.0, "versions": record_versions(),
     }
 
 

@@ -77,18 +77,18 @@ def median_time(fn: Callable[[], object], repeats: int = 5, warmup: int = 1) -> 
 
 
 def timed_audit(pattern: str, workdir: Path, name: str, **options) -> tuple[float, object]:
-    """Wall time and result of ``run_audit`` on the claims ``pattern``, with a fresh run cache.
+    """Wall time and result of ``execute_audit`` on the claims ``pattern``, with a fresh run cache.
 
     The cache is ``workdir/cache-<name>`` (``$BIASAUDIT_CACHE_DIR`` is restored afterwards), so every run is
     computed; ``options`` go to :class:`~biasaudit.audit.AuditConfig` (``figures=False`` unless given).
     """
-    from biasaudit.audit import AuditConfig, run_audit
+    from biasaudit.audit import AuditConfig, execute_audit
 
     previous = os.environ.get("BIASAUDIT_CACHE_DIR")
     os.environ["BIASAUDIT_CACHE_DIR"] = str(workdir / f"cache-{name}")
     try:
         start = time.perf_counter()
-        result = run_audit(AuditConfig(out=workdir / name, claims=pattern, **{"figures": False, **options}),
+        result = execute_audit(AuditConfig(out=workdir / name, claims=pattern, **{"figures": False, **options}),
                            quiet=True)
         return time.perf_counter() - start, result
     finally:

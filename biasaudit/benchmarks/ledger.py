@@ -62,11 +62,11 @@ def _cpu_seconds() -> float:
 
 
 def _audit(out: Path, pattern: str, extra: tuple[str, ...] = (), cpu: list | None = None, **kw):
-    from biasaudit.audit import AuditConfig, run_audit
+    from biasaudit.audit import AuditConfig, execute_audit
 
     config = AuditConfig(out=out, claims=pattern, figures=False, extra_modules=extra, **kw)
     start, start_cpu = time.perf_counter(), _cpu_seconds()
-    result = run_audit(config, quiet=True)
+    result = execute_audit(config, quiet=True)
     if cpu is not None:
         cpu.append(_cpu_seconds() - start_cpu)
     return time.perf_counter() - start, result

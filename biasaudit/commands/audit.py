@@ -133,7 +133,7 @@ def _environment(settings: dict[str, str]):
 
 
 def _run(args) -> int:
-    from biasaudit.audit import AuditConfig, run_audit
+    from biasaudit.audit import AuditConfig, execute_audit
 
     from biasaudit.plumbing import claim_pattern
 
@@ -144,7 +144,7 @@ def _run(args) -> int:
                          run_resources=parse_resources(args.run_resources, args.executor))
     previous = signal.signal(signal.SIGTERM, _terminate)  # SIGTERM: stop the workers too, like Ctrl-C
     try:
-        result = run_audit(config, quiet=args.quiet)
+        result = execute_audit(config, quiet=args.quiet)
     finally:
         signal.signal(signal.SIGTERM, previous)
     counts = result.counts()

@@ -2,7 +2,7 @@
 
 ``NAME`` is the module's name (a Python identifier, e.g. ``gd_quadratic``); the files are
 ``DIR/NAME.py`` and ``DIR/test_NAME.py``. The template is a working claim with the four parts every
-biasaudit claim has (a sympy statement lambdified once, independent numerics, a property test over a
+biasaudit claim has (a sympy statement whose formula the prediction evaluates, independent numerics, a property test over a
 sampled domain, a negative control that must be refuted); its test passes as written. Replace the example
 (the closed form of a geometric series against its partial sums) by your theorem, then register the
 module: in a package, with an entry point in the group ``biasaudit.claims`` (see ``examples/plugin/``).
@@ -28,18 +28,19 @@ import sympy as sp
 
 from biasaudit.domain import Domain, Integer, Real
 from biasaudit.ledger import Claim, Observation, Tolerance
+from biasaudit.theory.formula import Formula
 
 __all__ = ["CLAIMS"]
 
-# 1. The symbolic statement (sympy), lambdified once for the prediction.
+# 1. The symbolic statement: a Formula is a sympy expression lambdified once. The statement shows its
+#    expression and the prediction evaluates it, so what the reader sees is what runs.
 q, n = sp.symbols("q n", positive=True)
 k = sp.Symbol("k", integer=True, nonnegative=True)
-CLOSED_FORM = (1 - q**n) / (1 - q)
-_closed_form = sp.lambdify((q, n), CLOSED_FORM, "math")
+CLOSED_FORM = Formula("geometric_sum", (1 - q**n) / (1 - q), (q, n), "math")
 
 
 def _predict(params):
-    return _closed_form(params["q"], params["n"])
+    return CLOSED_FORM(params["q"], params["n"])
 
 
 # 2. Independent numerics: here the partial sum itself, term by term.
@@ -55,7 +56,8 @@ CLAIM = Claim(
     source="derived: replace with where your theorem is stated",
     title="sum_{{k<n}} q^k = (1 - q^n) / (1 - q)",
     hypotheses=(sp.Gt(q, 0, evaluate=False), sp.Ne(q, 1, evaluate=False)),
-    statement=sp.Eq(sp.Sum(q**k, (k, 0, n - 1)), CLOSED_FORM, evaluate=False),
+    statement=sp.Eq(sp.Sum(q**k, (k, 0, n - 1)), CLOSED_FORM.expr, evaluate=False),
+    formulas=(CLOSED_FORM,),
     predict=_predict,
     evaluate=_evaluate,
     # Tolerances are named and explained: why this size, and what it bounds.

@@ -8,7 +8,8 @@ iff |1 - eta lambda_i| <= 1 for all i, i.e. the critical step size is
     eta_c = 2 / lambda_max.
 
 The four parts of a biasaudit claim:
-1. symbolic statement: ``Eq(eta_c, 2 / lambda_max)`` (sympy), lambdified once into :func:`_predict`;
+1. symbolic statement: ``Eq(eta_c, 2 / lambda_max)`` (sympy), whose right-hand side is a
+   :class:`~biasaudit.theory.formula.Formula` that :func:`_predict` evaluates (what the reader sees is what runs);
 2. independent numerics: GD itself, run for K steps on a randomly rotated A (so the eigenvalues are not
    handed to the check), with eta_c found by bisection on "the iterate grew tenfold";
 3. property test: sampled cases (dimension, spectrum, rotation) from the domain;
@@ -24,12 +25,12 @@ import sympy as sp
 
 from biasaudit.domain import Domain, Integer, Real
 from biasaudit.ledger import Claim, Observation, Tolerance
+from biasaudit.theory.formula import Formula
 
 __all__ = ["CLAIMS"]
 
 eta_c, lam_max = sp.symbols("eta_c lambda_max", positive=True)
-ETA_C = 2 / lam_max
-_eta_c_of = sp.lambdify(lam_max, ETA_C, "math")
+ETA_C = Formula("eta_c", 2 / lam_max, (lam_max,), "math")
 
 STEPS = 2**15  # K: GD steps per trial, computed by repeated squaring of I - eta A
 GROWTH = 10.0  # "diverged": |x_K| > GROWTH |x_0|
@@ -45,7 +46,7 @@ def _matrix(params) -> np.ndarray:
 
 def _predict(params) -> float:
     """eta_c = 2 / lambda_max, the eigenvalue taken from the same matrix the numerics iterate on."""
-    return _eta_c_of(float(np.linalg.eigvalsh(_matrix(params))[-1]))
+    return ETA_C(float(np.linalg.eigvalsh(_matrix(params))[-1]))
 
 
 def _diverges(A: np.ndarray, eta: float, x0: np.ndarray) -> bool:
@@ -87,7 +88,8 @@ GD_STABILITY = Claim(
     source="derived: classical (linear stability of GD on a quadratic); biasaudit plugin example",
     title="GD on f(x) = x^T A x / 2 is stable exactly for eta < 2 / lambda_max(A)",
     hypotheses=(sp.Gt(lam_max, 0, evaluate=False),),
-    statement=sp.Eq(eta_c, ETA_C, evaluate=False),
+    statement=sp.Eq(eta_c, ETA_C.expr, evaluate=False),
+    formulas=(ETA_C,),
     predict=_predict,
     evaluate=_evaluate,
     tolerance=RESOLUTION,

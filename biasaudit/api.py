@@ -136,7 +136,7 @@ def null_reasons(depth: int) -> dict:
     return {
         "alpha_collapse": ("depth 1: SAM's limit direction is GD's; no collapse boundary" if depth == 1 else
                            "odd L: beta never collapses (the small-alpha field is positive)"),
-        "alpha_gd_like": ("the spec states the regime-3 (GD-like) boundary c(mu_(d-1) + mu_d)/‖mu‖ at L = 2 only; "
+        "alpha_gd_like": ("the regime-3 (GD-like) boundary c(mu_(d-1) + mu_d)/‖mu‖ is stated at L = 2 only; "
                           "no regime-3 boundary is derived for L > 2" if depth > 2 else "depth 1: no regimes"),
     }
 

@@ -10,11 +10,12 @@ A :class:`Claim` states one derived statement of a paper:
   ``error`` is compared with the named :class:`Tolerance`;
 * ``negative_control`` is a tuple of :class:`Control`: each makes a *wrong* prediction (the prediction moved by
   ±1 %, a parameter moved across the boundary, a hypothesis broken). The *sampled* cases alone (never the
-  spec's references) must refute every control, otherwise the check has no power and the verdict is
+  reference values) must refute every control, otherwise the check has no power and the verdict is
   ``undecided``. A control records its side and size; :func:`control_flags` names a set of controls that is
   one-sided or wider than :data:`MAX_CONTROL_SIZE` (the report shows the flags). A plain callable
   ``(params, predicted) -> wrong prediction`` is accepted as one control of unknown side and size;
-* ``domain`` is the valid parameter region for the property checks, ``references`` are the spec's own numbers.
+* ``domain`` is the valid parameter region for the property checks, ``references`` are reference values (each with
+  its origin: derived here, stated by the paper, or measured here).
 
 :func:`run_claim` runs the references and ``n`` sampled cases and returns one :class:`Evidence`:
 
@@ -22,7 +23,7 @@ A :class:`Claim` states one derived statement of a paper:
 verdict        rule
 =============  ==================================================================================
 confirmed      every case within tolerance, and every negative control failed
-refuted        some case (or a spec reference value) outside tolerance: the first counterexample
+refuted        some case (or a reference value) outside tolerance: the first counterexample
 undecided      numerics could not decide a case, or a negative control passed (no power)
 out-of-scope   ``predict`` raised :class:`OutOfScope`: the claim's hypotheses do not apply
 error          the check itself raised (recorded by the audit, never counted as a pass)
@@ -447,7 +448,7 @@ def verdict_inconsistency(record: Mapping) -> str:
 
     * ``confirmed`` needs a decided worst error within the tolerance (``error <= tolerance``) and every
       negative control refuted (each run ``failed`` with an error outside the tolerance);
-    * ``refuted`` needs an error outside the tolerance, or a spec reference value not reproduced;
+    * ``refuted`` needs an error outside the tolerance, or a reference value not reproduced;
     * ``undecided``, ``out-of-scope`` and ``error`` claim nothing that these fields could contradict.
     """
     verdict = record.get("verdict")
@@ -465,7 +466,7 @@ def verdict_inconsistency(record: Mapping) -> str:
                 return f"confirmed although the control {run.get('target')!r} {run.get('side')} was not refuted"
         return ""
     if verdict == Verdict.REFUTED.value:
-        reference = str(record.get("detail", "")).startswith("spec reference value not reproduced")
+        reference = str(record.get("detail", "")).startswith("reference value not reproduced")
         if not (reference or not error <= tol):
             return f"refuted with error {record.get('error')!r} within the tolerance {tol!r}"
     return ""
@@ -519,7 +520,7 @@ def run_claim(claim: Claim, profile: str = "ci", seed: int = 0, n: int | None = 
             ref = refs[index]
             ref_error = compare_ref(predicted, ref.expected)
             if not ref_error <= ref.tolerance:
-                detail = f"spec reference value not reproduced ({ref.note}): expected {ref.expected!r}"
+                detail = f"reference value not reproduced ({ref.note}): expected {ref.expected!r}"
                 return evidence(Verdict.REFUTED, params, predicted, ref.expected, ref_error, index + 1, {}, detail)
         try:
             obs = claim.evaluate(params, predicted)

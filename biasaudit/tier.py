@@ -58,9 +58,9 @@ def tier_of_profile(profile: str) -> Iterator[str]:
 
 @dataclass(frozen=True)
 class AuditTier:
-    """Domain spec of an experiment claim's ``tier`` parameter: the tier that runs, read when a case is drawn.
+    """Domain entry of an experiment claim's ``tier`` parameter: the tier that runs, read when a case is drawn.
 
-    A ``Fixed("quick")`` would record "quick" in the evidence of a ``--tier full`` audit; this spec returns
+    A ``Fixed("quick")`` would record "quick" in the evidence of a ``--tier full`` audit; this entry returns
     ``resolve()`` at draw time (default :func:`experiment_tier`; a claim family with its own override
     variable passes its own resolver), so a case's parameters name the tier its experiment ran at.
     """

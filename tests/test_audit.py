@@ -213,7 +213,7 @@ def test_verdict_inconsistency_rules():
     assert "within the tolerance" in verdict_inconsistency({"verdict": "refuted", "error": 1e-4, "tolerance": tol})
     assert verdict_inconsistency({"verdict": "refuted", "error": "inf", "tolerance": tol}) == ""
     assert verdict_inconsistency({"verdict": "refuted", "error": 0.0, "tolerance": tol,
-                                  "detail": "spec reference value not reproduced (x)"}) == ""
+                                  "detail": "reference value not reproduced (x)"}) == ""
     assert verdict_inconsistency({"verdict": "undecided", "error": None, "tolerance": tol}) == ""
 
 

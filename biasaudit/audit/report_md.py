@@ -15,8 +15,8 @@ def _cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-_ORIGIN = {"stated": "stated by the paper or the spec", "derived": "derived by us from the paper's statements",
-           "reported": "a measurement reported in an issue, stated as a claim"}
+_ORIGIN = {"stated": "stated by the paper", "derived": "derived by us from the paper's statements",
+           "reported": "a measurement made here, stated as a claim so that it can be refuted"}
 
 
 def _evidence_block(row: Row) -> list[str]:

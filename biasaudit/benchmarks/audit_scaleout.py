@@ -1,4 +1,4 @@
-"""Scale-out of the audit's experiments (issue 14): the quick-tier experiment claims on 1 and 2 workers.
+"""Scale-out of the audit's experiments: the quick-tier experiment claims on 1 and 2 workers.
 
 ``audit.scaleout``
     The experiment claims (``eos.torch.e*``, ``eos.torch.ce_tracking`` and the trained-CNN ``sam.torch.*``;

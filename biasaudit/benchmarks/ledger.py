@@ -1,4 +1,4 @@
-"""Benchmarks of the audit machinery (issue 4): ledger + executor overhead, and 1 → 2 worker speed-up.
+"""Benchmarks of the audit machinery: ledger + executor overhead, and 1 → 2 worker speed-up.
 
 ``audit.overhead``
     The cost the audit adds to a unit of work (record building, provenance, checksum, the atomic rewrite

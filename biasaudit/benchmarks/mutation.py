@@ -1,8 +1,8 @@
-"""The mutation suite as a benchmark case (issue 13): it takes minutes, so ``biasaudit bench`` runs it.
+"""The mutation suite as a benchmark case: it takes minutes, so ``biasaudit bench`` runs it.
 
 ``mutation.score``
     Every mutant of :mod:`biasaudit.devtools.mutants` applied to a copy of the package, its claims run without
-    the spec's references; target: every mutant killed (a confirmed claim turns). ``--quick`` runs one mutant
+    the reference values; target: every mutant killed (a confirmed claim turns). ``--quick`` runs one mutant
     per layer. Timings: the whole suite's wall time and the median per mutant.
 """
 

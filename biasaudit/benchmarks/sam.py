@@ -1,4 +1,4 @@
-"""Benchmarks for l2-SAM at L = 2 (issue 2, part C): the j† heatmap and α_collapse.
+"""Benchmarks for l2-SAM at L = 2 : the j† heatmap and α_collapse.
 
 ``sam.l2_heatmap``: 256 α values × 20,000 RK4 steps, d = 5 (μ = (1, 1.5, 2, 2.5, 3), c = 1, τ ∈ [0, 40],
 401 outputs). Contenders: the numba RK4 over the batch, the same update vectorized in numpy, scipy's
@@ -9,7 +9,7 @@ RK4 at the coarsest step, and adaptive Dormand–Prince 5(4) at the loosest rtol
 error (the target times the adaptive one). Errors are max |ln S − ln S_ref| over the grid against the
 fixed-step reduction at 8× finer step.
 
-``sam.alpha_collapse``: α_c/c for the spec's μ table in float64 (target < 2 s each) and a 30-digit mpmath
+``sam.alpha_collapse``: α_c/c for the reference table of μ in float64 (target < 2 s each) and a 30-digit mpmath
 bracket α_c(1 ± 5e−10) (target: agreement to 1e−9).
 """
 

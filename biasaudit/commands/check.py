@@ -25,7 +25,7 @@ def register(sub) -> None:
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--list", action="store_true", help="list the claim ids and exit")
     mode.add_argument("--no-references", action="store_true",
-                      help="drop the spec's reference values: the sampled cases alone must decide (power check)")
+                      help="drop the reference values: the sampled cases alone must decide (power check)")
     mode.add_argument("--stability", action="store_true",
                       help="run each claim at profile ci for every --seeds and at thorough for the first seed; "
                            "list the claims whose verdict changes (fragile) and exit 1 if there is one")

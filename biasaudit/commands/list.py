@@ -1,8 +1,8 @@
 """``biasaudit list``: every registered claim (theory and experiment) with its paper, source, kind and origin.
 
 ``biasaudit list [--claims PATTERN] [--paper sam|eos] [--kind theory|experiment] [--json | --latex]``. The origin
-says who states the claim: ``stated`` (the paper or the spec; the source names the section), ``derived`` (by us,
-from those statements) or ``reported`` (a measurement from an issue, stated so that it can be refuted).
+says who states the claim: ``stated`` (by the paper; the source names the section), ``derived`` (by us,
+from those statements) or ``reported`` (a measurement made here, stated so that it can be refuted).
 """
 
 from __future__ import annotations

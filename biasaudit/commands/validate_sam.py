@@ -30,7 +30,7 @@ def register(sub) -> None:
     p.add_argument("--init-scales", default=None,
                    help="comma-separated init scales alpha, each once, e.g. 0.5,1,2 (no empty items)")
     p.add_argument("--design", default=None, choices=("cnn", "resnet", "patch", "diag", "fashion", "cifar10", "svhn"),
-                   help="run a regime design of the audit instead (issue 15): the alpha grid x paired seeds x "
+                   help="run a regime design of the audit instead: the alpha grid x paired seeds x "
                         "{GD, SAM}, SAM's collapse boundary, the regime-2 alpha and the minor-feature statistic "
                         "at every alpha (cnn: MNIST CNN; resnet: MNIST ResNet, boundary only; patch: patch images; diag: the "
                         "positive control; fashion, cifar10, svhn: boundary only, on files found in --data-dir). "

@@ -5,7 +5,7 @@
 1. The installed package is copied once into a temporary tree in the wheel layout (``biasaudit/theory`` …),
    numba's on-disk caches included (their stamps are the sources' times, kept by the copy).
 2. The *baseline*: every claim any mutant names is run in that pristine copy, profile ``ci``, without the
-   spec's references (``run_claim(references=False)``), in a child process.
+   reference values (``run_claim(references=False)``), in a child process.
 3. Each mutant gets its own copy of the pristine tree with one edit applied (:mod:`biasaudit.devtools.mutants`),
    and its claims run the same way in a child process whose ``biasaudit`` is that copy (checked).
 4. A mutant is **killed** when a claim confirmed at baseline is not confirmed under it (refuted, undecided,

@@ -20,6 +20,6 @@ The package imports neither numba nor torch at import time; claim modules are im
 are looked up.
 """
 
-from biasaudit.audit.runner import TIERS, AuditConfig, AuditResult, run_audit
+from biasaudit.audit.runner import AuditConfig, AuditResult, run_audit
 
-__all__ = ["AuditConfig", "AuditResult", "TIERS", "run_audit"]
+__all__ = ["AuditConfig", "AuditResult", "run_audit"]

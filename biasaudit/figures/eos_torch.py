@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from biasaudit.figures._common import pyplot
+from biasaudit.figures._common import pyplot, save
 from biasaudit.validation.eos_stats import e5_u_shape, final_sharpness, json_float, usable_runs
 
 __all__ = ["make_sweep_figures", "make_e2_figure"]
@@ -54,7 +54,7 @@ def make_sweep_figures(outdir, tier: str = "quick", *, sweep: dict | None = None
     _eta_axis(ax, eta_c, span)
     if ax.get_legend_handles_labels()[0]:  # nothing labelled when every run diverged and eta_c is unknown
         ax.legend(fontsize=8)
-    paths.append(_save(fig, outdir / "eos_sharpness_vs_eta.png"))
+    paths.append(_saved(fig, outdir / "eos_sharpness_vs_eta.png"))
 
     fig, ax = plt.subplots(figsize=(5, 3.6))
     for key, label in (("l1", "‖θ‖₁"), ("l2", "‖θ‖₂"), ("nuclear_sum", "Σ nuclear")):
@@ -69,7 +69,7 @@ def make_sweep_figures(outdir, tier: str = "quick", *, sweep: dict | None = None
     _eta_axis(ax, eta_c, span)
     if ax.get_legend_handles_labels()[0]:  # nothing labelled when every run diverged and eta_c is unknown
         ax.legend(fontsize=8)
-    paths.append(_save(fig, outdir / "eos_norms_vs_eta.png"))
+    paths.append(_saved(fig, outdir / "eos_norms_vs_eta.png"))
 
     e5 = e5_u_shape(sweep)
     fig, ax = plt.subplots(figsize=(5, 3.6))
@@ -84,7 +84,7 @@ def make_sweep_figures(outdir, tier: str = "quick", *, sweep: dict | None = None
     _eta_axis(ax, eta_c, span)
     if ax.get_legend_handles_labels()[0]:  # nothing labelled when every run diverged and eta_c is unknown
         ax.legend(fontsize=8)
-    paths.append(_save(fig, outdir / "eos_test_error_vs_eta.png"))
+    paths.append(_saved(fig, outdir / "eos_test_error_vs_eta.png"))
 
     tracked = [r for r in sweep["runs"] if r.get("tracked")]
     fig, ax = plt.subplots(figsize=(5, 3.6))
@@ -99,7 +99,7 @@ def make_sweep_figures(outdir, tier: str = "quick", *, sweep: dict | None = None
         ax2.plot(np.arange(len(l1)), l1, color="C2", lw=0.8, label="‖θ‖₁")
         ax2.set_ylabel("‖θ‖₁", color="C2")
         ax.legend(fontsize=8, loc="lower right")
-    paths.append(_save(fig, outdir / "eos_dynamics.png"))
+    paths.append(_saved(fig, outdir / "eos_dynamics.png"))
     return paths
 
 
@@ -123,14 +123,6 @@ def _eta_axis(ax, eta_c: float, etas) -> None:
         ax.set_xticks([m * eta_c for m in ticks])
         ax.set_xticklabels([f"{m:g} η_c" for m in ticks])
         ax.xaxis.set_minor_formatter(NullFormatter())
-
-
-def _save(fig, path: Path) -> str:
-    plt = pyplot()
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return str(path)
 
 
 
@@ -165,6 +157,9 @@ def make_e2_figure(outdir, tier: str = "quick", *, sweeps: dict | None = None,
            title=f"E2 across architectures ({tier} tier, MSE)")
     ax.legend(fontsize=7)
     path = outdir / "eos_e2_architectures.png"
-    fig.savefig(path, dpi=110, bbox_inches="tight", metadata={"Software": None})
-    plt.close(fig)
-    return [str(path)]
+    return [str(save(fig, path))]
+
+
+def _saved(fig, path: Path) -> str:
+    fig.tight_layout()
+    return str(save(fig, path))

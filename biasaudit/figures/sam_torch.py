@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from biasaudit.figures._common import pyplot as _pyplot
+from biasaudit.figures._common import save
 from biasaudit.plumbing import choice
 
 __all__ = ["make_gradcam_figures", "plot_overlays", "plot_curves", "plot_regime_figure", "plot_multipoint_heatmap",
@@ -51,8 +52,7 @@ def plot_multipoint_heatmap(path: Path, *, rho: float = 0.1) -> Path:
     fig.colorbar(im, ax=axes, label="j† (1 = most minor)")
     fig.suptitle(f"multi-point data (n = {X.shape[0]}, mu = 1, 1.5, 2, 2.5, spread 30%), depth 2, "
                  f"rho = {rho}, eta = 0.05", fontsize=9)
-    fig.savefig(path, dpi=110, metadata={"Software": None})
-    plt.close(fig)
+    save(fig, path)
     return path
 
 
@@ -109,8 +109,7 @@ def plot_curves(result: dict, metric: str, path: Path, ylabel: str) -> Path:
         axes[0].text(0.5, 0.5, "no run trained", transform=axes[0].transAxes, ha="center")
     fig.suptitle(f"{result['settings']['dataset']}: {ylabel} (mean and 95% band over seeds)", fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=110, metadata={"Software": None})
-    plt.close(fig)
+    save(fig, path)
     return path
 
 
@@ -168,8 +167,7 @@ def plot_overlays(result: dict, path: Path, seed_index: int = 0, n_images: int =
     alpha = gd["config"]["init_scale"]
     fig.suptitle(f"Grad-CAM, GD vs SAM, seed {gd['config']['seed']}, alpha = {alpha} (one colour scale per image)",
                  fontsize=8)
-    fig.savefig(path, dpi=110, metadata={"Software": None})
-    plt.close(fig)
+    save(fig, path)
     return path
 
 
@@ -265,6 +263,5 @@ def plot_regime_figure(result: dict, outdir, name: str):
     fig.suptitle("untrained pairs count as 0 effect; bars: 95% intervals over seeds", fontsize=8)
     fig.tight_layout()
     path = outdir / name
-    fig.savefig(path, dpi=110, metadata={"Software": None})
-    plt.close(fig)
+    save(fig, path)
     return path

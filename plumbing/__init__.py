@@ -9,7 +9,9 @@ Layers, bottom to top (each imports only from the ones below it; see ``notes/con
     biasaudit.*            the front door: claims, ledger, registry, audit, report, CLI
 
 Each concept is a module of its own (:mod:`.inputs`, :mod:`.atomicio`, :mod:`.cachedir`,
-:mod:`.jsonable`); their public names are re-exported here.
+:mod:`.jsonable`); their public names are re-exported here. The run cache's pieces are imported from their
+modules: :mod:`.runcache` (content-addressed keys, run counts), :mod:`.filelock` (an inter-process lock) and
+:mod:`.jsoncache` (the one cached-JSON helper, ``cached_json``).
 """
 
 from biasaudit.plumbing.atomicio import atomic_write_text

@@ -35,13 +35,13 @@ def refused(capsys, param, *argv):
 @pytest.fixture
 def no_training(monkeypatch):
     """Fail loudly (not after minutes) if a validate call gets as far as training."""
-    from biasaudit.validation import eos_experiments, sam_experiments, sam_regimes
+    from biasaudit.validation import eos_runs, sam_experiments, sam_regimes
 
     def stub(*args, **kwargs):
         raise AssertionError("training started: the input should have been refused first")
 
     for module, name in ((sam_experiments, "minor_mass_experiment"), (sam_experiments, "synthetic_patch_experiment"),
-                         (sam_regimes, "regime_experiment"), (eos_experiments, "run_sweep")):
+                         (sam_regimes, "regime_experiment"), (eos_runs, "run_sweep")):
         monkeypatch.setattr(module, name, stub)
 
 
@@ -162,14 +162,14 @@ def test_validate_eos_table_shows_dash_for_a_diverged_run():
 
 
 def test_eos_figures_cope_with_every_run_diverging(tmp_path):
-    from biasaudit.validation import eos_experiments as ex
+    from biasaudit.figures.eos_torch import make_sweep_figures
 
     sweep = {"gf": {"eta_c": 0.2459, "s_gf": 8.13},
              "runs": [{"eta": 1e30, "multiple": None, "outcome": "diverged", "steps": 1, "tracked": False,
                        "final": {}}]}
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)  # e.g. matplotlib's "no artists with labels"
-        paths = ex.make_figures(tmp_path, sweep=sweep)
+        paths = make_sweep_figures(tmp_path, sweep=sweep)
     assert len(paths) == 4
     for p in paths:
         with open(p, "rb") as fh:

@@ -13,7 +13,8 @@ import torch
 import biasaudit.claims.eos.torch.architectures as arch_claims
 from biasaudit.ledger import Verdict, run_claim
 from biasaudit.plumbing import InputError
-from biasaudit.validation import eos_experiments as ex
+from biasaudit.figures import eos_torch
+from biasaudit.validation import eos_config, eos_data, eos_runs, eos_stats
 from biasaudit.validation.gd_trainer import make_problem
 from biasaudit.validation.gf_proxy import gradient_flow_sharpness
 from biasaudit.validation.sharpness import dense_hessian, top_eigenpairs
@@ -45,21 +46,21 @@ def fake_sweep(monkeypatch):
 # ----------------------------------------------------------------------------- the verdict numbers
 
 def test_e2_architecture_reads_kink_and_tracking():
-    res = ex.e2_architecture(e2_sweep(kink=1.0, gap=0.02), 0.25, kink_tolerance=0.05, tracking_tolerance=0.1)
+    res = eos_stats.e2_architecture(e2_sweep(kink=1.0, gap=0.02), 0.25, kink_tolerance=0.05, tracking_tolerance=0.1)
     assert res["decided"] and abs(res["kink_over_eta_c"] - 1) < 0.03
     assert res["eos_median_gap"] == pytest.approx(0.02) and res["error"] <= 1
     assert res["grid_resolution_near_eta_c"] == pytest.approx(0.06)  # 0.97 -> 1.03, the widest step within 10 %
 
 
 def test_e2_architecture_fails_when_either_part_fails():
-    off_kink = ex.e2_architecture(e2_sweep(kink=1.12, gap=0.0), 0.25, kink_tolerance=0.05, tracking_tolerance=0.1)
+    off_kink = eos_stats.e2_architecture(e2_sweep(kink=1.12, gap=0.0), 0.25, kink_tolerance=0.05, tracking_tolerance=0.1)
     assert off_kink["kink_part"] > 1 and off_kink["error"] > 1
-    no_tracking = ex.e2_architecture(e2_sweep(gap=0.3), 0.25, kink_tolerance=0.05, tracking_tolerance=0.1)
+    no_tracking = eos_stats.e2_architecture(e2_sweep(gap=0.3), 0.25, kink_tolerance=0.05, tracking_tolerance=0.1)
     assert no_tracking["tracking_part"] > 1 and no_tracking["error"] > 1
 
 
 def test_e2_architecture_undecided_with_too_few_runs():
-    res = ex.e2_architecture(e2_sweep(mults=(0.9, 1.1)), 0.25, kink_tolerance=0.05, tracking_tolerance=0.1)
+    res = eos_stats.e2_architecture(e2_sweep(mults=(0.9, 1.1)), 0.25, kink_tolerance=0.05, tracking_tolerance=0.1)
     assert not res["decided"] and math.isnan(res["error"])
 
 
@@ -76,7 +77,7 @@ def test_five_architecture_claims_with_two_sided_controls():
         assert all(c.size == arch_claims.CONTROL_SIZE and c.reason for c in claim.negative_control)
         units = claim.runs()
         assert units[0].run_id.endswith("-gf") and len(units) == 1 + len(QUICK_MULTS if "fcn" not in claim.id
-                                                                           else ex.TIERS["quick"]["mse"].multiples())
+                                                                           else eos_config.SWEEP_CONFIGS["quick"]["mse"].multiples())
 
 
 @pytest.mark.parametrize("claim", arch_claims.CLAIMS, ids=lambda c: c.id)
@@ -111,8 +112,8 @@ def test_claim_undecided_when_the_gf_proxy_did_not_reach_eps(fake_sweep):
 @pytest.mark.parametrize("arch,shape", [("cnn", (1, 7, 7)), ("resnet", (1, 7, 7)), ("vit", (1, 14, 14)),
                                         ("fcn", (784,))])
 def test_quick_arch_configs_build_small_problems(arch, shape):
-    config = ex.arch_config("quick", arch)
-    problem = ex._build_problem(config)
+    config = eos_config.arch_config("quick", arch)
+    problem = eos_data._build_problem(config)
     assert tuple(problem.X_train.shape[1:]) == shape
     assert problem.train_loss.p < 30_000
     assert math.isfinite(float(problem.train_loss(problem.theta_init)))
@@ -120,32 +121,32 @@ def test_quick_arch_configs_build_small_problems(arch, shape):
 
 def test_arch_config_rejects_unknown_arch_and_pool():
     with pytest.raises(InputError, match="arch"):
-        ex.arch_config("quick", "mlp-mixer")
+        eos_config.arch_config("quick", "mlp-mixer")
     with pytest.raises(InputError, match="image_pool"):
-        ex.SweepConfig(arch="cnn", image_pool=0)
+        eos_config.SweepConfig(arch="cnn", image_pool=0)
     with pytest.raises(InputError, match="image_pool"):
-        ex._pool(np.zeros((2, 1, 28, 28)), 3)
+        eos_data._pool(np.zeros((2, 1, 28, 28)), 3)
     with pytest.raises(InputError, match="model_kwargs"):
-        ex.SweepConfig(arch="cnn", model_kwargs=({"width": 8},))
+        eos_config.SweepConfig(arch="cnn", model_kwargs=({"width": 8},))
 
 
 def test_default_image_pool_and_model_kwargs_leave_the_config_key_unchanged():
     import dataclasses
 
-    base = ex.SweepConfig()
+    base = eos_config.SweepConfig()
     assert "image_pool" not in base.key() and base.key() == dataclasses.replace(base, image_pool=1).key()
     assert base.key() != dataclasses.replace(base, image_pool=4).key()
 
 
 def test_pool_averages_blocks():
     X = np.arange(16, dtype=float).reshape(1, 1, 4, 4)
-    assert ex._pool(X, 2)[0, 0].tolist() == [[2.5, 4.5], [10.5, 12.5]]
+    assert eos_data._pool(X, 2)[0, 0].tolist() == [[2.5, 4.5], [10.5, 12.5]]
 
 
 # ----------------------------------------------------------------------------- eigenpair block and the exp proxy
 
 def _tiny_problem(dtype="float64", width=6, n=40):
-    data = ex.teacher_dataset(n, 10, d=5, num_classes=3, seed=1)
+    data = eos_data.teacher_dataset(n, 10, d=5, num_classes=3, seed=1)
     return make_problem("fcn", "mse", data.X_train, data.y_train, data.X_test, data.y_test, num_classes=3,
                         dtype=dtype, width=width, depth=2, activation="tanh", seed=1)
 
@@ -207,7 +208,7 @@ def test_deflate_is_validated():
 
 def test_e2_figure_draws_every_architecture(tmp_path):
     sweeps = {"fcn": e2_sweep(), "cnn": e2_sweep(s_gf=17.0), "resnet": e2_sweep(kink=0.9), "vit": e2_sweep(s_gf=60.0)}
-    (path,) = ex.make_e2_figure(tmp_path, sweeps=sweeps)
+    (path,) = eos_torch.make_e2_figure(tmp_path, sweeps=sweeps)
     assert path.endswith("eos_e2_architectures.png") and (tmp_path / "eos_e2_architectures.png").stat().st_size > 5000
 
 
@@ -228,7 +229,7 @@ def test_cli_validate_eos_arch_uses_the_e2_sizes(monkeypatch, capsys):
         seen["config"] = config
         raise SystemExit(0)
 
-    monkeypatch.setattr(ex, "run_sweep", fake_run_sweep)
+    monkeypatch.setattr(eos_runs, "run_sweep", fake_run_sweep)
     with pytest.raises(SystemExit):
         main(["validate", "eos", "--arch", "cnn", "--gf-method", "exp", "--device", "cpu"])
     config = seen["config"]
@@ -241,7 +242,7 @@ def test_cross_entropy_per_architecture_is_full_tier_only(monkeypatch, arch):
     from biasaudit.ledger import Verdict, run_claim
     from biasaudit.registry import get_claim
     from biasaudit.tier import TIER_VARIABLE
-    from biasaudit.validation.eos_experiments import arch_config
+    from biasaudit.validation.eos_config import arch_config
 
     claim = get_claim(f"eos.torch.e2.{arch}.ce")
     monkeypatch.setenv(TIER_VARIABLE, "quick")
@@ -257,6 +258,6 @@ def test_cross_entropy_per_architecture_is_full_tier_only(monkeypatch, arch):
 
 
 def test_the_relu_fcn_is_the_e1_fcn_with_relu():
-    tanh, relu = ex.arch_config("quick", "fcn"), ex.arch_config("quick", "fcn_relu")
+    tanh, relu = eos_config.arch_config("quick", "fcn"), eos_config.arch_config("quick", "fcn_relu")
     assert relu.activation == "relu" and relu.arch == "fcn"
     assert dataclasses.replace(relu, activation=tanh.activation) == tanh and relu.key() != tanh.key()

@@ -150,13 +150,14 @@ def test_eos_gd_rejects_bad_input():
         gd_path([1.0, -2.0], 1.0, [0.1, 0.1], 0.1, 10)
 
 
-def test_eos_figures_write_pngs(tmp_path):
-    from biasaudit.figures_eos import write_eos_figures
+def test_the_sweep_figure_writes_a_png(tmp_path):
+    """``biasaudit sweep eos --plot``'s figure (also the ``eos-outcomes`` figure job)."""
+    from biasaudit.figures._common import save
+    from biasaudit.figures.eos import sweep_figure
 
     sw = sweep_eos(**TOY, eta_min=0.05, eta_max=0.6, n=80, max_steps=20_000)
-    paths = write_eos_figures(sw, tmp_path)
-    assert [p.name for p in paths] == ["eos_sweep.png", "eos_pareto.png", "eos_risk.png"]
-    assert all(p.stat().st_size > 10_000 for p in paths)
+    path = save(sweep_figure(sw), tmp_path / "eos_sweep.png")
+    assert path.stat().st_size > 10_000
 
 
 def test_eos_gd_previous_iterate_matches_numpy_reference():

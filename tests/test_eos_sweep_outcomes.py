@@ -124,8 +124,8 @@ def test_diverged_runs_raise_no_numpy_warnings(capsys):
 
 
 def test_the_sweep_figure_has_a_style_for_every_drawn_outcome():
-    from biasaudit.figures import _outcome_style
+    from biasaudit.figures.eos import outcome_style
 
-    style = _outcome_style()
+    style = outcome_style()
     assert style[UNSETTLED][0].startswith("unsettled")
     assert set(style) == set(range(len(OUTCOMES))) - {DIVERGED}  # diverged runs are not drawn

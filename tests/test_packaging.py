@@ -147,6 +147,29 @@ def test_the_layering_check_catches_an_upward_import():
     assert layering_violations("from biasaudit.plumbing import jsonable\n", "biasaudit.theory.x", theory) == []
 
 
+def _modules_below_the_front_door():
+    """(module name, path) of every source file of plumbing/, theory/, numerics/ and validation/, subpackages
+    included."""
+    for package, folder in LAYERS:
+        for path in sorted(folder.rglob("*.py")):
+            if "__pycache__" in path.parts:
+                continue
+            parts = [part for part in path.relative_to(folder).with_suffix("").parts if part != "__init__"]
+            yield ".".join([package, *parts]), path
+
+
+def test_no_layer_below_the_front_door_imports_matplotlib():
+    """Plots live with the figures in the front door (``biasaudit.figures``); the layers return numbers."""
+    plotting = [f"{module} imports {name}" for module, path in _modules_below_the_front_door()
+                for name in imported_modules(path.read_text(encoding="utf-8"), module)
+                if name.split(".")[0] == "matplotlib"]
+    assert plotting == []
+    assert len(list(_modules_below_the_front_door())) > 40  # the walk sees the layers' files
+    # the same check finds the import where the plots are (inside a function, as everywhere here)
+    common = ROOT / "biasaudit" / "figures" / "_common.py"
+    assert "matplotlib" in imported_modules(common.read_text(encoding="utf-8"), "biasaudit.figures._common")
+
+
 def test_no_module_anywhere_imports_a_generic_top_level_name():
     for path in [*ROOT.joinpath("biasaudit").rglob("*.py"), *ROOT.joinpath("tests").glob("*.py")]:
         names = imported_modules(path.read_text(encoding="utf-8"), "biasaudit.x")

@@ -8,7 +8,7 @@ import torch
 
 from biasaudit.plumbing import InputError
 from biasaudit.validation import gf_proxy
-from biasaudit.validation.eos_experiments import teacher_dataset
+from biasaudit.validation.eos_data import teacher_dataset
 from biasaudit.validation.gd_trainer import make_problem
 from biasaudit.validation.gf_proxy import gradient_flow_sharpness
 from biasaudit.validation.rkc import (MAX_STAGES, power_estimate, rkc2_coefficients, rkc2_error, rkc2_stages,

@@ -70,7 +70,7 @@ def test_found_data_is_trained_on(no_data, monkeypatch):
     from dataclasses import replace
 
     from biasaudit.validation.sam_regimes import design_settings
-    from biasaudit.validation.sam_training import cached_run
+    from biasaudit.validation.sam_runs import cached_run
 
     _write_cifar(no_data / "cifar-10-batches-py")
     monkeypatch.setenv(DATA_DIR_VARIABLE, str(no_data))

@@ -227,7 +227,9 @@ def test_regime_experiment_end_to_end_on_a_tiny_diag_grid_and_its_figure(monkeyp
     assert len(res["runs"]) == 2 and all(len(r["sam"]) == 3 for r in res["runs"].values())
     assert set(res["effects"]["0.02"]) == {"minor_margin_share"}
     assert len(res["collapse"]["sam_fraction"]) == 2
-    path = sr.plot_regime_figure(res, tmp_path, "x.png")
+    from biasaudit.figures.sam_torch import plot_regime_figure
+
+    path = plot_regime_figure(res, tmp_path, "x.png")
     assert path.stat().st_size > 5000
     again = sr.regime_experiment("diag", "quick")  # from the run cache
     assert again["collapse"] == res["collapse"]

@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from biasaudit.plumbing import InputError
-from biasaudit.validation.eos_experiments import SweepConfig, teacher_dataset
+from biasaudit.validation.eos_config import SweepConfig
+from biasaudit.validation.eos_data import teacher_dataset
 from biasaudit.validation.gd_trainer import check_sweep_inputs, make_problem, parameter_norms, train_gd
 from biasaudit.validation.gf_proxy import eps_sensitivity, gradient_flow_sharpness
 from biasaudit.validation.sharpness import (FlatLoss, adaptive_sharpness, average_sharpness, dense_hessian,

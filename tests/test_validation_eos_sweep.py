@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from biasaudit.cli import main
 from biasaudit.ledger import Verdict, run_claim
-from biasaudit.validation import eos_experiments as ex
+from biasaudit.figures import eos_torch
+from biasaudit.validation import eos_config, eos_runs, eos_stats
 import biasaudit.claims.eos.torch.sweeps as vc
 
 MULTS = (0.5, 0.75, 0.93, 0.97, 1.03, 1.07, 1.25, 2.0, 3.5)
@@ -75,19 +76,19 @@ def test_e2_kink_eta_c_lambdified_matches_spec_toy_reference():
 # ----------------------------------------------------------------------------- (2) numbers on known sweeps
 
 def test_e1_phase_transition_ideal_sweep_numbers():
-    res = ex.e1_phase_transition(ideal_sweep(), 0.25)
+    res = eos_stats.e1_phase_transition(ideal_sweep(), 0.25)
     assert res["decided"] and res["n_flow"] == 3 and res["n_eos"] == 4  # runs within ±5 % of eta_c: neither
     assert res["error"] == pytest.approx(0.02, abs=1e-12)  # the EoS gap built into the sweep
     assert max(res["flow_dev"]) == pytest.approx(0.002 * 0.93, rel=1e-9)
 
 
 def test_e2_kink_ideal_sweep_recovers_the_breakpoint():
-    res = ex.e2_kink(ideal_sweep(gap=0.0, drift=0.0), 0.25)
+    res = eos_stats.e2_kink(ideal_sweep(gap=0.0, drift=0.0), 0.25)
     assert res["error"] < 1e-12 and res["bracket"] == pytest.approx((0.97 * 0.25, 1.03 * 0.25))
 
 
 def test_e4_dynamics_ideal_run():
-    res = ex.e4_dynamics(ideal_sweep())
+    res = eos_stats.e4_dynamics(ideal_sweep())
     assert res["decided"] and res["median_dev"] == pytest.approx(0.03, rel=1e-9)
     assert res["l1_growth_avg2"] > 0 and res["frac_above"] > 0 and res["frac_below"] > 0
 
@@ -98,21 +99,21 @@ def test_e4_dynamics_undecided_when_max_steps_cut_the_run_short():
     run["outcome"] = "oscillating"
     for p in run["sharpness_path"]:
         p["S"] = 0.3 * 2 / run["eta"] * (1 + 1e-3 * p["step"])  # never reaches 2/eta
-    assert ex.e4_dynamics(sweep)["decided"] is False
+    assert eos_stats.e4_dynamics(sweep)["decided"] is False
     run["outcome"] = "converged"
-    assert ex.e4_dynamics(sweep)["error"] == 1.0
+    assert eos_stats.e4_dynamics(sweep)["error"] == 1.0
 
 
 def test_e5_u_shape_cases():
     u = ideal_sweep(errors=[0.25, 0.2, 0.15, 0.12, 0.10, 0.12, 0.15, 0.2, 0.25])
     flat = ideal_sweep(errors=[0.170, 0.171, 0.169, 0.170, 0.171, 0.170, 0.168, 0.170, 0.169])
     falling = ideal_sweep(errors=[0.30, 0.28, 0.26, 0.24, 0.22, 0.20, 0.18, 0.16, 0.10])
-    assert ex.e5_u_shape(u)["error"] == 0 and ex.e5_u_shape(u)["decided"]
-    assert ex.e5_u_shape(u, "no U")["error"] == 1
-    assert not ex.e5_u_shape(flat)["decided"]
-    res = ex.e5_u_shape(falling)
+    assert eos_stats.e5_u_shape(u)["error"] == 0 and eos_stats.e5_u_shape(u)["decided"]
+    assert eos_stats.e5_u_shape(u, "no U")["error"] == 1
+    assert not eos_stats.e5_u_shape(flat)["decided"]
+    res = eos_stats.e5_u_shape(falling)
     assert res["decided"] and res["error"] == 1 and res["p_min_inside"] < 0.05
-    assert ex.e5_u_shape(falling, "no U")["error"] == 0
+    assert eos_stats.e5_u_shape(falling, "no U")["error"] == 0
 
 
 def _seed_sweeps(slopes, noise=0.0, seed=0):
@@ -129,28 +130,28 @@ def _seed_sweeps(slopes, noise=0.0, seed=0):
 
 def test_e3_norm_slopes_refute_flat_and_detect_flat():
     grow, eta_cs = _seed_sweeps([0.10, 0.12, 0.09])
-    res = ex.e3_norm_slopes(grow, eta_cs)
+    res = eos_stats.e3_norm_slopes(grow, eta_cs)
     assert res["error"] == 0 and res["decided"] and res["norms"]["l1"]["ci95"][0] > 0
     assert res["norms"]["l1"]["r2_mean"] > 0.999
-    assert ex.e3_norm_slopes(grow, eta_cs, "flat")["error"] == 1
+    assert eos_stats.e3_norm_slopes(grow, eta_cs, "flat")["error"] == 1
     flat, eta_cs = _seed_sweeps([0.0, 0.0, 0.0])
-    assert ex.e3_norm_slopes(flat, eta_cs)["error"] == 1
-    assert ex.e3_norm_slopes(flat, eta_cs, "flat")["error"] == 0
+    assert eos_stats.e3_norm_slopes(flat, eta_cs)["error"] == 1
+    assert eos_stats.e3_norm_slopes(flat, eta_cs, "flat")["error"] == 0
     one, eta_cs = _seed_sweeps([0.1])
-    assert not ex.e3_norm_slopes(one, eta_cs)["decided"]
+    assert not eos_stats.e3_norm_slopes(one, eta_cs)["decided"]
 
 
 def test_e5_one_low_interior_point_is_not_a_u():
     """The old test (best of the interior against single ends) called this a U: one lucky interior run."""
     errors = [0.170, 0.172, 0.169, 0.171, 0.150, 0.170, 0.172, 0.169, 0.171]
-    res = ex.e5_u_shape(ideal_sweep(errors=errors))
+    res = eos_stats.e5_u_shape(ideal_sweep(errors=errors))
     assert res["error"] != 0  # not confirmed
-    assert ex.e5_u_shape(ideal_sweep(errors=errors), seed=1)["decided"] == res["decided"]
+    assert eos_stats.e5_u_shape(ideal_sweep(errors=errors), seed=1)["decided"] == res["decided"]
 
 
 def test_wilson_interval_contains_the_estimate_and_shrinks():
-    lo, hi = ex.wilson_interval(170, 1000)
-    assert lo < 0.17 < hi and hi - lo < ex.wilson_interval(17, 100)[1] - ex.wilson_interval(17, 100)[0]
+    lo, hi = eos_stats.wilson_interval(170, 1000)
+    assert lo < 0.17 < hi and hi - lo < eos_stats.wilson_interval(17, 100)[1] - eos_stats.wilson_interval(17, 100)[0]
 
 
 # ----------------------------------------------------------------------------- (3) property tests
@@ -161,43 +162,43 @@ def test_e1_phase_transition_property_ideal_sweeps_pass_and_shifted_eta_c_fails(
     s_gf, gap, drift = s10 / 10, gap_pm / 1000, drift_pm / 1000
     sweep = ideal_sweep(s_gf, gap=gap, drift=drift)
     eta_c = 2 / s_gf
-    assert ex.e1_phase_transition(sweep, eta_c)["error"] <= vc.TRACKING.value
-    assert ex.e1_phase_transition(sweep, 1.3 * eta_c)["error"] > vc.TRACKING.value
-    kink = ex.e2_kink(sweep, eta_c)
+    assert eos_stats.e1_phase_transition(sweep, eta_c)["error"] <= vc.TRACKING.value
+    assert eos_stats.e1_phase_transition(sweep, 1.3 * eta_c)["error"] > vc.TRACKING.value
+    kink = eos_stats.e2_kink(sweep, eta_c)
     assert kink["error"] <= vc.KINK.value
-    assert ex.e2_kink(sweep, 1.3 * eta_c)["error"] > vc.KINK.value
+    assert eos_stats.e2_kink(sweep, 1.3 * eta_c)["error"] > vc.KINK.value
 
 
 @settings(max_examples=15)
 @given(slope_pm=st.integers(1, 500), seed=st.integers(0, 1000))
 def test_e3_measures_property_monotone_measures_pass_and_flipped_fail(slope_pm, seed):
     sweep = ideal_sweep(l1_slope=slope_pm / 1000)
-    dirs = {k: d for k, (_, d) in ex.MEASURES.items()}
-    assert ex.e3_measures(sweep, 0.25, dirs)["error"] == 0
-    assert ex.e3_measures(sweep, 0.25, {k: -d for k, d in dirs.items()})["error"] == 1
+    dirs = {k: d for k, (_, d) in eos_stats.MEASURES.items()}
+    assert eos_stats.e3_measures(sweep, 0.25, dirs)["error"] == 0
+    assert eos_stats.e3_measures(sweep, 0.25, {k: -d for k, d in dirs.items()})["error"] == 1
 
 
 def test_e3_over_seeds_averages_spearman_and_one_noisy_seed_does_not_decide_it():
-    dirs = {k: d for k, (_, d) in ex.MEASURES.items()}
+    dirs = {k: d for k, (_, d) in eos_stats.MEASURES.items()}
     clean = ideal_sweep(l1_slope=0.1)
     noisy = ideal_sweep(l1_slope=0.1)
-    eos = [r for r in noisy["runs"] if r["eta"] >= (1 + ex.SIDE_MARGIN) * 0.25]
+    eos = [r for r in noisy["runs"] if r["eta"] >= (1 + eos_stats.SIDE_MARGIN) * 0.25]
     eos[0]["final"]["l2"], eos[1]["final"]["l2"] = eos[1]["final"]["l2"], eos[0]["final"]["l2"] + 1e-9
-    one = ex.e3_measures(noisy, 0.25, dirs)
+    one = eos_stats.e3_measures(noisy, 0.25, dirs)
     assert one["spearman"]["l2"] < 1
-    res = ex.e3_measures_over_seeds([clean, noisy, clean], [0.25] * 3, dirs)
+    res = eos_stats.e3_measures_over_seeds([clean, noisy, clean], [0.25] * 3, dirs)
     assert res["decided"] and res["spearman_mean"]["l2"] == pytest.approx((2 + one["spearman"]["l2"]) / 3)
     assert res["error"] == pytest.approx((1 - res["spearman_mean"]["l2"]) / 2)
-    flipped = ex.e3_measures_over_seeds([clean] * 3, [0.25] * 3, {k: -d for k, d in dirs.items()})
+    flipped = eos_stats.e3_measures_over_seeds([clean] * 3, [0.25] * 3, {k: -d for k, d in dirs.items()})
     assert flipped["error"] == 1
     short = ideal_sweep()
     short["runs"] = [r for r in short["runs"] if r["eta"] < 0.25]  # no EoS-side runs
-    assert not ex.e3_measures_over_seeds([clean, short, clean], [0.25] * 3, dirs)["decided"]
+    assert not eos_stats.e3_measures_over_seeds([clean, short, clean], [0.25] * 3, dirs)["decided"]
 
 
 def test_e3_configs_are_eos_side_only_and_differ_by_seed():
-    configs = ex.e3_configs("quick")
-    assert [c.seed for c in configs] == list(ex.E3_SEEDS) and len({c.key() for c in configs}) == len(configs)
+    configs = eos_config.e3_configs("quick")
+    assert [c.seed for c in configs] == list(eos_config.E3_SEEDS) and len({c.key() for c in configs}) == len(configs)
     assert all(min(c.multiples()) > 1 and len(c.multiples()) == 7 and c.track_every == 0 for c in configs)
 
 
@@ -207,7 +208,7 @@ def test_e3_configs_are_eos_side_only_and_differ_by_seed():
 def fake_sweep(monkeypatch):
     box = {"sweep": ideal_sweep()}
     monkeypatch.setattr(vc, "_sweep", lambda params: box["sweep"])
-    monkeypatch.setattr(vc, "_e3_sweeps", lambda params: [box["sweep"]] * len(ex.E3_SEEDS))
+    monkeypatch.setattr(vc, "_e3_sweeps", lambda params: [box["sweep"]] * len(eos_config.E3_SEEDS))
     return box
 
 
@@ -257,13 +258,13 @@ def test_claims_are_experiments_with_one_sample():
 
 # ----------------------------------------------------------------------------- storage, figures, CLI
 
-TINY = ex.SweepConfig(dataset="teacher", n_train=40, n_test=40, width=6, eps=0.05, coarse=(0.5, 2.0), fine=(),
+TINY = eos_config.SweepConfig(dataset="teacher", n_train=40, n_test=40, width=6, eps=0.05, coarse=(0.5, 2.0), fine=(),
                       gf_every=20, track_multiple=2.0, track_every=5, max_steps=400, dtype="float64",
                       hvp_method="double-backward")
 
 
 def test_sweep_runs_are_stored_atomically_and_resumed(tmp_path, monkeypatch):
-    sweep = ex.run_sweep(TINY, tmp_path, threads=1)
+    sweep = eos_runs.run_sweep(TINY, tmp_path, threads=1)
     files = sorted(p.name for p in tmp_path.iterdir())
     assert "gf.json" in files and "config.json" in files and sum(f.startswith("run_eta_") for f in files) == 2
     assert not any(f.endswith(".tmp") for f in files) and ".gf.json.lock" in files
@@ -271,15 +272,15 @@ def test_sweep_runs_are_stored_atomically_and_resumed(tmp_path, monkeypatch):
     assert sweep["runs"][1]["sharpness_path"]
     import biasaudit.validation.gd_trainer as gt
 
-    ex._MEMO.clear()
+    eos_runs._MEMO.clear()
     calls = []
     real = gt.train_gd
     monkeypatch.setattr(gt, "train_gd", lambda *a, **k: calls.append(a[1]) or real(*a, **k))
-    again = ex.run_sweep(TINY, tmp_path, threads=1)
+    again = eos_runs.run_sweep(TINY, tmp_path, threads=1)
     assert calls == [] and [r["eta"] for r in again["runs"]] == [r["eta"] for r in sweep["runs"]]
-    ex._MEMO.clear()
+    eos_runs._MEMO.clear()
     (tmp_path / f"run_eta_{sweep['runs'][0]['eta']:.8e}.json").unlink()
-    ex.run_sweep(TINY, tmp_path, threads=1)
+    eos_runs.run_sweep(TINY, tmp_path, threads=1)
     assert calls == [sweep["runs"][0]["eta"]]  # only the missing run is recomputed
 
 
@@ -291,7 +292,7 @@ def test_a_source_edit_recomputes_the_sweep_and_the_counts_say_so(tmp_path, monk
     src.mkdir()
     (src / "biasaudit_probe_code.py").write_text("STEP = 1\n")
     monkeypatch.syspath_prepend(str(src))
-    monkeypatch.setattr(ex, "RUN_CODE", ex.RUN_CODE + ("biasaudit_probe_code",))
+    monkeypatch.setattr(eos_config, "RUN_CODE", eos_config.RUN_CODE + ("biasaudit_probe_code",))
     runcache.clear_fingerprints()
     out = tmp_path / "sweep"
     counts = []
@@ -299,9 +300,9 @@ def test_a_source_edit_recomputes_the_sweep_and_the_counts_say_so(tmp_path, monk
         if edit:
             (src / "biasaudit_probe_code.py").write_text(edit)
             runcache.clear_fingerprints()
-        ex._MEMO.clear()
+        eos_runs._MEMO.clear()
         runcache.reset_run_counts()
-        ex.run_sweep(TINY, out, threads=1)
+        eos_runs.run_sweep(TINY, out, threads=1)
         counts.append(runcache.run_counts())
     # gf + 2 runs: computed, then all reused (the gf is read once per run too), then recomputed after the edit
     assert counts[0]["computed"] == 3 and counts[1]["computed"] == 0 and counts[1]["reused"] >= 3
@@ -310,7 +311,7 @@ def test_a_source_edit_recomputes_the_sweep_and_the_counts_say_so(tmp_path, monk
 
 
 def test_make_figures_writes_four_pngs(tmp_path):
-    paths = ex.make_figures(tmp_path / "fig", sweep=ideal_sweep())
+    paths = eos_torch.make_sweep_figures(tmp_path / "fig", sweep=ideal_sweep())
     assert len(paths) == 4
     for p in paths:
         with open(p, "rb") as fh:
@@ -366,7 +367,7 @@ def test_quick_tier_verdicts_as_measured():
 def test_validate_eos_checks_out_before_training(tmp_path, capsys, monkeypatch):
     from biasaudit.cli import main
 
-    monkeypatch.setattr(ex, "run_sweep", lambda *a, **k: pytest.fail("trained before checking --out"))
+    monkeypatch.setattr(eos_runs, "run_sweep", lambda *a, **k: pytest.fail("trained before checking --out"))
     existing = tmp_path / "a-file"
     existing.write_text("x")
     assert main(["validate", "eos", "--out", str(existing)]) == 2

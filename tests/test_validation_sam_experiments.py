@@ -10,8 +10,8 @@ from biasaudit.claims.sam.torch import _common as torch_common
 from biasaudit.claims.sam.torch import minor_features as claims_mod
 from biasaudit.cli import main
 from biasaudit.ledger import Verdict, run_claim
-from biasaudit.validation import sam_experiments as ex
-from biasaudit.validation import sam_training
+from biasaudit.figures import sam_torch as sam_figures
+from biasaudit.validation import sam_experiments, sam_multipoint, sam_runs, sam_stats, sam_training
 
 
 @pytest.fixture(autouse=True)
@@ -28,13 +28,13 @@ def _private_cache(tmp_path, monkeypatch):
 
 
 # ------------------------------------------------------------------------------------------- statistics
-def test_minor_mass_metric_at_accuracy_interpolates_the_first_crossing():
+def test_minor_mass_metric_at_level_interpolates_the_first_crossing():
     acc = [0.1, 0.5, 0.9, 0.8, 0.95]
     metric = [1.0, 2.0, 4.0, 10.0, 5.0]
-    assert ex.metric_at_accuracy(acc, metric, 0.7) == pytest.approx(3.0, abs=1e-15)
-    assert ex.metric_at_accuracy(acc, metric, 0.9) == 4.0  # first time, not the later 0.95
-    assert ex.metric_at_accuracy(acc, metric, 0.05) == 1.0
-    assert math.isnan(ex.metric_at_accuracy(acc, metric, 0.99))
+    assert sam_stats.metric_at_level(acc, metric, 0.7) == pytest.approx(3.0, abs=1e-15)
+    assert sam_stats.metric_at_level(acc, metric, 0.9) == 4.0  # first time, not the later 0.95
+    assert sam_stats.metric_at_level(acc, metric, 0.05) == 1.0
+    assert math.isnan(sam_stats.metric_at_level(acc, metric, 0.99))
 
 
 def _run(seed, opt, acc, metric, status="ok", name="cam_low"):
@@ -54,7 +54,7 @@ def test_minor_mass_matched_difference_removes_the_slow_training_artefact():
         metric_of = lambda a: 0.9 - 0.4 * a  # noqa: E731 - attention drifts to the object as accuracy rises
         gd_runs.append(_run(s, "gd", gd_acc, metric_of(gd_acc)))
         sam_runs.append(_run(s, "sam", sam_acc, metric_of(sam_acc) + delta))
-    eff = ex.paired_effect(gd_runs, sam_runs, "cam_low")
+    eff = sam_stats.paired_effect(gd_runs, sam_runs, "cam_low")
     np.testing.assert_allclose(eff["matched"], delta, atol=1e-12)
     assert eff["raw_mean"] > 0.08  # the artefact: at the same step SAM "looks" much more minor-focused
     lo, hi = eff["matched_ci"]
@@ -66,9 +66,9 @@ def test_minor_mass_paired_effect_excludes_untrained_and_diverged_seeds():
     gd = [_run(0, "gd", acc, [0.5, 0.5]), _run(1, "gd", acc, [0.5, 0.5]), _run(2, "gd", acc, [0.5, 0.5])]
     sam = [_run(0, "sam", acc, [0.5, 0.6]), _run(1, "sam", acc, [0.5, 0.6], status="not trained"),
            _run(2, "sam", acc, [0.5, 0.6], status="diverged")]
-    eff = ex.paired_effect(gd, sam, "cam_low")
+    eff = sam_stats.paired_effect(gd, sam, "cam_low")
     assert eff["seeds"] == [0] and set(eff["excluded"]) == {"1", "2"}
-    assert ex.verdict_from_interval(eff["matched_ci"], +1, len(eff["seeds"]))[0] == "undecided"
+    assert sam_stats.verdict_from_interval(eff["matched_ci"], +1, len(eff["seeds"]))[0] == "undecided"
 
 
 @pytest.mark.parametrize("ci, direction, verdict", [
@@ -76,20 +76,20 @@ def test_minor_mass_paired_effect_excludes_untrained_and_diverged_seeds():
     ((-0.05, -0.01), +1, "refuted"), ((-0.02, 0.03), +1, "undecided"), ((-0.02, 0.03), -1, "undecided"),
     ((math.nan, math.nan), +1, "undecided")])
 def test_minor_mass_verdict_follows_the_interval(ci, direction, verdict):
-    got, error = ex.verdict_from_interval(ci, direction, 5)
+    got, error = sam_stats.verdict_from_interval(ci, direction, 5)
     assert got == verdict
     if verdict == "confirmed":
         assert error == 0.0
     if verdict == "refuted":
         assert error > 0.0
-    assert ex.verdict_from_interval(ci, direction, 2)[0] == "undecided"  # too few seeds
+    assert sam_stats.verdict_from_interval(ci, direction, 2)[0] == "undecided"  # too few seeds
 
 
 def test_minor_mass_bootstrap_and_t_intervals_cover_the_mean():
     v = np.random.default_rng(0).normal(0.2, 0.1, size=8)
-    for lo, hi in (ex.bootstrap_mean_ci(v), ex.t_mean_ci(v)):
+    for lo, hi in (sam_stats.bootstrap_mean_ci(v), sam_stats.t_mean_ci(v)):
         assert lo < v.mean() < hi
-    lo, hi = ex.t_mean_ci([1.0, 2.0, 3.0])
+    lo, hi = sam_stats.t_mean_ci([1.0, 2.0, 3.0])
     assert (lo + hi) / 2 == pytest.approx(2.0) and hi - 2.0 == pytest.approx(4.302652729911275 / math.sqrt(3))
 
 
@@ -139,7 +139,7 @@ def test_synthetic_minor_first_patch_lead_counts_steps_and_censors():
     runs = [run(0, [0.5, 0.95, 1, 1], [0.5, 0.5, 0.5, 0.92]),   # minor at 2, major at 6: lead +4
             run(1, [0.5, 0.5, 0.5, 0.5], [0.5, 1, 1, 1]),       # minor never (censored at 8), major at 2: -6
             run(2, [0.5, 1, 1, 1], [0.5, 1, 1, 1], status="diverged")]
-    lead = ex.patch_lead(runs)
+    lead = sam_stats.patch_lead(runs)
     assert lead["values"] == [4.0, -6.0] and lead["seeds"] == [0, 1] and lead["excluded"] == {"2": "diverged"}
 
 
@@ -149,13 +149,13 @@ TINY = dict(dataset="digits", n_train=96, n_test=32, n_eval=96, n_probe=8, width
 
 
 def test_minor_mass_train_run_records_curves_and_statuses():
-    run = ex.train_run(ex.TrainConfig(optimizer="sam", steps=4, **TINY))
+    run = sam_training.train_run(sam_training.TrainConfig(optimizer="sam", steps=4, **TINY))
     assert run["curves"]["step"] == [0, 2, 4]
     for key in ("acc", "loss", "cam_low", "grad_low"):
         assert len(run["curves"][key]) == 3
     assert run["status"] in ("ok", "not trained") and len(run["maps"]) == 3
     # 4 steps at a tiny learning rate cannot train a 10-class model: classified, never compared
-    assert ex.train_run(ex.TrainConfig(optimizer="gd", steps=2, **{**TINY, "lr": 1e-6}))["status"] == "not trained"
+    assert sam_training.train_run(sam_training.TrainConfig(optimizer="gd", steps=2, **{**TINY, "lr": 1e-6}))["status"] == "not trained"
 
 
 def test_keep_maps_sets_how_many_probe_maps_a_record_stores():
@@ -165,14 +165,14 @@ def test_keep_maps_sets_how_many_probe_maps_a_record_stores():
 
     from biasaudit.plumbing import InputError
 
-    runs = {k: ex.train_run(ex.TrainConfig(optimizer="sam", steps=4, keep_maps=k, **TINY)) for k in (0, 3)}
+    runs = {k: sam_training.train_run(sam_training.TrainConfig(optimizer="sam", steps=4, keep_maps=k, **TINY)) for k in (0, 3)}
     assert [len(m) for m in runs[3]["maps"]] == [3, 3, 3] and len(runs[3]["map_images"]) == 3
     assert runs[0]["maps"] == [[], [], []] and runs[0]["map_images"] == []
     assert runs[0]["curves"] == runs[3]["curves"]
-    assert ex.TrainConfig(keep_maps=0).key() != ex.TrainConfig(keep_maps=3).key()
+    assert sam_training.TrainConfig(keep_maps=0).key() != sam_training.TrainConfig(keep_maps=3).key()
     for bad in (-1, 9, 1.5, True):
         with pytest.raises(InputError, match="keep_maps: must be an integer in"):
-            ex.validate_config(ex.TrainConfig(keep_maps=bad, **TINY))
+            sam_training.validate_config(sam_training.TrainConfig(keep_maps=bad, **TINY))
     from biasaudit.validation.sam_regimes import DESIGNS, regime_configs
 
     for design, tiers in DESIGNS.items():
@@ -183,60 +183,60 @@ def test_keep_maps_sets_how_many_probe_maps_a_record_stores():
 
 
 def test_minor_mass_nan_loss_is_classified_diverged():
-    run = ex.train_run(ex.TrainConfig(optimizer="gd", steps=6, **{**TINY, "lr": 1e12, "batch_size": None}))
+    run = sam_training.train_run(sam_training.TrainConfig(optimizer="gd", steps=6, **{**TINY, "lr": 1e12, "batch_size": None}))
     assert run["status"] == "diverged"
     assert all(math.isfinite(v) for v in run["curves"]["loss"])
 
 
 def test_synthetic_minor_first_tiny_run_has_patch_metrics():
-    cfg = ex.TrainConfig(dataset="synthetic-patches", optimizer="gd", steps=2, n_train=32, n_test=16, n_eval=32,
+    cfg = sam_training.TrainConfig(dataset="synthetic-patches", optimizer="gd", steps=2, n_train=32, n_test=16, n_eval=32,
                          n_probe=4, width=2, eval_every=1, lr=0.05)
-    run = ex.train_run(cfg)
+    run = sam_training.train_run(cfg)
     for key in ("acc_no_major", "acc_no_minor", "cam_major", "cam_minor", "minor_reliance"):
         assert len(run["curves"][key]) == 3
 
 
 def test_minor_mass_cached_run_is_reused_and_atomic(monkeypatch, tmp_path):
-    cfg = ex.TrainConfig(optimizer="gd", steps=2, **TINY)
-    first = ex.cached_run(cfg)
-    files = list(ex.cache_dir().glob("*.json"))
-    assert [f.name for f in files] == [f"{cfg.key()}.json"] and not list(ex.cache_dir().glob("*.tmp"))
-    monkeypatch.setattr(sam_training, "train_run", lambda cfg: pytest.fail("the cached run was recomputed"))
-    assert ex.cached_run(cfg) == json.loads(json.dumps(first))
+    cfg = sam_training.TrainConfig(optimizer="gd", steps=2, **TINY)
+    first = sam_runs.cached_run(cfg)
+    files = list(sam_runs.cache_dir().glob("*.json"))
+    assert [f.name for f in files] == [f"{cfg.key()}.json"] and not list(sam_runs.cache_dir().glob("*.tmp"))
+    monkeypatch.setattr(sam_runs, "train_run", lambda cfg: pytest.fail("the cached run was recomputed"))
+    assert sam_runs.cached_run(cfg) == json.loads(json.dumps(first))
 
 
 def test_minor_mass_experiment_end_to_end_and_figures(tmp_path):
-    result = ex.minor_mass_experiment("quick", seeds=(0, 1, 2), steps=2, downsample=1, init_scales=(1.0,), **TINY)
+    result = sam_experiments.minor_mass_experiment("quick", seeds=(0, 1, 2), steps=2, downsample=1, init_scales=(1.0,), **TINY)
     eff = result["primary"]
     assert eff["metric"] == "cam_low" and len(eff["raw"]) + len(eff["excluded"]) == 3
-    paths = [ex.plot_overlays(result, tmp_path / "o.png"), ex.plot_curves(result, "cam_low", tmp_path / "c.png", "m")]
+    paths = [sam_figures.plot_overlays(result, tmp_path / "o.png"), sam_figures.plot_curves(result, "cam_low", tmp_path / "c.png", "m")]
     assert all(p.stat().st_size > 1000 for p in paths)
 
 
 def test_overlays_of_runs_that_stored_no_maps_retrain_the_shown_pair_with_maps(tmp_path):
     """The regime designs store no maps (keep_maps = 0): the overlay figure retrains only the pair it shows,
     with maps, on the same trajectory (same curves)."""
-    runs = {o: [ex.cached_run(ex.TrainConfig(optimizer=o, steps=2, keep_maps=0, **TINY))] for o in ("gd", "sam")}
+    runs = {o: [sam_runs.cached_run(sam_training.TrainConfig(optimizer=o, steps=2, keep_maps=0, **TINY))] for o in ("gd", "sam")}
     assert not any(len(m) for m in runs["gd"][0]["maps"])
-    path = ex.plot_overlays({"runs": {1.0: runs}}, tmp_path / "o.png")
+    path = sam_figures.plot_overlays({"runs": {1.0: runs}}, tmp_path / "o.png")
     assert path.stat().st_size > 1000
-    shown = ex._with_maps(runs["gd"][0], 4)
+    shown = sam_figures._with_maps(runs["gd"][0], 4)
     assert any(len(m) for m in shown["maps"]) and shown["curves"] == runs["gd"][0]["curves"]
     elsewhere = {**runs["sam"][0], "config": {**runs["sam"][0]["config"], "device": "cuda"}}  # a GPU worker's run
-    assert any(len(m) for m in ex._with_maps(elsewhere, 4)["maps"])  # retrained on this worker's device
+    assert any(len(m) for m in sam_figures._with_maps(elsewhere, 4)["maps"])  # retrained on this worker's device
     slimmed = {k: v for k, v in runs["gd"][0].items() if k not in ("maps", "map_images")}  # .device/full-tier's
-    assert any(len(m) for m in ex._with_maps(slimmed, 4)["maps"])
-    assert ex._with_maps({**runs["gd"][0], "maps": []}, 4)["maps"] == []  # no evaluation at all: nothing to map
+    assert any(len(m) for m in sam_figures._with_maps(slimmed, 4)["maps"])
+    assert sam_figures._with_maps({**runs["gd"][0], "maps": []}, 4)["maps"] == []  # no evaluation at all: nothing to map
 
 
 def test_overlays_prefer_a_trained_pair_that_stored_its_maps(tmp_path, monkeypatch):
     """With one pair that stored maps and one that did not, the figure shows the first without retraining."""
-    runs = {o: [ex.cached_run(ex.TrainConfig(optimizer=o, steps=2, seed=s, keep_maps=k, **TINY)) for s, k in
+    runs = {o: [sam_runs.cached_run(sam_training.TrainConfig(optimizer=o, steps=2, seed=s, keep_maps=k, **TINY)) for s, k in
                 ((0, 0), (1, 3))] for o in ("gd", "sam")}
     for r in runs["gd"] + runs["sam"]:
         r["status"] = "ok"  # two steps do not train: taken as trained here, this test is about the choice
-    monkeypatch.setattr(sam_training, "cached_run", lambda cfg, **kw: pytest.fail("a pair was retrained"))
-    assert ex.plot_overlays({"runs": {1.0: runs}}, tmp_path / "o.png").stat().st_size > 1000
+    monkeypatch.setattr(sam_runs, "cached_run", lambda cfg, **kw: pytest.fail("a pair was retrained"))
+    assert sam_figures.plot_overlays({"runs": {1.0: runs}}, tmp_path / "o.png").stat().st_size > 1000
 
 
 # ------------------------------------------------------------------------------------------------- CLI
@@ -304,19 +304,19 @@ def test_sam_torch_experiment_tier_comes_from_the_environment(monkeypatch):
 def test_multipoint_jdagger_sam_is_minor_first_where_gd_is_major_only():
     """Multi-point data, alpha = 0.4 rho: GD's dominant index is always d; l2-SAM's starts below d."""
     pytest.importorskip("biasaudit.numerics.sam_discrete")
-    X, y = ex.multipoint_data()
+    X, y = sam_multipoint.multipoint_data()
     d = X.shape[1]
-    gd = ex.multipoint_jdagger(X, y, [0.04], rho=0.1, steps=2000, algorithm="gd")
-    sam = ex.multipoint_jdagger(X, y, [0.04], rho=0.1, steps=2000, algorithm="l2")
+    gd = sam_multipoint.multipoint_jdagger(X, y, [0.04], rho=0.1, steps=2000, algorithm="gd")
+    sam = sam_multipoint.multipoint_jdagger(X, y, [0.04], rho=0.1, steps=2000, algorithm="l2")
     assert np.all(gd["jdagger"] == d)
     assert 0 < sam["jdagger"][0, 0] < d and sam["jdagger"][0, -1] < d
     # the collapse regime (alpha well below alpha_c) is marked 0, never a spurious index
-    low = ex.multipoint_jdagger(X, y, [0.02], rho=0.1, steps=4000, algorithm="l2")
+    low = sam_multipoint.multipoint_jdagger(X, y, [0.02], rho=0.1, steps=4000, algorithm="l2")
     assert low["jdagger"][0, -1] == 0
 
 
 def test_minor_mass_train_run_with_the_resnet():
-    run = ex.train_run(ex.TrainConfig(model="resnet", optimizer="sam", steps=2, **{**TINY, "width": 2}))
+    run = sam_training.train_run(sam_training.TrainConfig(model="resnet", optimizer="sam", steps=2, **{**TINY, "width": 2}))
     assert run["status"] in ("ok", "not trained") and len(run["curves"]["cam_low"]) == 2
 
 
@@ -326,7 +326,7 @@ def test_minor_mass_train_run_on_cuda():
 
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device")
-    run = ex.train_run(ex.TrainConfig(optimizer="sam", steps=4, device="cuda", **TINY))
+    run = sam_training.train_run(sam_training.TrainConfig(optimizer="sam", steps=4, device="cuda", **TINY))
     assert run["status"] in ("ok", "not trained")
     assert all(math.isfinite(v) for v in run["curves"]["loss"])
 
@@ -334,7 +334,7 @@ def test_minor_mass_train_run_on_cuda():
 def test_minor_mass_matching_swaps_roles_when_sam_ends_more_accurate():
     gd = [_run(s, "gd", [0.1, 0.5, 0.6], [0.8, 0.7, 0.6]) for s in range(3)]
     sam = [_run(s, "sam", [0.1, 0.4, 0.8], [0.9, 0.8, 0.6]) for s in range(3)]
-    eff = ex.paired_effect(gd, sam, "cam_low")
+    eff = sam_stats.paired_effect(gd, sam, "cam_low")
     # SAM at GD's final accuracy 0.6: halfway between (0.4, 0.8) and (0.8, 0.6) -> 0.7; GD final 0.6
     np.testing.assert_allclose(eff["matched"], 0.1, atol=1e-12)
     assert eff["excluded"] == {}
@@ -352,9 +352,8 @@ def test_sam_torch_claims_state_relations_not_booleans(claim):
 
 def test_validate_sam_checks_out_before_training(tmp_path, capsys, monkeypatch):
     from biasaudit.cli import main
-    from biasaudit.validation import sam_experiments as ex
 
-    monkeypatch.setattr(ex, "minor_mass_experiment", lambda *a, **k: pytest.fail("trained before checking --out"))
+    monkeypatch.setattr(sam_experiments, "minor_mass_experiment", lambda *a, **k: pytest.fail("trained before checking --out"))
     existing = tmp_path / "a-file"
     existing.write_text("x")
     assert main(["validate", "sam", "--out", str(existing)]) == 2
@@ -364,10 +363,10 @@ def test_validate_sam_checks_out_before_training(tmp_path, capsys, monkeypatch):
 
 def test_mean_band_interpolates_each_run_and_needs_two_runs_per_point():
     grid = np.array([0.0, 0.5, 1.0, 1.5])
-    mean, lo, hi = ex._mean_band([[0, 1], [0, 1], [0, 1.0]], [[0, 2], [1, 3], [2, 4]], grid)
+    mean, lo, hi = sam_figures.mean_band([[0, 1], [0, 1], [0, 1.0]], [[0, 2], [1, 3], [2, 4]], grid)
     assert mean[:3] == pytest.approx([1.0, 2.0, 3.0]) and math.isnan(mean[3])
     assert lo[1] < 2.0 < hi[1]
-    mean, _, _ = ex._mean_band([[0, 1], [0, 2]], [[0, 1], [0, 2]], grid)
+    mean, _, _ = sam_figures.mean_band([[0, 1], [0, 2]], [[0, 1], [0, 2]], grid)
     assert mean[2] == pytest.approx(1.0) and math.isnan(mean[3])  # one run reaches 1.5: no mean
 
 
@@ -376,5 +375,5 @@ def test_plot_curves_draws_mean_bands_of_trained_runs(tmp_path):
             "sam": [_run(s, "sam", np.linspace(0.1, 0.8, 8), np.linspace(0.6, 0.8, 8)) for s in range(3)]
             + [_run(3, "sam", [0.1] * 8, [0.5] * 8, status="not trained")]}
     result = {"settings": {"dataset": "made-up"}, "runs": {1.0: runs}}
-    path = ex.plot_curves(result, "cam_low", tmp_path / "c.png", "m")
+    path = sam_figures.plot_curves(result, "cam_low", tmp_path / "c.png", "m")
     assert path.stat().st_size > 5000

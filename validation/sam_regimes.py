@@ -141,8 +141,8 @@ def design_settings(design: str, tier: str = "quick") -> dict:
 
 
 def regime_configs(design: str, tier: str = "quick", *, device: str = "cpu", data_dir: str | None = None) -> list:
-    """One :class:`~biasaudit.validation.sam_experiments.TrainConfig` per (alpha, seed, optimizer)."""
-    from biasaudit.validation.sam_experiments import OPTIMIZERS, TrainConfig
+    """One :class:`~biasaudit.validation.sam_training.TrainConfig` per (alpha, seed, optimizer)."""
+    from biasaudit.validation.sam_training import OPTIMIZERS, TrainConfig
 
     settings = design_settings(design, tier)
     base = TrainConfig(device=device, data_dir=data_dir, **{k: v for k, v in settings.items() if k not in _GRID_KEYS})
@@ -187,7 +187,8 @@ def collapse_test(alphas, sam_trained: np.ndarray, gd_trained: np.ndarray) -> di
 def regime_experiment(design: str, tier: str = "quick", *, device: str = "cpu", data_dir: str | None = None,
                       progress: Callable[[str], None] | None = None, use_cache: bool = True) -> dict:
     """Train (or read from the run cache) the design's grid and analyse it (module docstring)."""
-    from biasaudit.validation.sam_experiments import cached_run, validate_config
+    from biasaudit.validation.sam_runs import cached_run
+    from biasaudit.validation.sam_training import validate_config
     from biasaudit.validation.sam_stats import area_effect, logistic_boundary
 
     settings = design_settings(design, tier)
@@ -234,9 +235,8 @@ def regime_experiment(design: str, tier: str = "quick", *, device: str = "cpu", 
 
 def lead_effect(sam_runs: list[dict], level: float = 0.9) -> dict:
     """SAM's own patch order per seed, ``t_major - t_minor`` in steps (> 0: the faint patch first; see
-    :func:`biasaudit.validation.sam_experiments.patch_lead`); a run that did not train counts as 0."""
-    from biasaudit.validation.sam_experiments import patch_lead
-    from biasaudit.validation.sam_stats import UNTRAINED_EFFECT, effect_summary
+    :func:`biasaudit.validation.sam_stats.patch_lead`); a run that did not train counts as 0."""
+    from biasaudit.validation.sam_stats import UNTRAINED_EFFECT, effect_summary, patch_lead
 
     trained = patch_lead([r for r in sam_runs if r["status"] == "ok"], level)
     by_seed = dict(zip(trained["seeds"], trained["values"]))
@@ -270,71 +270,3 @@ def trained_share_text(result: dict) -> str:
 
 
 __all__ += ["effect_at", "dose_response", "trained_share_text"]
-
-
-# ------------------------------------------------------------------------------------------------- figure
-def plot_regime_figure(result: dict, outdir, name: str):
-    """Training fraction of SAM and GD against alpha (Clopper-Pearson bars, alpha_50 marked) and the
-    minor-feature statistic against alpha (mean and 95 % seed interval; regime-2 and control marked)."""
-    from pathlib import Path
-
-    from biasaudit.validation.sam_experiments import _pyplot
-
-    from matplotlib.ticker import FormatStrFormatter, NullFormatter
-
-    plt = _pyplot()
-    outdir = Path(outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
-    c, s = result["collapse"], result["settings"]
-    alphas = np.asarray(c["alphas"], float)
-    metrics = [m for m in next(iter(result["effects"].values()), {})]  # the design's metrics (patch: + lead_sam)
-    fig, axes = plt.subplots(1, 1 + len(metrics), figsize=(4.6 * (1 + len(metrics)), 3.6), squeeze=False)
-    ax = axes[0, 0]
-    for opt, color, shift in (("sam", "tab:red", 1.02), ("gd", "tab:blue", 0.98)):
-        frac = np.asarray(c[f"{opt}_fraction"])
-        ci = np.asarray(c[f"{opt}_ci"])
-        ax.errorbar(alphas * shift, frac, yerr=[frac - ci[:, 0], ci[:, 1] - frac], fmt="o-", color=color,
-                    capsize=3, label=f"{opt.upper()} ({len(s['seeds'])} seeds)")
-    a50 = result["boundary"].get("alpha_50")
-    if a50:
-        ax.axvline(a50, color="k", ls="--", lw=1, label=f"SAM alpha_50 = {a50:.3g}")
-    ax.set_xscale("log")
-    ax.set_ylim(-0.05, 1.05)
-    ax.set_xlabel("init scale alpha")
-    ax.set_ylabel("share of seeds that leave chance")
-    ax.set_title(f"{s['model']} on {s['dataset']}, rho = {s['rho']}", fontsize=9)
-    ax.legend(fontsize=7)
-    labels = {"cam_low": "Grad-CAM mass on low-intensity px", "grad_low": "|input grad| mass on low-intensity px",
-              "minor_margin_share": "minor-patch margin share", "minor_reliance": "acc(major ablated) - "
-              "acc(minor ablated)", "cam_minor_share": "Grad-CAM minor / (minor + major)",
-              "lead_sam": "SAM alone: t_major - t_minor (steps)"}
-    for ax, metric in zip(axes[0, 1:], metrics):
-        dr = dose_response(result, metric)
-        xs = np.array([d[0] for d in dr])
-        ys = np.array([d[1] for d in dr])
-        lo = np.array([d[2][0] for d in dr])
-        hi = np.array([d[2][1] for d in dr])
-        ax.errorbar(xs, ys, yerr=[ys - lo, hi - ys], fmt="o-", color="tab:purple", capsize=3)
-        ax.axhline(0, color="gray", lw=0.8)
-        for key, style, text in (("alpha_regime2", "-", "regime 2"), ("alpha_control", ":", "GD-like control")):
-            if result.get(key):
-                ax.axvline(result[key], color="k", ls=style, lw=1, label=f"{text}: alpha = {result[key]:g}")
-        ax.set_xscale("log")
-        ax.set_xlabel("init scale alpha")
-        ax.set_ylabel("> 0: faint patch first" if metric == "lead_sam" else f"SAM - GD, area over {s['match_on']} levels")
-        ax.set_title(labels.get(metric, metric), fontsize=9)
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=7)
-    for ax in axes[0]:
-        ax.xaxis.set_major_formatter(FormatStrFormatter("%g"))
-        ax.xaxis.set_minor_formatter(NullFormatter())
-        ax.set_xticks(alphas)
-    fig.suptitle("untrained pairs count as 0 effect; bars: 95% intervals over seeds", fontsize=8)
-    fig.tight_layout()
-    path = outdir / name
-    fig.savefig(path, dpi=110, metadata={"Software": None})
-    plt.close(fig)
-    return path
-
-
-__all__ += ["plot_regime_figure"]

@@ -15,12 +15,32 @@ function                    what it computes
 :func:`logistic_boundary`   P(train) = sigmoid(b (log alpha - log alpha_50)), fitted with a weak ridge
                             on b (complete separation stays finite), alpha_50 with a seed bootstrap
 :func:`t_power`             power of the one-sided paired t test at n seeds for a standardized effect
+:func:`paired_effect`       the fixed-alpha experiments' statistic (:mod:`~biasaudit.validation.sam_experiments`):
+                            per usable seed, SAM - GD raw at the same final step and accuracy-matched
+                            (below); seeds whose GD or SAM run did not train are excluded, and listed
+:func:`patch_lead`          which patch a run learns first, ``t_major - t_minor`` in steps
+:func:`verdict_from_interval`  confirmed / refuted / undecided from an effect interval and a predicted sign
 ==========================  ==========================================================================
 
 A statistic over many progress levels averages the evaluation noise: the minor-feature curves jump by
 about 0.1 between evaluations, and a single final evaluation can flip a verdict (it did:
 ``sam.torch.minor_mass_inputgrad`` was refuted in one audit and undecided in another with 5 seeds at one
 final point).
+
+Accuracy matching (:func:`paired_effect`). For each usable seed s: ``raw_s = m_SAM(T) - m_GD(T)`` at the
+same final step T, and ``matched_s = m_SAM(T) - m_GD(a_SAM(T))``: GD's metric interpolated (linearly,
+between the two evaluations that bracket the first time GD's accuracy reaches that value) at SAM's final
+training accuracy ("slow training fakes the effect"). If GD never reached SAM's final accuracy, the roles
+swap: SAM's curve is interpolated at GD's final accuracy. With accuracy ``levels`` (the patch task) the same
+comparison is averaged over fixed accuracy levels (both runs interpolated at the first crossing of each
+level), to see which patch is learnt *first*. The 95 % interval of the mean over seeds is the hull of a
+percentile bootstrap over seeds (:data:`N_BOOT` resamples) and a Student-t interval (the bootstrap alone
+under-covers at 5 seeds). An image-level bootstrap (images and seeds pooled) is reported too, for
+comparison only: it looks far more certain than it is.
+
+Verdict rule (:func:`verdict_from_interval`): with predicted sign s (+1: SAM more minor-focused), the effect
+interval [lo, hi] gives ``confirmed`` if s*[lo, hi] > 0, ``refuted`` if s*[lo, hi] < 0, else ``undecided``;
+fewer than :data:`MIN_SEEDS` usable seeds is ``undecided``.
 """
 
 from __future__ import annotations
@@ -29,12 +49,15 @@ import math
 
 import numpy as np
 
-__all__ = ["CI_LEVEL", "FAMILY_LEVEL", "metric_at_level", "area_effect", "effect_summary", "one_sided_p", "holm",
-           "clopper_pearson", "logistic_boundary", "fit_logistic_batch", "fit_logistic_reference", "t_power"]
+__all__ = ["CI_LEVEL", "N_BOOT", "MIN_SEEDS", "FAMILY_LEVEL", "metric_at_level", "area_effect", "effect_summary",
+           "one_sided_p", "holm", "clopper_pearson", "logistic_boundary", "fit_logistic_batch",
+           "fit_logistic_reference", "t_power", "bootstrap_mean_ci", "t_mean_ci", "paired_effect", "patch_lead",
+           "verdict_from_interval", "summary_line"]
 
-CI_LEVEL = 0.95
+CI_LEVEL = 0.95       # every interval of the SAM network experiments
 FAMILY_LEVEL = 0.05   # Holm: family-wise error of the minor-feature claims (two-sided: 0.025 per side)
-N_BOOT = 10_000
+N_BOOT = 10_000       # bootstrap resamples of a seed-level mean
+MIN_SEEDS = 3         # fewer usable seeds than this: undecided (verdict_from_interval)
 UNTRAINED_EFFECT = 0.0  # a pair with a run that never trained: no evidence for or against minor-first
 
 
@@ -277,3 +300,134 @@ def diluted_effect(effect_size: float, untrained_share: float) -> float:
 
 
 __all__ += ["diluted_effect"]
+
+
+# ----------------------------------------------------------- the fixed-alpha experiments: accuracy matching
+def bootstrap_mean_ci(values, *, level: float = CI_LEVEL, n_boot: int = N_BOOT, seed: int = 0):
+    """Percentile bootstrap interval of the mean (NaNs dropped); (nan, nan) for fewer than 2 values."""
+    v = np.asarray(values, float)
+    v = v[np.isfinite(v)]
+    if v.size < 2:
+        return (math.nan, math.nan)
+    means = _bootstrap_means(v, n_boot, seed)
+    q = (1 - level) / 2
+    return (float(np.quantile(means, q)), float(np.quantile(means, 1 - q)))
+
+
+def t_mean_ci(values, *, level: float = CI_LEVEL):
+    """Student-t interval of the mean (NaNs dropped); (nan, nan) for fewer than 2 values."""
+    from scipy import stats
+
+    v = np.asarray(values, float)
+    v = v[np.isfinite(v)]
+    if v.size < 2:
+        return (math.nan, math.nan)
+    half = stats.t.ppf(0.5 + level / 2, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size)
+    return (float(v.mean() - half), float(v.mean() + half))
+
+
+def _hull(a, b):
+    return (float(min(a[0], b[0])), float(max(a[1], b[1])))
+
+
+def paired_effect(gd_runs: list[dict], sam_runs: list[dict], metric: str, *,
+                  levels: tuple[float, ...] | None = None) -> dict:
+    """Seed-level paired SAM - GD differences of ``metric`` (raw at the same step, and accuracy-matched).
+
+    ``levels=None`` matches at SAM's final accuracy (GD interpolated); a tuple of accuracy levels compares
+    both runs where each first reaches each level, averaged over the levels both reach.
+    """
+    gd_by_seed = {r["config"]["seed"]: r for r in gd_runs}
+    raw, matched, seeds, excluded, image_diffs = [], [], [], {}, []
+    for sam in sam_runs:
+        s = sam["config"]["seed"]
+        gd = gd_by_seed.get(s)
+        if gd is None:
+            excluded[s] = "no GD run"
+            continue
+        if gd["status"] != "ok" or sam["status"] != "ok":
+            excluded[s] = f"GD {gd['status']}, SAM {sam['status']}"
+            continue
+        g, m = gd["curves"], sam["curves"]
+        if levels is None:
+            gd_matched = metric_at_level(g["acc"], g[metric], m["acc"][-1])
+            diff = m[metric][-1] - gd_matched
+            if not math.isfinite(gd_matched):  # SAM ended more accurate than GD ever was: match the other way
+                diff = metric_at_level(m["acc"], m[metric], g["acc"][-1]) - g[metric][-1]
+        else:
+            diffs = [metric_at_level(m["acc"], m[metric], a) - metric_at_level(g["acc"], g[metric], a)
+                     for a in levels]
+            diffs = [d for d in diffs if math.isfinite(d)]
+            diff = float(np.mean(diffs)) if diffs else math.nan
+        if not math.isfinite(diff):
+            excluded[s] = "no common accuracy" if levels is None else "no common accuracy level"
+            continue
+        seeds.append(s)
+        raw.append(m[metric][-1] - g[metric][-1])
+        matched.append(diff)
+        if metric == "cam_low" and sam.get("final_cam_low_images") and gd.get("final_cam_low_images"):
+            image_diffs.extend(np.asarray(sam["final_cam_low_images"], float)
+                               - np.asarray(gd["final_cam_low_images"], float))
+    out = {"metric": metric, "seeds": seeds, "excluded": {str(k): v for k, v in excluded.items()},
+           "raw": raw, "matched": matched,
+           "raw_mean": float(np.mean(raw)) if raw else math.nan,
+           "matched_mean": float(np.mean(matched)) if matched else math.nan,
+           "raw_ci": _hull(bootstrap_mean_ci(raw), t_mean_ci(raw)),
+           "matched_ci_bootstrap": bootstrap_mean_ci(matched), "matched_ci_t": t_mean_ci(matched)}
+    out["matched_ci"] = _hull(out["matched_ci_bootstrap"], out["matched_ci_t"])
+    if image_diffs:
+        out["raw_ci_images"] = bootstrap_mean_ci(image_diffs)
+    return out
+
+
+def patch_lead(runs: list[dict], level: float = 0.9) -> dict:
+    """Which patch is learnt first, per run: ``lead = t_major - t_minor`` (steps; > 0 means minor first).
+
+    ``t_minor`` is the first evaluated step at which the accuracy with the *major* patch ablated (the model
+    predicting from the faint patch alone) reaches ``level``; ``t_major`` likewise with the minor patch
+    ablated. A patch never learnt within the horizon T is censored at T + eval_every. Only ``ok`` runs count.
+    """
+    leads, seeds, excluded = [], [], {}
+    for r in runs:
+        if r["status"] != "ok":
+            excluded[str(r["config"]["seed"])] = r["status"]
+            continue
+        c = r["curves"]
+        horizon = c["step"][-1] + r["config"]["eval_every"]
+
+        def first(key):
+            hits = [s for s, a in zip(c["step"], c[key]) if a >= level]
+            return hits[0] if hits else horizon
+
+        leads.append(float(first("acc_no_minor") - first("acc_no_major")))
+        seeds.append(r["config"]["seed"])
+    ci = _hull(bootstrap_mean_ci(leads), t_mean_ci(leads))
+    return {"metric": "minor_lead_steps", "level": level, "seeds": seeds, "excluded": excluded, "values": leads,
+            "mean": float(np.mean(leads)) if leads else math.nan, "ci": ci}
+
+
+def verdict_from_interval(ci, direction: int, n_seeds: int) -> tuple[str, float]:
+    """('confirmed'|'refuted'|'undecided', error) for an effect interval and a predicted sign.
+
+    ``error = max(0, -direction * lo_or_hi)``: 0 when the interval lies on the predicted side of 0, the
+    distance the interval sits on the wrong side otherwise (compared with a tolerance of 0).
+    """
+    lo, hi = ci
+    if n_seeds < MIN_SEEDS or not (math.isfinite(lo) and math.isfinite(hi)):
+        return "undecided", math.nan
+    a, b = sorted((direction * lo, direction * hi))
+    if a > 0:
+        return "confirmed", 0.0
+    if b < 0:
+        return "refuted", float(-b)
+    return "undecided", float(-a)
+
+
+def summary_line(effect: dict, direction: int = 1) -> str:
+    """One line of a :func:`paired_effect`: matched and raw means with their intervals, seeds, verdict."""
+    verdict, _ = verdict_from_interval(effect["matched_ci"], direction, len(effect["seeds"]))
+    lo, hi = effect["matched_ci"]
+    rlo, rhi = effect["raw_ci"]
+    return (f"{effect['metric']}: matched SAM-GD {effect['matched_mean']:+.4f} [{lo:+.4f}, {hi:+.4f}], "
+            f"raw {effect['raw_mean']:+.4f} [{rlo:+.4f}, {rhi:+.4f}], {len(effect['seeds'])} seeds "
+            f"({verdict}; excluded {effect['excluded'] or 'none'})")

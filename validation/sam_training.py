@@ -1,25 +1,23 @@
-"""One training run of the SAM network experiments: its configuration, the training loop, the evaluations
-along the way, and the content-addressed run cache.
+"""One training run of the SAM network experiments: its configuration, the training loop and the
+evaluations along the way.
 
 A *run* is one optimizer (GD or SAM), one init scale alpha, one seed. See
-:mod:`biasaudit.validation.sam_experiments` for the protocol and the statistics, and
-:mod:`biasaudit.validation.sam_regimes` for the alpha grids. The cache key of a run hashes its configuration
-and the source of the modules in :data:`RUN_CODE` (the code a run executes), so an edit of the statistics
-or the figures never retrains a run, and an edit of the training code always does.
+:mod:`biasaudit.validation.sam_experiments` for the protocol, :mod:`biasaudit.validation.sam_stats` for the
+statistics, :mod:`biasaudit.validation.sam_runs` for the run cache and :mod:`biasaudit.validation.sam_regimes`
+for the alpha grids. The cache key of a run (:meth:`TrainConfig.key`) hashes its configuration and the source
+of the modules in :data:`RUN_CODE` (the code a run executes), so an edit of the statistics, the run cache or
+the figures never retrains a run, and an edit of the training code always does.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
-from biasaudit.plumbing import InputError, atomic_write_text, choice, nonnegative_scalar, positive_int, positive_scalar
+from biasaudit.plumbing import InputError, choice, nonnegative_scalar, positive_int, positive_scalar
 
-__all__ = ["RUN_CODE", "OPTIMIZERS", "TrainConfig", "validate_config", "train_run", "trained_threshold",
-           "cache_dir", "cached_run", "cached_run_unit"]
+__all__ = ["RUN_CODE", "OPTIMIZERS", "TrainConfig", "validate_config", "train_run", "trained_threshold"]
 
 # The code a training run executes: its cache key hashes these sources (biasaudit.plumbing.runcache).
 RUN_CODE = ("biasaudit.validation.sam_training", "biasaudit.validation.models", "biasaudit.validation.sam",
@@ -318,53 +316,3 @@ def _train_run(cfg: TrainConfig, n_keep_maps: int) -> dict:
     return {"config": asdict(cfg), "key": cfg.key(), "status": status, "num_classes": ds.num_classes,
             "curves": curves, "final_cam_low_images": images if curves["step"] else [],
             "maps": maps, "map_images": ev["probe"][:n_keep_maps, 0].cpu().numpy().round(4).tolist()}
-
-
-def cache_dir() -> Path:
-    from biasaudit.plumbing import cache_root
-
-    return cache_root() / "validation-sam"
-
-
-def cached_run_unit(cfg: TrainConfig) -> None:
-    """An audit run unit: train ``cfg`` into the run cache (or find it there); returns nothing (the claim
-    reads the cached run). Validates first, so a bad config fails before any training."""
-    validate_config(cfg)
-    cached_run(cfg)
-
-
-def cached_run(cfg: TrainConfig, *, use_cache: bool = True) -> dict:
-    """:func:`train_run`, reusing (and writing) the run's JSON in :func:`cache_dir`."""
-    from biasaudit.plumbing.runcache import count_run
-    from biasaudit.plumbing.status import status
-    from biasaudit.validation.filelock import exclusive
-
-    if not use_cache:
-        count_run(computed=True)
-        return train_run(cfg)
-    path = cache_dir() / f"{cfg.key()}.json"
-    with exclusive(path.with_suffix(".lock"), status):  # a second worker waits, then reads the first one's result
-        return _cached_run_locked(cfg, path)
-
-
-def _cached_run_locked(cfg: TrainConfig, path: Path) -> dict:
-    from biasaudit.plumbing.runcache import count_run
-
-    if path.is_file():
-        try:
-            with open(path) as fh:
-                data = json.load(fh)
-            if data.get("key") == cfg.key():
-                count_run(computed=False)
-                return data
-        except (OSError, ValueError):
-            pass  # a damaged cache file is simply redone
-    data = train_run(cfg)
-    count_run(computed=True)
-    try:
-        atomic_write_text(path, json.dumps(data))
-    except OSError:
-        pass  # an unwritable cache only costs resumability
-    return data
-
-

@@ -20,6 +20,6 @@ The package imports neither numba nor torch at import time; claim modules are im
 are looked up.
 """
 
-from biasaudit.audit.runner import TIERS, AuditConfig, AuditResult, execute_audit
+from biasaudit.audit.runner import AuditConfig, AuditResult, execute_audit
 
-__all__ = ["AuditConfig", "AuditResult", "TIERS", "execute_audit"]
+__all__ = ["AuditConfig", "AuditResult", "execute_audit"]

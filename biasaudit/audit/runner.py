@@ -39,11 +39,11 @@ from biasaudit.audit.store import BadLine, EvidenceStore
 from biasaudit.audit.units import RECORD_SCHEMA, ClaimUnit, FigureUnit, RunUnit, module_error_record
 from biasaudit.plumbing import InputError, writable_dir
 from biasaudit.registry import extra_modules_from_env
+from biasaudit.tier import PROFILE_OF_TIER, TIERS
 
-__all__ = ["TIERS", "AuditConfig", "AuditResult", "execute_audit", "prepare_out_dir", "select_audit_claims",
+__all__ = ["AuditConfig", "AuditResult", "execute_audit", "prepare_out_dir", "select_audit_claims",
            "EVIDENCE_FILE", "FIGURES_FILE", "FIGURE_DIR"]
 
-TIERS = {"quick": "ci", "full": "thorough"}
 EVIDENCE_FILE = "evidence.jsonl"
 FIGURES_FILE = "figures.jsonl"
 FIGURE_DIR = "figures"
@@ -65,7 +65,7 @@ class AuditConfig:
 
     @property
     def profile(self) -> str:
-        return TIERS[self.tier]
+        return PROFILE_OF_TIER[self.tier]
 
 
 @dataclass

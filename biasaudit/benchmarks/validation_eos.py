@@ -144,7 +144,7 @@ def _gf_runs(config, contenders) -> tuple[dict, dict]:
     import time
 
     from biasaudit.validation.device import setup_torch
-    from biasaudit.validation.eos_experiments import _build_problem
+    from biasaudit.validation.eos_data import _build_problem
     from biasaudit.validation.gf_proxy import gradient_flow_sharpness
 
     setup_torch()
@@ -170,7 +170,7 @@ def _run_gf_fcn(quick: bool) -> BenchResult:
     """The FCN of the quick tier: each proxy against today's (gd, h = 0.5·2/S) at half its step."""
     import dataclasses
 
-    from biasaudit.validation.eos_experiments import tier_config
+    from biasaudit.validation.eos_config import tier_config
 
     config = tier_config("quick", "mse")
     if quick:
@@ -191,7 +191,7 @@ def _run_gf_cnn(quick: bool) -> BenchResult:
     """The CNN of the E2 quick tier: s_GF within 3 minutes, and its own half-step check within 2 %."""
     import dataclasses
 
-    from biasaudit.validation.eos_experiments import arch_config
+    from biasaudit.validation.eos_config import arch_config
 
     config = arch_config("quick", "cnn")
     if quick:
@@ -220,7 +220,8 @@ def _run_gf_cnn28(quick: bool) -> BenchResult:
     import time
 
     from biasaudit.validation.device import setup_torch
-    from biasaudit.validation.eos_experiments import SweepConfig, _build_problem
+    from biasaudit.validation.eos_config import SweepConfig
+    from biasaudit.validation.eos_data import _build_problem
     from biasaudit.validation.gf_proxy import RKC_RTOL, gradient_flow_sharpness
 
     setup_torch(None if os.environ.get("BIASAUDIT_THREADS") else 2)

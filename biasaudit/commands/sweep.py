@@ -57,11 +57,12 @@ def run(args) -> int:
 
     sweep = sweep_eos(x, y, w0, eta_min, eta_max, n, loss_factor=c, max_steps=steps)
     if args.plot:
-        from biasaudit.figures_eos import _plt, sweep_figure
+        from biasaudit.figures._common import pyplot
+        from biasaudit.figures.eos import sweep_figure
 
         fig = sweep_figure(sweep)
         fig.savefig(args.plot, dpi=120)
-        _plt().close(fig)
+        pyplot().close(fig)
         print(f"wrote {args.plot}", file=sys.stderr)
     if args.json:
         print(json.dumps(sweep.to_json(), indent=1))

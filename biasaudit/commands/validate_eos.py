@@ -16,7 +16,7 @@ __all__ = ["register", "run"]
 def register(sub) -> None:
     p = sub.add_parser("eos", help="full-batch GD eta sweep: sharpness vs 2/eta, norms, test error (paper 2)")
     p.add_argument("--arch", default="fcn", help="fcn | cnn | resnet | vit (default: fcn); with mse, the sizes of "
-                   "the tier's E2 sweep of that architecture (biasaudit.validation.eos_experiments.ARCH_TIERS)")
+                   "the tier's E2 sweep of that architecture (biasaudit.validation.eos_config.ARCH_SWEEP_CONFIGS)")
     p.add_argument("--loss", default="mse", help="mse | ce (default: mse)")
     p.add_argument("--dataset", default=None,
                    help="mnist5k | digits | fashion-mnist | mnist | cifar10 | svhn | teacher (default: the tier's)")
@@ -86,14 +86,15 @@ def run(args) -> int:
     if args.data_dir is not None:
         overrides["data_dir"] = args.data_dir
 
+    from biasaudit.validation import eos_config, eos_runs, eos_stats
     from biasaudit.validation.device import pick_device
-    from biasaudit.validation import eos_experiments as ex
 
     device = pick_device(args.device)
     overrides["device"] = str(device)
     import dataclasses
 
-    base = ex.arch_config(args.tier, args.arch) if args.loss == "mse" else ex.tier_config(args.tier, args.loss)
+    base = (eos_config.arch_config(args.tier, args.arch) if args.loss == "mse"
+            else eos_config.tier_config(args.tier, args.loss))
     config = dataclasses.replace(base, **overrides)  # validates eta/eps/arch/loss again
     if config.dataset != "teacher":
         from biasaudit.validation.data import require_dataset
@@ -104,28 +105,28 @@ def run(args) -> int:
 
         writable_dir("out", args.out, make=("figures",))
     progress = None if args.json else (lambda msg: print(msg, file=sys.stderr, flush=True))
-    sweep = ex.run_sweep(config, args.out, progress=progress)
-    eta_c = ex._float(sweep["gf"]["eta_c"])
+    sweep = eos_runs.run_sweep(config, args.out, progress=progress)
+    eta_c = eos_stats.json_float(sweep["gf"]["eta_c"])
     summary = {"config": sweep["config"], "dir": sweep["dir"], "s_gf": sweep["gf"]["s_gf"], "eta_c": eta_c,
                "gf_reached_eps": sweep["gf"]["reached_eps"], "eps_sensitivity": sweep["gf"]["sensitivity"],
                "runs": [{"eta": r["eta"], "multiple": r.get("multiple"), "outcome": r["outcome"],
                          "steps": r["steps"], **_final_numbers(r)} for r in sweep["runs"]],
                "checks": {}}
-    for name, fn in (("E1", ex.e1_phase_transition), ("E2", ex.e2_kink), ("E3", ex.e3_measures)):
+    for name, fn in (("E1", eos_stats.e1_phase_transition), ("E2", eos_stats.e2_kink), ("E3", eos_stats.e3_measures)):
         summary["checks"][name] = fn(sweep, eta_c)
-    summary["checks"]["E4"] = ex.e4_dynamics(sweep)
-    summary["checks"]["E5"] = ex.e5_u_shape(sweep)
+    summary["checks"]["E4"] = eos_stats.e4_dynamics(sweep)
+    summary["checks"]["E5"] = eos_stats.e5_u_shape(sweep)
     if args.out:
         from pathlib import Path
 
-        summary["figures"] = _figures(ex, sweep, args.loss, Path(args.out) / "figures")
+        summary["figures"] = _figures(sweep, Path(args.out) / "figures")
         atomic_write_text(Path(args.out) / "summary.json", json.dumps(_public(summary)))
     if args.json:
         json.dump(_public(summary), sys.stdout, indent=1)
         print()
         return 0
     print(f"s_GF = {summary['s_gf']:.4g}, eta_c = 2/s_GF = {eta_c:.4g} (eps = {config.eps:g}; "
-          f"eta_c at 4eps/2eps/eps: " + ", ".join(f"{ex._float(v['eta_c']):.4g}"
+          f"eta_c at 4eps/2eps/eps: " + ", ".join(f"{eos_stats.json_float(v['eta_c']):.4g}"
                                                    for v in sweep['gf']['sensitivity'].values()) + ")")
     print(f"{'eta':>10s} {'x eta_c':>8s} {'outcome':>11s} {'steps':>7s} {'S':>9s} {'eta*S/2':>8s} {'l1':>9s} "
           f"{'test err':>8s}")
@@ -168,9 +169,11 @@ def _final_numbers(run) -> dict:
             "l1": float(final.get("l1", float("nan"))), "test_error": float(final.get("test_error", float("nan")))}
 
 
-def _figures(ex, sweep, loss, outdir) -> list:
+def _figures(sweep, outdir) -> list:
     try:
-        return ex.make_figures(outdir, sweep=sweep)
+        from biasaudit.figures.eos_torch import make_sweep_figures
+
+        return make_sweep_figures(outdir, sweep=sweep)
     except Exception as exc:  # noqa: BLE001 - a failed plot must not lose the sweep's numbers
         print(f"biasaudit: warning: figures failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         return []

@@ -45,11 +45,12 @@ def run(args) -> int:
     from biasaudit.plumbing import InputError, choice, nonnegative_scalar, parse_float_list
     from biasaudit.validation import sam_experiments as ex
     from biasaudit.validation.data import DATASETS
+    from biasaudit.validation.sam_stats import summary_line, verdict_from_interval
     from biasaudit.validation.device import pick_device
     from biasaudit.validation.models import MODELS
 
     # Every check before training: names and numbers here; data files when the experiment loads its data
-    # (sam_experiments._run_grid validates every run's config and loads the data before the first step).
+    # (sam_runs.run_grid validates every run's config and loads the data before the first step).
     choice("model", args.model, MODELS)
     choice("dataset", args.dataset, DATASETS)
     device = pick_device(args.device)
@@ -101,7 +102,7 @@ def run(args) -> int:
         summary["effects"][alpha] = {}
         for metric in metrics:
             effect = per[metric]
-            verdict, _ = ex.verdict_from_interval(effect["matched_ci"], +1, len(effect["seeds"]))
+            verdict, _ = verdict_from_interval(effect["matched_ci"], +1, len(effect["seeds"]))
             summary["effects"][alpha][metric] = {**effect, "verdict": verdict}
         summary["effects"][alpha]["status"] = per["status"]
         for key in ("lead_sam", "lead_gd"):
@@ -110,17 +111,19 @@ def run(args) -> int:
     if args.out:
         from pathlib import Path
 
+        from biasaudit.figures.sam_torch import plot_curves, plot_overlays
+
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
         atomic_write_text(out / "results.json", json.dumps(_public(summary)))
         if args.dataset == "synthetic-patches":
-            figs = [ex.plot_overlays(result, out / "gradcam_overlays.png"),
-                    ex.plot_curves(result, "minor_reliance", out / "minor_reliance.png", "minor reliance")]
+            figs = [plot_overlays(result, out / "gradcam_overlays.png"),
+                    plot_curves(result, "minor_reliance", out / "minor_reliance.png", "minor reliance")]
         else:
-            figs = [ex.plot_overlays(result, out / "gradcam_overlays.png"),
-                    ex.plot_curves(result, "cam_low", out / "minor_mass_gradcam.png", "Grad-CAM low-intensity mass"),
-                    ex.plot_curves(result, "grad_low", out / "minor_mass_inputgrad.png",
-                                   "|input grad| low-intensity mass")]
+            figs = [plot_overlays(result, out / "gradcam_overlays.png"),
+                    plot_curves(result, "cam_low", out / "minor_mass_gradcam.png", "Grad-CAM low-intensity mass"),
+                    plot_curves(result, "grad_low", out / "minor_mass_inputgrad.png",
+                                "|input grad| low-intensity mass")]
         summary["figures"] = [str(f) for f in figs]
     if args.json:
         json.dump(_public(summary), sys.stdout, indent=1)
@@ -130,7 +133,7 @@ def run(args) -> int:
     for alpha, per in summary["effects"].items():
         print(f"  init scale alpha = {alpha}: runs {per['status']}")
         for metric in metrics:
-            print("    " + ex.summary_line(per[metric]))
+            print("    " + summary_line(per[metric]))
         for key, name in (("lead_sam", "SAM"), ("lead_gd", "GD")):
             if key in per:
                 lo, hi = per[key]["ci"]
@@ -202,7 +205,9 @@ def _run_design(args, device) -> int:
 
         out = Path(args.out)
         atomic_write_text(out / "results.json", json.dumps(_public(summary)))
-        summary["figures"] = [str(sr.plot_regime_figure(res, out, f"regimes_{args.design}.png"))]
+        from biasaudit.figures.sam_torch import plot_regime_figure
+
+        summary["figures"] = [str(plot_regime_figure(res, out, f"regimes_{args.design}.png"))]
     if args.json:
         json.dump(_public(summary), sys.stdout, indent=1)
         print()

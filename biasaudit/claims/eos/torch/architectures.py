@@ -3,7 +3,7 @@ and a ViT.
 
 Each claim states that, on its architecture, the kink of final sharpness against η lies at η_c = 2/s_GF and
 that above it the final sharpness tracks 2/η. One sweep per architecture
-(:data:`biasaudit.validation.eos_experiments.ARCH_TIERS`): the gradient-flow proxy gives s_GF, then full-batch
+(:data:`biasaudit.validation.eos_config.ARCH_SWEEP_CONFIGS`): the gradient-flow proxy gives s_GF, then full-batch
 GD runs at η = m·η_c, m ∈ {0.75, 0.93, 0.97, 1.03, 1.07, 1.25, 2} at the quick tier.
 
 =================  =====================================================================================
@@ -18,7 +18,7 @@ full only          ``eos.torch.e2.<arch>.ce``: cross-entropy, eps = 0.25 (the qu
 =================  =====================================================================================
 
 error = max(|η̂_kink/η_c − 1| / 5 %, median_EoS |1 − ηS/2| / 10 %)
-(:func:`biasaudit.validation.eos_experiments.e2_architecture`), so error ≤ 1 means both parts hold.
+(:func:`biasaudit.validation.eos_stats.e2_architecture`), so error ≤ 1 means both parts hold.
 Negative controls: η_c moved by ±10 %, twice the kink tolerance (see :data:`CONTROL_SIZE`).
 """
 
@@ -59,9 +59,9 @@ _CONTROL_REASON = ("twice the 5 % kink tolerance: a kink measured within the tol
 def _out_of_tier(params) -> str | None:
     """Why the claim does not run at this tier (CE per architecture is full-tier only), else None."""
     from biasaudit.tier import experiment_tier
-    from biasaudit.validation.eos_experiments import ARCH_TIERS, ARCH_TIERS_CE
+    from biasaudit.validation.eos_config import ARCH_SWEEP_CONFIGS, ARCH_SWEEP_CONFIGS_CE
 
-    table = ARCH_TIERS if params["loss"] == "mse" else ARCH_TIERS_CE
+    table = ARCH_SWEEP_CONFIGS if params["loss"] == "mse" else ARCH_SWEEP_CONFIGS_CE
     tier = experiment_tier(params["tier"])
     if tier not in table:
         return f"E2 with {params['loss']} on the {params['arch']} runs at the full tier only (audit --tier full)"
@@ -70,7 +70,7 @@ def _out_of_tier(params) -> str | None:
 
 def _config(params):
     from biasaudit.tier import experiment_tier
-    from biasaudit.validation.eos_experiments import arch_config
+    from biasaudit.validation.eos_config import arch_config
 
     return arch_config(experiment_tier(params["tier"]), params["arch"], params["loss"])
 
@@ -80,19 +80,19 @@ def _sweep(params) -> dict:
 
 
 def _predict(params) -> dict:
-    from biasaudit.validation.eos_experiments import _float
+    from biasaudit.validation.eos_stats import json_float
 
     if _out_of_tier(params):
         raise OutOfScope(_out_of_tier(params))
     sweep = _sweep(params)
-    return {"eta_c": _eta_c(sweep), "s_gf": _float(sweep["gf"]["s_gf"]), "eps": sweep["gf"]["eps"],
+    return {"eta_c": _eta_c(sweep), "s_gf": json_float(sweep["gf"]["s_gf"]), "eps": sweep["gf"]["eps"],
             "gf_steps": sweep["gf"]["steps"]}
 
 
 def _evaluate(params, predicted) -> Observation:
     import math
 
-    from biasaudit.validation.eos_experiments import e2_architecture
+    from biasaudit.validation.eos_stats import e2_architecture
 
     sweep = _sweep(params)
     res = e2_architecture(sweep, predicted["eta_c"], kink_tolerance=KINK.value, tracking_tolerance=TRACKING.value)
@@ -139,7 +139,7 @@ CLAIMS = tuple(_claim(arch) for arch in ARCHITECTURES) + tuple(_claim(arch, "ce"
 def _make_figure(outdir, tier):
     from pathlib import Path
 
-    from biasaudit.validation.eos_experiments import make_e2_figure
+    from biasaudit.figures.eos_torch import make_e2_figure
 
     return [Path(p) for p in make_e2_figure(outdir, tier)]
 
@@ -150,4 +150,4 @@ FIGURES = (FigureJob(
     claims=("eos.torch.e2.*",), make=_make_figure,
     caption="Final S/s_GF against eta/eta_c for the FCN, CNN, ResNet and ViT of the tier, with the predicted "
             "plateau-then-2/eta curve min(1, eta_c/eta); a kink left of 1 means the transition comes early.",
-    requires=("biasaudit.validation.eos_experiments:make_e2_figure", "torch:Tensor")),)
+    requires=("biasaudit.figures.eos_torch:make_e2_figure", "torch:Tensor")),)

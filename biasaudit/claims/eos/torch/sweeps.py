@@ -3,7 +3,7 @@
 Kind ``experiment``. One case each (``samples = 1``): the parameters are the tier that runs
 (:class:`~biasaudit.tier.AuditTier`) and the loss. ``predict`` runs the gradient-flow proxy and returns
 η_c = 2/s_GF (lambdified from the sympy statement); ``evaluate`` runs the learning-rate sweep and measures the claim. The sweep of a tier
-is computed once per process and cached on disk per run (:func:`biasaudit.validation.eos_experiments.run_sweep`), so
+is computed once per process and cached on disk per run (:func:`biasaudit.validation.eos_runs.run_sweep`), so
 all claims of a tier share it. torch is imported only inside ``predict``/``evaluate``.
 
 ======================================  ===================================================================
@@ -89,14 +89,14 @@ CE_SMALL_DOMAIN = Domain({"tier": AuditTier(), "loss": Fixed("ce"), "eps": Fixed
 
 def _run_sweep(config, label: str) -> dict:
     from biasaudit.plumbing.status import status
-    from biasaudit.validation.eos_experiments import run_sweep
+    from biasaudit.validation.eos_runs import run_sweep
 
     return run_sweep(config, progress=lambda msg: status(f"[eos.torch {label}] {msg.strip()}"))
 
 
 def _sweep(params) -> dict:
     from biasaudit.tier import experiment_tier
-    from biasaudit.validation.eos_experiments import tier_config
+    from biasaudit.validation.eos_config import tier_config
 
     tier = experiment_tier(params["tier"])  # the audit's tier (quick unless `--tier full`)
     overrides = {"eps": params["eps"]} if "eps" in params else {}
@@ -106,9 +106,9 @@ def _sweep(params) -> dict:
 
 def _eta_c(sweep) -> float:
     """η_c = 2/s_GF of a sweep's gradient-flow proxy (NaN when s_GF is not positive)."""
-    from biasaudit.validation.eos_experiments import _float
+    from biasaudit.validation.eos_stats import json_float
 
-    s = _float(sweep["gf"]["s_gf"])
+    s = json_float(sweep["gf"]["s_gf"])
     return eta_c_of(s) if s > 0 else math.nan
 
 
@@ -124,11 +124,11 @@ def _gf_problem(sweep) -> str:
 
 
 def _predict_eta_c(params) -> dict:
-    from biasaudit.validation.eos_experiments import _float
+    from biasaudit.validation.eos_stats import json_float
     from biasaudit.validation.gf_proxy import GFResult, eps_sensitivity
 
     sweep = _sweep(params)
-    s = _float(sweep["gf"]["s_gf"])
+    s = json_float(sweep["gf"]["s_gf"])
     fields = {k: v for k, v in sweep["gf"].items() if k != "key"}
     sens = eps_sensitivity(GFResult.from_json(fields))
     return {"eta_c": _eta_c(sweep), "s_gf": s, "eps": sweep["gf"]["eps"], "eta_c_rel_change_2eps_to_eps": sens}
@@ -143,7 +143,7 @@ def _observation(sweep, res, predicted_text) -> Observation:
 
 
 def _eval_e1(params, predicted) -> Observation:
-    from biasaudit.validation.eos_experiments import e1_phase_transition
+    from biasaudit.validation.eos_stats import e1_phase_transition
 
     sweep = _sweep(params)
     return _observation(sweep, e1_phase_transition(sweep, predicted["eta_c"]), f"eta_c={predicted['eta_c']:.4g}")
@@ -151,7 +151,7 @@ def _eval_e1(params, predicted) -> Observation:
 
 def _e3_sweeps(params) -> list:
     from biasaudit.tier import experiment_tier
-    from biasaudit.validation.eos_experiments import e3_configs
+    from biasaudit.validation.eos_config import e3_configs
 
     tier = experiment_tier(params["tier"])
     return [_run_sweep(config, f"{tier}/{params['loss']} E3 seed {config.seed}")
@@ -159,14 +159,14 @@ def _e3_sweeps(params) -> list:
 
 
 def _predict_e3(params) -> dict:
-    from biasaudit.validation.eos_experiments import MEASURES
+    from biasaudit.validation.eos_stats import MEASURES
 
     eta_cs = [_eta_c(sweep) for sweep in _e3_sweeps(params)]
     return {"eta_c": eta_cs[0], "eta_c_seeds": eta_cs, "directions": {k: d for k, (_, d) in MEASURES.items()}}
 
 
 def _eval_e3(params, predicted) -> Observation:
-    from biasaudit.validation.eos_experiments import e3_measures_over_seeds
+    from biasaudit.validation.eos_stats import e3_measures_over_seeds
 
     sweeps = _e3_sweeps(params)
     problems = [f"seed {sw['config']['seed']}: {p}" for sw in sweeps if (p := _gf_problem(sw))]
@@ -178,7 +178,7 @@ def _eval_e3(params, predicted) -> Observation:
 
 
 def _eval_e3_slope(params, predicted) -> Observation:
-    from biasaudit.validation.eos_experiments import e3_norm_slopes
+    from biasaudit.validation.eos_stats import e3_norm_slopes
 
     sweeps = _e3_sweeps(params)
     problems = [f"seed {sw['config']['seed']}: {p}" for sw in sweeps if (p := _gf_problem(sw))]
@@ -194,7 +194,7 @@ def _eval_ce_no_tracking(params, predicted) -> Observation:
     (relative to it; 0 once it is outside). The control predicts tracking: error = E1's excess over the band."""
     import numpy as np
 
-    from biasaudit.validation.eos_experiments import e1_phase_transition
+    from biasaudit.validation.eos_stats import e1_phase_transition
 
     sweep = _sweep(params)
     res = e1_phase_transition(sweep, predicted["eta_c"])
@@ -212,7 +212,7 @@ def _eval_ce_no_tracking(params, predicted) -> Observation:
 
 
 def _eval_e4(params, predicted) -> Observation:
-    from biasaudit.validation.eos_experiments import e4_dynamics
+    from biasaudit.validation.eos_stats import e4_dynamics
 
     sweep = _sweep(params)
     return _observation(sweep, e4_dynamics(sweep, predicted["level_factor"]),
@@ -220,7 +220,7 @@ def _eval_e4(params, predicted) -> Observation:
 
 
 def _eval_e5(params, predicted) -> Observation:
-    from biasaudit.validation.eos_experiments import e5_u_shape
+    from biasaudit.validation.eos_stats import e5_u_shape
 
     sweep = _sweep(params)
     return _observation(sweep, e5_u_shape(sweep, predicted["shape"]), f"shape {predicted['shape']}")
@@ -229,7 +229,7 @@ def _eval_e5(params, predicted) -> Observation:
 def _dense_case():
     import torch
 
-    from biasaudit.validation.eos_experiments import teacher_dataset
+    from biasaudit.validation.eos_data import teacher_dataset
     from biasaudit.validation.gd_trainer import make_problem, train_gd
 
     data = teacher_dataset(40, 20, d=5, num_classes=3, seed=1)
@@ -303,7 +303,7 @@ def sweep_run_units(config, label: str) -> tuple:
     from biasaudit.audit.units import RunUnit
 
     config = dataclasses.replace(config, device="auto")  # the worker's GPU if it has one (not in the key)
-    module = "biasaudit.validation.eos_experiments"
+    module = "biasaudit.validation.eos_runs"
     gf = RunUnit(f"eos-{config.key()}-gf", f"run {label}: gradient-flow proxy", f"{module}:sweep_gf", (config,))
     etas = tuple(RunUnit(f"eos-{config.key()}-eta-{m!r}", f"run {label}: GD at {m:g} eta_c",
                          f"{module}:sweep_eta_run", (config, m), after=(gf.run_id,)) for m in config.multiples())
@@ -313,7 +313,7 @@ def sweep_run_units(config, label: str) -> tuple:
 def _runs_of(loss: str, e3: bool = False, eps: float | None = None):
     def runs() -> tuple:
         from biasaudit.tier import experiment_tier
-        from biasaudit.validation.eos_experiments import e3_configs, tier_config
+        from biasaudit.validation.eos_config import e3_configs, tier_config
 
         tier = experiment_tier("quick")
         overrides = {} if eps is None else {"eps": eps}
@@ -409,9 +409,9 @@ CLAIMS = (
 def _make_figures(outdir, tier):
     from pathlib import Path
 
-    from biasaudit.validation.eos_experiments import make_figures
+    from biasaudit.figures.eos_torch import make_sweep_figures
 
-    return [Path(p) for p in make_figures(outdir, tier)]
+    return [Path(p) for p in make_sweep_figures(outdir, tier)]
 
 
 def _figures():
@@ -425,7 +425,7 @@ def _figures():
         claims=("eos.torch.e*",), make=_make_figures,
         caption="Final sharpness vs eta with 2/eta and eta_c = 2/s_GF; l1, l2, nuclear norms vs eta; test error "
                 "vs eta with 95 % Wilson intervals; S_t and l1 over time at eta = 2 eta_c.",
-        requires=("biasaudit.validation.eos_experiments:make_figures", "torch:Tensor")),)
+        requires=("biasaudit.figures.eos_torch:make_sweep_figures", "torch:Tensor")),)
 
 
 FIGURES = _figures()

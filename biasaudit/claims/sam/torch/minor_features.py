@@ -29,7 +29,7 @@ so a decided claim must flip its verdict. Each claim reads a regime grid of
 collapse boundary (16 paired seeds; a pair with a run that never trained counts as 0 effect, never
 dropped): the two MNIST claims the ``cnn`` design, the three patch-task claims the ``patch`` design.
 
-Sizes: the claims (and their figures) run the ``quick`` tier of :data:`biasaudit.validation.sam_experiments.TIERS`
+Sizes: the claims (and their figures) run the ``quick`` tier of :data:`biasaudit.validation.sam_regimes.DESIGNS`
 under both audit profiles, because it fits the audit's CPU budget and the ledger does not pass the profile
 to ``evaluate``. ``BIASAUDIT_SAM_TORCH_TIER=full`` switches claims and figures to the ``full`` tier (hours on
 a CPU; meant for a GPU); ``biasaudit validate sam --tier full`` runs it from the command line. The tier used
@@ -252,9 +252,9 @@ CLAIMS = (DIAG_CLAIM, *EXPERIMENT_CLAIMS)
 
 def _make_figures(outdir, tier):
     """The figures illustrate the claims, so they use the claims' experiment size (not the audit tier)."""
-    from biasaudit.validation.sam_experiments import make_figures
+    from biasaudit.figures.sam_torch import make_gradcam_figures
 
-    return make_figures(outdir, sam_torch_tier(), data_dir=experiment_data_dir())
+    return make_gradcam_figures(outdir, sam_torch_tier(), data_dir=experiment_data_dir())
 
 
 FIGURES = (
@@ -268,6 +268,6 @@ FIGURES = (
                 "images at several training times (labelled by optimizer, step and training accuracy; one colour "
                 "scale per image); mean and 95% seed band of the minor-feature metrics against step and against "
                 "training accuracy (trained runs only; the legend counts the rest).",
-        requires=("biasaudit.validation.sam_experiments:make_figures", "torch:Tensor"),
+        requires=("biasaudit.figures.sam_torch:make_gradcam_figures", "torch:Tensor"),
     ),
 )

@@ -107,7 +107,7 @@ def _runs_of_design(design: str):
         if missing:
             return ()
         return tuple(RunUnit(f"sam-{cfg.key()}", f"run {design}/{tier}: {cfg.optimizer} alpha={cfg.init_scale} "
-                             f"seed={cfg.seed}", "biasaudit.validation.sam_experiments:cached_run_unit", (cfg,))
+                             f"seed={cfg.seed}", "biasaudit.validation.sam_runs:cached_run_unit", (cfg,))
                      for cfg in regime_configs(design, tier, device="auto", data_dir=data_dir))
     return runs
 
@@ -192,7 +192,7 @@ FASHION_COLLAPSE_CLAIM, CIFAR10_COLLAPSE_CLAIM, SVHN_COLLAPSE_CLAIM = (
 
 # -------------------------------------------------------------------------------------- positive control
 def _positive_evaluate(params, predicted):
-    from biasaudit.validation.sam_experiments import verdict_from_interval
+    from biasaudit.validation.sam_stats import verdict_from_interval
     from biasaudit.validation.sam_regimes import dose_response, effect_at
 
     tier = _tier()
@@ -375,7 +375,7 @@ _FIGURE_DESIGNS = (  # design, file, claims it illustrates, what it shows
 
 def _regime_figure_maker(design: str, name: str):
     def make(outdir, tier):
-        from biasaudit.validation.sam_regimes import plot_regime_figure
+        from biasaudit.figures.sam_torch import plot_regime_figure
 
         return [plot_regime_figure(regime_result(design, _tier()), outdir, name)]
     return make
@@ -397,7 +397,7 @@ FIGURES = tuple(
                 "intervals, and the fitted SAM boundary alpha_50."
                 + (" Right: the pre-registered minor-feature statistic (SAM - GD, mean and 95% seed interval) at "
                    "every grid alpha; the regime-2 alpha is marked." if design in ("cnn", "patch", "diag") else ""),
-        requires=("biasaudit.validation.sam_regimes:plot_regime_figure", "torch:Tensor"),
+        requires=("biasaudit.figures.sam_torch:plot_regime_figure", "torch:Tensor"),
         unavailable_because=_design_missing(design),
     )
     for design, name, claims, what in _FIGURE_DESIGNS)

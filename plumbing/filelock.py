@@ -1,4 +1,5 @@
-"""An exclusive inter-process file lock (POSIX ``flock``), shared by the experiment caches.
+"""An exclusive inter-process file lock (POSIX ``flock``), behind the cached-JSON helper
+(:mod:`biasaudit.plumbing.jsoncache`).
 
 Audit workers that start two claims needing the same training run wait for the first one and then read
 its cached result, instead of training it twice on the same cores.
@@ -9,6 +10,8 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
+
+__all__ = ["exclusive"]
 
 
 @contextlib.contextmanager

@@ -1,0 +1,267 @@
+"""Figures of the SAM network experiments (paper 1 on torch networks): Grad-CAM overlays, minor-feature
+curves, the regime grids' boundary and dose-response, and the multi-point diagonal network.
+
+The numbers come from :mod:`biasaudit.validation` (runs from the same cache as the claims, so after the
+claims ran these only draw); matplotlib's Agg backend, PNGs written into the folder given.
+
+==============================  ==========================================================================
+function                        what it draws
+==============================  ==========================================================================
+:func:`make_gradcam_figures`    the audit's ``sam.torch.gradcam`` job: overlays and curves at the regime-2
+                                alpha of the ``cnn`` and ``patch`` designs, and the multi-point heatmap
+:func:`plot_overlays`           Grad-CAM of GD and SAM on the same probe images at several training times
+:func:`plot_curves`             mean and 95 % seed band of a metric against step and training accuracy
+:func:`plot_regime_figure`      training fraction against alpha (boundary) and the minor-feature statistic
+:func:`plot_multipoint_heatmap` j† over (iteration, alpha) for l2-SAM beside GD, multi-point data
+==============================  ==========================================================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from biasaudit.figures._common import pyplot as _pyplot
+from biasaudit.figures._common import save
+from biasaudit.plumbing import choice
+
+__all__ = ["make_gradcam_figures", "plot_overlays", "plot_curves", "plot_regime_figure", "plot_multipoint_heatmap",
+           "mean_band"]
+
+
+def plot_multipoint_heatmap(path: Path, *, rho: float = 0.1) -> Path:
+    """j† over (iteration, alpha) for l2-SAM next to GD (baseline), multi-point data (spec, Empirical claims)."""
+    from biasaudit.validation.sam_multipoint import multipoint_data, multipoint_jdagger
+
+    plt = _pyplot()
+    X, y = multipoint_data()
+    alphas = np.geomspace(0.25 * rho, 1.5 * rho, 36)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True)
+    d = X.shape[1]
+    for ax, alg in zip(axes, ("gd", "l2")):
+        h = multipoint_jdagger(X, y, alphas, rho=rho, algorithm=alg)
+        im = ax.pcolormesh(h["steps"], alphas / rho, h["jdagger"], cmap=plt.get_cmap("viridis", d + 1),
+                           vmin=-0.5, vmax=d + 0.5, shading="nearest")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("iteration k")
+        ax.set_title(f"{'GD' if alg == 'gd' else 'l2-SAM'}: dominant index j† (0 = collapsed)", fontsize=9)
+    axes[0].set_ylabel("alpha / rho")
+    fig.colorbar(im, ax=axes, label="j† (1 = most minor)")
+    fig.suptitle(f"multi-point data (n = {X.shape[0]}, mu = 1, 1.5, 2, 2.5, spread 30%), depth 2, "
+                 f"rho = {rho}, eta = 0.05", fontsize=9)
+    save(fig, path)
+    return path
+
+
+def mean_band(xs: list, ys: list, grid):
+    """Mean and 95 % Student-t band over runs of curves ys(xs), each interpolated on ``grid`` (NaN outside
+    a run's range; a grid point needs at least 2 runs)."""
+    from scipy import stats
+
+    Y = np.full((len(xs), len(grid)), np.nan)
+    for i, (x, y) in enumerate(zip(xs, ys)):
+        x, y = np.asarray(x, float), np.asarray(y, float)
+        order = np.argsort(x, kind="stable")
+        x, y = x[order], y[order]
+        inside = (grid >= x[0]) & (grid <= x[-1])
+        Y[i, inside] = np.interp(grid[inside], x, y)
+    n = np.sum(np.isfinite(Y), axis=0)
+    mean, half = np.full(len(grid), np.nan), np.full(len(grid), np.nan)
+    ok = n >= 2
+    mean[ok] = np.nanmean(Y[:, ok], axis=0)
+    half[ok] = stats.t.ppf(0.975, n[ok] - 1) * np.nanstd(Y[:, ok], axis=0, ddof=1) / np.sqrt(n[ok])
+    return mean, mean - half, mean + half
+
+
+def plot_curves(result: dict, metric: str, path: Path, ylabel: str) -> Path:
+    """Mean and 95 % seed band of ``metric`` against step and against training accuracy, GD vs SAM.
+
+    Only trained runs enter the curves; the legend says how many of the runs did not train."""
+    from biasaudit.validation.sam_training import OPTIMIZERS
+
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    colors = {"gd": "tab:blue", "sam": "tab:red"}
+    for alpha, runs in result["runs"].items():
+        for opt in OPTIMIZERS:
+            ok = [r for r in runs[opt] if r["status"] == "ok" and metric in r["curves"]]
+            if not ok:
+                continue
+            label = (f"{opt.upper()} alpha={alpha}: {len(ok)} trained runs"
+                     + (f" ({len(runs[opt]) - len(ok)} not trained, left out)" if len(ok) < len(runs[opt]) else ""))
+            steps = np.unique(np.concatenate([r["curves"]["step"] for r in ok])).astype(float)
+            acc_grid = np.linspace(min(min(r["curves"]["acc"]) for r in ok), max(max(r["curves"]["acc"]) for r in ok), 60)
+            for ax, xkey, grid in ((axes[0], "step", steps), (axes[1], "acc", acc_grid)):
+                mean, lo, hi = mean_band([r["curves"][xkey] for r in ok], [r["curves"][metric] for r in ok], grid)
+                ax.plot(grid, mean, color=colors[opt], label=label if xkey == "step" else None)
+                ax.fill_between(grid, lo, hi, color=colors[opt], alpha=0.2, lw=0)
+    axes[0].set_xlabel("training step")
+    axes[1].set_xlabel("training accuracy")
+    for ax in axes:
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3)
+    if axes[0].get_legend_handles_labels()[0]:
+        axes[0].legend(fontsize=7)
+    else:
+        axes[0].text(0.5, 0.5, "no run trained", transform=axes[0].transAxes, ha="center")
+    fig.suptitle(f"{result['settings']['dataset']}: {ylabel} (mean and 95% band over seeds)", fontsize=9)
+    fig.tight_layout()
+    save(fig, path)
+    return path
+
+
+def _with_maps(run: dict, n_images: int, data_dir: str | None = None) -> dict:
+    """``run`` itself if it stored Grad-CAM maps, else the same run (same config, so the same trajectory)
+    with ``keep_maps`` = n_images, trained once and cached: the regime designs store maps for their first seeds
+    only, so when none of those trained the overlay figure retrains only the pair it shows. ``data_dir`` is this worker's data folder (None:
+    the run's own)."""
+    from biasaudit.validation.sam_runs import cached_run
+    from biasaudit.validation.sam_training import TrainConfig
+
+    if any(len(m) for m in run.get("maps", [])) or ("maps" in run and not run["maps"]):
+        return run  # it has maps, or it had no evaluation to map; a slimmed record (no "maps" key) retrains
+    cfg = TrainConfig(**run["config"])
+    # device and data folder are this worker's (the run key leaves both out: the run may come from elsewhere)
+    return cached_run(replace(cfg, keep_maps=min(n_images, cfg.n_probe), device="auto",
+                              data_dir=data_dir or cfg.data_dir))
+
+
+def plot_overlays(result: dict, path: Path, seed_index: int = 0, n_images: int = 4,
+                  data_dir: str | None = None) -> Path:
+    """Grad-CAM overlays of GD and SAM on the same probe images at several training times.
+
+    Each panel is labelled with the optimizer, the step and the run's training accuracy there; all panels
+    of one image share one colour scale (the largest map value of that image over both runs and all
+    times), so a weak map looks weak instead of being stretched to full colour. The pair shown is the
+    ``seed_index``-th trained GD/SAM pair, those that stored their maps first (so a position, not a seed)."""
+    plt = _pyplot()
+    runs = next(iter(result["runs"].values()))
+    pairs = [(g, m) for g, m in zip(runs["gd"], runs["sam"]) if g["status"] == "ok" and m["status"] == "ok"]
+    # trained pairs that stored their maps first (the regime grids store them for their first seeds only)
+    pairs.sort(key=lambda pair: not all(r["config"].get("keep_maps", 0) > 0 for r in pair))
+    gd, sam = pairs[min(seed_index, len(pairs) - 1)] if pairs else (runs["gd"][0], runs["sam"][0])
+    gd, sam = _with_maps(gd, n_images, data_dir), _with_maps(sam, n_images, data_dir)
+    images = np.asarray(gd["map_images"])[:n_images]
+    n_t = min(len(gd["maps"]), len(sam["maps"]))
+    times = sorted({0, n_t // 3, (2 * n_t) // 3, n_t - 1}) if n_t else []
+    n_cols = max(len(times), 1)
+    fig, axes = plt.subplots(2 * len(images), n_cols, figsize=(1.9 * n_cols, 1.75 * 2 * len(images)), squeeze=False)
+    im = None
+    for row, img in enumerate(images):
+        scale = max((float(np.max(run["maps"][t][row])) for run in (gd, sam) for t in times), default=0.0) or 1.0
+        for k, (name, run) in enumerate((("GD", gd), ("SAM", sam))):
+            for col, t in enumerate(times):
+                ax = axes[2 * row + k, col]
+                cam = np.asarray(run["maps"][t][row]) / scale
+                ax.imshow(img, cmap="gray", vmin=0, vmax=1)
+                im = ax.imshow(cam, cmap="jet", alpha=0.45, vmin=0, vmax=1)
+                ax.set_xticks([]), ax.set_yticks([])
+                c = run["curves"]
+                ax.set_title(f"{name} step {c['step'][t]}, acc {c['acc'][t]:.2f}", fontsize=6)
+            axes[2 * row + k, 0].set_ylabel(f"image {row + 1}: {name}", fontsize=6)
+    if im is not None:
+        fig.colorbar(im, ax=axes, shrink=0.5, label="Grad-CAM / max for that image")
+    alpha = gd["config"]["init_scale"]
+    fig.suptitle(f"Grad-CAM, GD vs SAM, seed {gd['config']['seed']}, alpha = {alpha} (one colour scale per image)",
+                 fontsize=8)
+    save(fig, path)
+    return path
+
+
+def _regime2_result(design: str, tier: str, data_dir: str | None = None) -> dict:
+    """A regime grid's runs at its regime-2 alpha, shaped like an experiment result for the plots."""
+    from biasaudit.validation.sam_regimes import regime_experiment
+
+    res = regime_experiment(design, tier, data_dir=data_dir)
+    alpha = res["alpha_regime2"] or res["collapse"]["alphas"][-1]
+    return {"settings": res["settings"], "runs": {alpha: res["runs"][alpha]}}
+
+
+def make_gradcam_figures(outdir, tier: str = "quick", data_dir: str | None = None) -> list[Path]:
+    """PNGs for the audit report: Grad-CAM overlays and minor-feature curves at the regime-2 alpha of the
+    ``cnn`` (MNIST) and ``patch`` regime grids, and the multi-point diagonal network.
+
+    ``tier`` is the experiment size ("quick" or "full"; the audit's claim module passes the size its claims
+    used); ``data_dir`` is where a run retrained for its maps finds its data. Runs come from the same cache as the claims, so after the claims ran this only draws.
+    """
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    tier = choice("tier", tier, ("quick", "full"))
+    mm = _regime2_result("cnn", tier, data_dir)
+    syn = _regime2_result("patch", tier, data_dir)
+    return [
+        plot_overlays(mm, outdir / "sam_torch_gradcam_overlays.png", data_dir=data_dir),
+        plot_curves(mm, "cam_low", outdir / "sam_torch_minor_mass_gradcam.png", "Grad-CAM mass on low-intensity px"),
+        plot_curves(mm, "grad_low", outdir / "sam_torch_minor_mass_inputgrad.png",
+                    "|input grad| mass on low-intensity px"),
+        plot_overlays(syn, outdir / "sam_torch_patches_overlays.png", data_dir=data_dir),
+        plot_curves(syn, "minor_reliance", outdir / "sam_torch_patches_reliance.png",
+                    "acc(major ablated) - acc(minor ablated)"),
+        plot_curves(syn, "cam_minor_share", outdir / "sam_torch_patches_cam_minor.png",
+                    "Grad-CAM minor / (minor+major)"),
+        plot_multipoint_heatmap(outdir / "sam_torch_multipoint_jdagger.png"),
+    ]
+
+
+def plot_regime_figure(result: dict, outdir, name: str):
+    """Training fraction of SAM and GD against alpha (Clopper-Pearson bars, alpha_50 marked) and the
+    minor-feature statistic against alpha (mean and 95 % seed interval; regime-2 and control marked)."""
+    from matplotlib.ticker import FormatStrFormatter, NullFormatter
+
+    from biasaudit.validation.sam_regimes import dose_response
+
+    plt = _pyplot()
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    c, s = result["collapse"], result["settings"]
+    alphas = np.asarray(c["alphas"], float)
+    metrics = [m for m in next(iter(result["effects"].values()), {})]  # the design's metrics (patch: + lead_sam)
+    fig, axes = plt.subplots(1, 1 + len(metrics), figsize=(4.6 * (1 + len(metrics)), 3.6), squeeze=False)
+    ax = axes[0, 0]
+    for opt, color, shift in (("sam", "tab:red", 1.02), ("gd", "tab:blue", 0.98)):
+        frac = np.asarray(c[f"{opt}_fraction"])
+        ci = np.asarray(c[f"{opt}_ci"])
+        ax.errorbar(alphas * shift, frac, yerr=[frac - ci[:, 0], ci[:, 1] - frac], fmt="o-", color=color,
+                    capsize=3, label=f"{opt.upper()} ({len(s['seeds'])} seeds)")
+    a50 = result["boundary"].get("alpha_50")
+    if a50:
+        ax.axvline(a50, color="k", ls="--", lw=1, label=f"SAM alpha_50 = {a50:.3g}")
+    ax.set_xscale("log")
+    ax.set_ylim(-0.05, 1.05)
+    ax.set_xlabel("init scale alpha")
+    ax.set_ylabel("share of seeds that leave chance")
+    ax.set_title(f"{s['model']} on {s['dataset']}, rho = {s['rho']}", fontsize=9)
+    ax.legend(fontsize=7)
+    labels = {"cam_low": "Grad-CAM mass on low-intensity px", "grad_low": "|input grad| mass on low-intensity px",
+              "minor_margin_share": "minor-patch margin share", "minor_reliance": "acc(major ablated) - "
+              "acc(minor ablated)", "cam_minor_share": "Grad-CAM minor / (minor + major)",
+              "lead_sam": "SAM alone: t_major - t_minor (steps)"}
+    for ax, metric in zip(axes[0, 1:], metrics):
+        dr = dose_response(result, metric)
+        xs = np.array([d[0] for d in dr])
+        ys = np.array([d[1] for d in dr])
+        lo = np.array([d[2][0] for d in dr])
+        hi = np.array([d[2][1] for d in dr])
+        ax.errorbar(xs, ys, yerr=[ys - lo, hi - ys], fmt="o-", color="tab:purple", capsize=3)
+        ax.axhline(0, color="gray", lw=0.8)
+        for key, style, text in (("alpha_regime2", "-", "regime 2"), ("alpha_control", ":", "GD-like control")):
+            if result.get(key):
+                ax.axvline(result[key], color="k", ls=style, lw=1, label=f"{text}: alpha = {result[key]:g}")
+        ax.set_xscale("log")
+        ax.set_xlabel("init scale alpha")
+        ax.set_ylabel("> 0: faint patch first" if metric == "lead_sam" else f"SAM - GD, area over {s['match_on']} levels")
+        ax.set_title(labels.get(metric, metric), fontsize=9)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7)
+    for ax in axes[0]:
+        ax.xaxis.set_major_formatter(FormatStrFormatter("%g"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_xticks(alphas)
+    fig.suptitle("untrained pairs count as 0 effect; bars: 95% intervals over seeds", fontsize=8)
+    fig.tight_layout()
+    path = outdir / name
+    save(fig, path)
+    return path

@@ -1,0 +1,192 @@
+"""What determines an EoS learning-rate sweep: :class:`SweepConfig`, and the sweeps each tier runs.
+
+==============================  ==========================================================================
+name                            what it holds
+==============================  ==========================================================================
+:class:`SweepConfig`            one sweep (data, network, loss, eps, the grid of multiples of η_c, GF proxy
+                                settings, seed); its :meth:`~SweepConfig.key` is the run cache's key
+:data:`SWEEP_CONFIGS`           tier -> loss -> the E1/E3/E4/E5 sweep (:func:`tier_config`)
+:data:`ARCH_SWEEP_CONFIGS`      tier -> architecture -> the E2 sweep with MSE (:func:`arch_config`)
+:data:`ARCH_SWEEP_CONFIGS_CE`   the same with cross-entropy (full tier only)
+:func:`e3_configs`              E3's sweeps: the tier's setting at each seed of :data:`E3_SEEDS`, EoS side only
+==============================  ==========================================================================
+
+The key hashes the config, the source of :data:`RUN_CODE` (the code a sweep executes), torch and numpy
+versions (:mod:`biasaudit.plumbing.runcache`): a code edit recomputes; no hand-bumped version.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from biasaudit.plumbing import InputError, choice, positive_int, positive_scalar
+from biasaudit.plumbing.runcache import run_key
+
+__all__ = ["RUN_CODE", "SweepConfig", "SWEEP_CONFIGS", "tier_config", "ARCHS_E2", "ARCH_SWEEP_CONFIGS",
+           "ARCH_SWEEP_CONFIGS_CE", "arch_config", "E3_SEEDS", "E3_EOS_MULTIPLES", "e3_configs"]
+
+# The code a sweep executes: its cache key hashes these sources (biasaudit.plumbing.runcache), so an edit to
+# any of them recomputes the sweep; no hand-bumped version.
+RUN_CODE = ("biasaudit.validation", "biasaudit.numerics", "biasaudit.claims.eos.torch.sweeps")
+
+
+
+@dataclass(frozen=True)
+class SweepConfig:
+    """Everything that determines a sweep (its hash is the cache key)."""
+
+    arch: str = "fcn"
+    loss: str = "mse"
+    dataset: str = "mnist5k"
+    n_train: int = 500
+    n_test: int = 1000
+    width: int = 32
+    depth: int = 2
+    activation: str = "tanh"
+    dtype: str = "float32"
+    eps: float = 1e-2
+    coarse: tuple = (0.5, 0.75, 1.25, 2.0, 3.5)  # multiples of η_c
+    fine: tuple = (0.93, 0.97, 1.03, 1.07)  # within ±10 % of η_c
+    absolute: bool = False  # True: coarse/fine are step sizes, not multiples of η_c
+    max_steps: int = 20_000
+    gf_every: int = 200
+    gf_fraction: float = 0.5
+    gf_method: str = "gd"
+    track_multiple: float = 2.0
+    track_every: int = 25
+    seed: int = 0
+    mse_convention: str = "mean"
+    init_scale: float = 1.0
+    hvp_method: str = "forward-over-reverse"
+    data_dir: str | None = None
+    device: str = "cpu"
+    image_pool: int = 1  # average-pool factor applied to the images (4: MNIST at 7 x 7)
+    model_kwargs: tuple = ()  # (name, value) pairs for the CNN/ResNet/ViT builder, e.g. (("width", 8),)
+
+    def __post_init__(self):
+        from biasaudit.validation.gd_trainer import check_sweep_inputs
+
+        check_sweep_inputs(arch=self.arch, loss=self.loss, etas=tuple(self.coarse) + tuple(self.fine),
+                           eps=self.eps, max_steps=self.max_steps, dtype=self.dtype)
+        positive_int("n_train", self.n_train)
+        positive_int("n_test", self.n_test)
+        positive_int("gf_every", self.gf_every)
+        if int(self.track_every) != self.track_every or self.track_every < 0:
+            raise InputError("track_every", "must be an integer >= 0 (0: no tracked run)", self.track_every)
+        positive_scalar("track_multiple", self.track_multiple)
+        positive_int("image_pool", self.image_pool)
+        if not all(isinstance(kv, tuple) and len(kv) == 2 and isinstance(kv[0], str) for kv in self.model_kwargs):
+            raise InputError("model_kwargs", "must be a tuple of (name, value) pairs", self.model_kwargs)
+
+    def key(self) -> str:
+        skip = ("device", "data_dir") + (("hvp_method",) if self.hvp_method == "forward-over-reverse" else ())
+        skip += tuple(k for k, default in (("image_pool", 1), ("model_kwargs", ())) if getattr(self, k) == default)
+        data = {k: v for k, v in dataclasses.asdict(self).items() if k not in skip}
+        if self.dataset != "teacher":
+            from biasaudit.validation.data import dataset_fingerprint
+
+            fingerprint = dataset_fingerprint(self.dataset, self.data_dir)
+            if fingerprint is not None:  # file-based data: what the files hold (not where they lie)
+                data["data_sha256"] = fingerprint
+        return f"{self.arch}-{self.loss}-{self.dataset}-" + run_key(data, RUN_CODE, length=16)
+
+    def multiples(self) -> list[float]:
+        return sorted(set(float(m) for m in tuple(self.coarse) + tuple(self.fine)))
+
+
+# tier -> loss -> sweep. The quick tier is the spec's measured setting (FCN 784→32→32→10 tanh, MNIST-5k
+# n=500, MSE, eps=1e-2). CE gets its own GF proxy with sharpness measured every few steps and a shorter grid.
+SWEEP_CONFIGS: dict[str, dict[str, SweepConfig]] = {
+    "quick": {
+        "mse": SweepConfig(),
+        "ce": SweepConfig(loss="ce", eps=0.25, gf_every=5, coarse=(0.5, 1.5, 3.0), fine=(0.93, 1.07),
+                          track_multiple=1.5, track_every=0, max_steps=6000),
+    },
+    "full": {
+        "mse": SweepConfig(dataset="mnist", n_train=5000, n_test=10000,
+                           coarse=(0.25, 0.5, 0.75, 1.25, 1.5, 2.0, 3.0, 5.0),
+                           fine=(0.9, 0.95, 0.98, 1.02, 1.05, 1.1), eps=1e-2, max_steps=200_000, track_every=10),
+        "ce": SweepConfig(loss="ce", dataset="mnist", n_train=5000, n_test=10000, eps=0.25, gf_every=5,
+                          coarse=(0.5, 1.5, 2.0, 3.0),
+                          fine=(0.93, 0.97, 1.03, 1.07), max_steps=100_000, track_multiple=1.5, track_every=0),
+    },
+}
+
+
+def tier_config(tier: str, loss: str = "mse", **overrides) -> SweepConfig:
+    """The sweep of ``tier`` with ``loss`` (:data:`SWEEP_CONFIGS`), with ``overrides`` replaced."""
+    choice("tier", tier, tuple(SWEEP_CONFIGS))
+    choice("loss", loss, ("mse", "ce"))
+    return dataclasses.replace(SWEEP_CONFIGS[tier][loss], **overrides) if overrides else SWEEP_CONFIGS[tier][loss]
+
+
+# E2 across architectures (issue 16 item 1). The FCN is the quick tier's MSE sweep. The CNN, ResNet and ViT are
+# sized so that a whole sweep costs ~1-2 min on one core: MNIST-5k n = 100 pooled to 7 x 7 (ViT: 14 x 14,
+# patches of 7), MSE, eps = 2e-2 (at eps = 1e-2 a GD run near eta_c of the 7 x 7 CNN needs ~5,000 steps,
+# against ~2,000 at 2e-2; notes/validation-eos.md). The ResNet takes n = 300: at n = 100 its whole flow was
+# ~200 steps with S rising ~5 % per step at the stop, so every endpoint hung on the step that crossed eps.
+# The full tier runs them at 28 x 28, n = 1000, eps = 1e-2.
+ARCHS_E2 = ("fcn", "cnn", "resnet", "vit", "fcn_relu")  # fcn_relu: the E1 FCN with ReLU instead of tanh
+_E2_GRID = dict(coarse=(0.75, 1.25, 2.0), fine=(0.93, 0.97, 1.03, 1.07), track_every=0)
+_E2_FULL_GRID = dict(coarse=(0.5, 0.75, 1.25, 1.5, 2.0, 3.0), fine=(0.9, 0.95, 0.98, 1.02, 1.05, 1.1),
+                     track_every=0, dataset="mnist", n_train=1000, n_test=10000, eps=1e-2, max_steps=200_000)
+ARCH_SWEEP_CONFIGS: dict[str, dict[str, SweepConfig]] = {
+    "quick": {
+        "fcn": SWEEP_CONFIGS["quick"]["mse"],
+        "cnn": SweepConfig(arch="cnn", n_train=100, image_pool=4, model_kwargs=(("width", 8),), eps=2e-2,
+                           gf_every=100, **_E2_GRID),
+        "resnet": SweepConfig(arch="resnet", n_train=300, image_pool=4, model_kwargs=(("width", 8),), eps=2e-2,
+                              gf_every=100, **_E2_GRID),
+        "vit": SweepConfig(arch="vit", n_train=100, image_pool=2, model_kwargs=(("dim", 16), ("patch", 7)),
+                           eps=2e-2, gf_every=100, **_E2_GRID),
+        "fcn_relu": dataclasses.replace(SWEEP_CONFIGS["quick"]["mse"], activation="relu"),
+    },
+    "full": {
+        "fcn": SWEEP_CONFIGS["full"]["mse"],
+        "cnn": SweepConfig(arch="cnn", model_kwargs=(("width", 16),), **_E2_FULL_GRID),
+        "resnet": SweepConfig(arch="resnet", model_kwargs=(("width", 16),), **_E2_FULL_GRID),
+        "vit": SweepConfig(arch="vit", model_kwargs=(("dim", 32), ("patch", 7)), **_E2_FULL_GRID),
+        "fcn_relu": dataclasses.replace(SWEEP_CONFIGS["full"]["mse"], activation="relu"),
+    },
+}
+
+
+# Cross-entropy per architecture: the full tier only, for the budget. At the quick sizes (eps = 0.25) the three
+# sweeps cost 49 s (CNN), 116 s (ViT) and 327 s (ResNet) of one core, which would put the quick tier's
+# eos.torch.* over its 8 minutes; their by-hand results are in notes/validation-eos.md.
+ARCH_SWEEP_CONFIGS_CE: dict[str, dict[str, SweepConfig]] = {
+    "full": {"fcn": SWEEP_CONFIGS["full"]["ce"], "fcn_relu": dataclasses.replace(SWEEP_CONFIGS["full"]["ce"], activation="relu"),
+             **{arch: dataclasses.replace(ARCH_SWEEP_CONFIGS["full"][arch], loss="ce", eps=0.25, gf_every=5,
+                                          track_multiple=1.5) for arch in ("cnn", "resnet", "vit")}},
+}
+
+
+def arch_config(tier: str, arch: str, loss: str = "mse", **overrides) -> SweepConfig:
+    """The E2 sweep of ``arch`` with ``loss`` at ``tier`` (:data:`ARCH_SWEEP_CONFIGS`, :data:`ARCH_SWEEP_CONFIGS_CE`)."""
+    choice("tier", tier, tuple(ARCH_SWEEP_CONFIGS))
+    choice("arch", arch, ARCHS_E2)
+    choice("loss", loss, ("mse", "ce"))
+    table = ARCH_SWEEP_CONFIGS if loss == "mse" else ARCH_SWEEP_CONFIGS_CE
+    if tier not in table:
+        raise InputError("tier", f"E2 with {loss} per architecture runs at {' or '.join(table)} only", tier)
+    config = table[tier][arch]
+    return dataclasses.replace(config, **overrides) if overrides else config
+
+
+E3_SEEDS = (0, 1, 2)
+# EoS-side multiples of each seed's own η_c for E3 (the flow side does not enter E3)
+E3_EOS_MULTIPLES = {"quick": (1.07, 1.25, 1.5, 2.0, 2.5, 3.0, 3.5), "full": (1.05, 1.1, 1.25, 1.5, 2.0, 3.0, 5.0)}
+
+
+def e3_configs(tier: str, loss: str = "mse") -> list[SweepConfig]:
+    """E3's sweeps: the tier's setting at each seed of :data:`E3_SEEDS` (initialisation), EoS side only.
+
+    EoS endpoints are chaotic in η (a 1e-6 change of η_c moves them by ~1 %), so E3 is judged on several
+    seeds and more EoS points than the shared sweep has; see
+    :func:`biasaudit.validation.eos_stats.e3_measures_over_seeds`."""
+    base = tier_config(tier, loss)
+    return [dataclasses.replace(base, seed=seed, coarse=E3_EOS_MULTIPLES[tier], fine=(), track_every=0)
+            for seed in E3_SEEDS]
+
+

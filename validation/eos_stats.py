@@ -1,0 +1,399 @@
+"""The verdict numbers of the EoS sweeps (E1–E5 and CE): pure functions of sweep dicts.
+
+A sweep dict is :func:`biasaudit.validation.eos_runs.run_sweep`'s ``{"config", "gf", "runs", "dir"}``.
+
+=================================  =======================================================================
+function                           what it measures
+=================================  =======================================================================
+:func:`e1_phase_transition`        flow side S ≈ 2/η_c, EoS side ηS/2 ≈ 1, ‖θ‖₁ rising in η
+:func:`e2_kink`                    the kink of final S(η), from a two-piece power-law fit
+:func:`e2_architecture`            E2 on one architecture: kink at η_c and tracking of 2/η, each against
+                                   its tolerance
+:func:`e3_measures`                Spearman(η, measure) on the EoS side, per norm and sharpness measure;
+                                   :func:`e3_measures_over_seeds` averages over seeds
+:func:`e3_norm_slopes`             seed-level slope of each norm against η/η_c above η_c, t interval
+:func:`e4_dynamics`                S_t around 2/η in the tracked EoS run, 2-step averaged ‖θ‖₁ growing
+:func:`e5_u_shape`                 test error against ln η: a quadratic's curvature and vertex, bootstrap
+=================================  =======================================================================
+
+Symbols: η step size, η_c = 2/s_GF, S = max|λ(∇²L)| at the end of a run (L < eps), g = ηS/2 the stability
+ratio (g = 1 on the edge of stability), ‖θ‖₁ the paper's norm.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from biasaudit.plumbing import choice
+
+__all__ = ["SIDE_MARGIN", "EDGE_DELTA", "MEASURES", "NORMS", "json_float", "final_sharpness", "usable_runs",
+           "e1_phase_transition", "e2_kink", "e2_architecture", "e3_measures", "e3_measures_over_seeds",
+           "e3_norm_slopes", "e4_dynamics", "wilson_interval", "e5_u_shape"]
+
+SIDE_MARGIN = 0.05  # runs within ±5 % of the predicted η_c are neither "flow side" nor "EoS side"
+EDGE_DELTA = 0.05  # a run is at the edge of stability when ηS/2 ≥ 1 − EDGE_DELTA
+Z95 = 1.959963984540054  # two-sided 95 % normal quantile
+
+
+def json_float(x) -> float:
+    """JSON turns non-finite floats into strings ('nan', 'inf'); read them back."""
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def final_sharpness(run) -> tuple[float, bool]:
+    S = (run.get("final") or {}).get("S") or {}
+    return abs(json_float(S.get("value"))), bool(S.get("converged", False))
+
+
+def usable_runs(sweep) -> tuple[list[dict], list[str]]:
+    """Runs with a finite, converged final sharpness; notes for those left out."""
+    ok, notes = [], []
+    for r in sweep["runs"]:
+        S, conv = final_sharpness(r)
+        if r["outcome"] == "diverged":
+            notes.append(f"eta={r['eta']:.4g} diverged")
+        elif not (conv and math.isfinite(S)):
+            res = json_float(((r.get("final") or {}).get("S") or {}).get("residual"))
+            notes.append(f"eta={r['eta']:.4g}: eigensolver did not converge (residual {res:.2g})")
+        else:
+            ok.append(r)
+    return ok, notes
+
+
+def _spearman(x, y) -> float:
+    from scipy.stats import spearmanr
+
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    if len(x) < 3 or np.all(y == y[0]):
+        return math.nan
+    return float(spearmanr(x, y).statistic)
+
+
+def e1_phase_transition(sweep: dict, eta_c: float) -> dict:
+    """E1: flow side (η ≤ (1−m)η_c): S ≈ 2/η_c; EoS side (η ≥ (1+m)η_c): ηS/2 ≈ 1, ‖θ‖₁ rising in η.
+
+    error = max(max_flow |S η_c/2 − 1|, median_EoS |1 − ηS/2|, 1 if ‖θ‖₁ does not rise over the EoS side).
+    """
+    runs, notes = usable_runs(sweep)
+    flow = [r for r in runs if r["eta"] <= (1 - SIDE_MARGIN) * eta_c]
+    eos = [r for r in runs if r["eta"] >= (1 + SIDE_MARGIN) * eta_c]
+    out = {"eta_c": eta_c, "n_flow": len(flow), "n_eos": len(eos), "notes": notes}
+    if not flow or len(eos) < 2:
+        return {**out, "error": math.nan, "decided": False,
+                "detail": f"too few usable runs: {len(flow)} flow-side, {len(eos)} EoS-side; {'; '.join(notes)}"}
+    flow_dev = [abs(final_sharpness(r)[0] * eta_c / 2 - 1) for r in flow]
+    gaps = [abs(1 - r["eta"] * final_sharpness(r)[0] / 2) for r in eos]
+    l1 = [r["final"]["l1"] for r in eos]
+    rho_l1 = _spearman([r["eta"] for r in eos], l1) if len(eos) >= 3 else float(np.sign(l1[-1] - l1[0]))
+    norm_violation = 0.0 if rho_l1 > 0 else 1.0
+    error = max(max(flow_dev), float(np.median(gaps)), norm_violation)
+    l1_rise = l1[-1] / l1[0] - 1
+    detail = (f"flow side max|S*eta_c/2-1|={max(flow_dev):.3g} ({len(flow)} runs); EoS side median|1-eta*S/2|="
+              f"{np.median(gaps):.3g} ({len(eos)} runs); l1 Spearman vs eta={rho_l1:.2f}, l1 rise "
+              f"{l1_rise:+.1%} from eta={eos[0]['eta']:.3g} to {eos[-1]['eta']:.3g}")
+    return {**out, "error": error, "decided": True, "flow_dev": flow_dev, "eos_gaps": gaps, "l1_spearman": rho_l1,
+            "l1_rise": l1_rise, "detail": detail}
+
+
+def e2_kink(sweep: dict, eta_kink: float) -> dict:
+    """E2: the kink of final S(η) sits at the predicted η (= 2/s_GF).
+
+    The kink is the breakpoint of the two-piece power law S(η) = min(P, c/η) fitted to the usable runs in
+    log-log (least squares; the split between plateau and EoS branch is chosen by the smallest residual, P
+    and c are the geometric means of S and ηS on either side): η̂ = c/P, where the plateau meets the EoS
+    branch. c is free (E1 checks c ≈ 2), so η̂ does not assume the 2/η law. error = |η̂/η_kink − 1|.
+    The bracket (last run left of the split, first run right of it) is reported beside it.
+    """
+    runs, notes = usable_runs(sweep)
+    if len(runs) < 3:
+        return {"error": math.nan, "decided": False, "notes": notes, "detail": f"{len(runs)} usable runs (< 3)"}
+    eta = np.array([r["eta"] for r in runs])
+    logS = np.log([final_sharpness(r)[0] for r in runs])
+    best = None
+    for i in range(1, len(runs)):
+        logP = logS[:i].mean()
+        logc = (np.log(eta[i:]) + logS[i:]).mean()
+        pred = np.minimum(logP, logc - np.log(eta))
+        sse = float(((logS - pred) ** 2).sum())
+        if best is None or sse < best[0]:
+            best = (sse, i, math.exp(logP), math.exp(logc))
+    sse, i, P, c = best
+    kink = c / P
+    error = abs(kink / eta_kink - 1)
+    bracket = (float(eta[i - 1]), float(eta[i]))
+    return {"error": error, "decided": True, "kink": kink, "plateau": P, "eos_constant": c, "bracket": bracket,
+            "rms_log_residual": math.sqrt(sse / len(runs)), "notes": notes,
+            "detail": f"two-piece fit S=min(P, c/eta): P={P:.4g}, c={c:.4g}, kink c/P={kink:.4g} (split between "
+                      f"eta={bracket[0]:.4g} and {bracket[1]:.4g}), predicted {eta_kink:.4g}: "
+                      f"{kink / eta_kink - 1:+.2%}"}
+
+
+def e2_architecture(sweep: dict, eta_c: float, *, kink_tolerance: float, tracking_tolerance: float) -> dict:
+    """E2 on one architecture: the kink sits at η_c and above it the final sharpness tracks 2/η.
+
+    error = max(|η̂_kink/η_c − 1| / kink_tolerance, median_EoS |1 − ηS/2| / tracking_tolerance): each part
+    relative to its own tolerance, so error ≤ 1 means both hold (η̂_kink from :func:`e2_kink`; EoS side:
+    η ≥ (1 + SIDE_MARGIN) η_c, as in :func:`e1_phase_transition`).
+    """
+    kink = e2_kink(sweep, eta_c)
+    runs, notes = usable_runs(sweep)
+    eos = [r for r in runs if r["eta"] >= (1 + SIDE_MARGIN) * eta_c]
+    grid = sorted(r["eta"] / eta_c for r in sweep["runs"]) if eta_c > 0 else []
+    near = [m for m in grid if abs(m - 1) <= 0.1]
+    resolution = float(np.diff(near).max()) if len(near) > 1 else math.nan
+    base = {"eta_c": eta_c, "grid_multiples": grid, "grid_resolution_near_eta_c": resolution, "notes": notes,
+            "outcomes": {f"{r['eta']:.4g}": r["outcome"] for r in sweep["runs"]}}
+    if not kink["decided"] or len(eos) < 2:
+        return {**base, "error": math.nan, "decided": False,
+                "detail": f"{kink.get('detail', '')}; {len(eos)} usable EoS-side runs (< 2); {'; '.join(notes)}"}
+    gaps = [abs(1 - r["eta"] * final_sharpness(r)[0] / 2) for r in eos]
+    kink_part = kink["error"] / kink_tolerance
+    track_part = float(np.median(gaps)) / tracking_tolerance
+    detail = (f"kink {kink['kink']:.4g} = {kink['kink'] / eta_c:.3f} x 2/s_GF (tolerance {kink_tolerance:.0%}; "
+              f"grid spacing near eta_c {resolution:.0%}); EoS side median |1-eta*S/2| = {np.median(gaps):.3g} "
+              f"over {len(eos)} runs (tolerance {tracking_tolerance:.0%})")
+    return {**base, "error": max(kink_part, track_part), "decided": True, "kink": kink["kink"],
+            "kink_over_eta_c": kink["kink"] / eta_c, "kink_error": kink["error"], "bracket": kink["bracket"],
+            "plateau": kink["plateau"], "eos_constant": kink["eos_constant"], "eos_gaps": gaps,
+            "eos_median_gap": float(np.median(gaps)), "kink_part": kink_part, "tracking_part": track_part,
+            "detail": detail}
+
+
+MEASURES = {  # name -> (how to read it from a run's final measures, expected direction on the EoS side)
+    "l1": (lambda f: f["l1"], +1),
+    "l2": (lambda f: f["l2"], +1),
+    "nuclear_sum": (lambda f: f["nuclear_sum"], +1),
+    "S_worst_case": (lambda f: abs(json_float(f["S"]["value"])), -1),
+    "avg_sharpness": (lambda f: json_float(f["avg_sharpness"]["value"]), -1),
+    "adaptive_sharpness": (lambda f: json_float(f["adaptive_sharpness"]["value"]), -1),
+}
+
+
+def e3_measures(sweep: dict, eta_c: float, directions: dict | None = None) -> dict:
+    """E3: on the EoS side every norm rises and every sharpness measure falls with η.
+
+    Per measure, ρ = Spearman(η, measure) over EoS-side runs; violation = (1 − direction·ρ)/2 ∈ [0, 1]
+    (0: perfectly monotone in the expected direction). error = the largest violation.
+    """
+    directions = directions or {k: d for k, (_, d) in MEASURES.items()}
+    runs, notes = usable_runs(sweep)
+    eos = [r for r in runs if r["eta"] >= (1 + SIDE_MARGIN) * eta_c]
+    if len(eos) < 3:
+        return {"error": math.nan, "decided": False, "notes": notes, "detail": f"{len(eos)} EoS-side runs (< 3)"}
+    etas = [r["eta"] for r in eos]
+    rhos, viol, values = {}, {}, {}
+    for name, (read, _) in MEASURES.items():
+        try:
+            vals = [read(r["final"]) for r in eos]
+        except (KeyError, TypeError):
+            vals = [math.nan] * len(eos)
+        values[name] = vals
+        rho = _spearman(etas, vals) if np.all(np.isfinite(vals)) else math.nan
+        rhos[name] = rho
+        viol[name] = (1 - directions[name] * rho) / 2 if math.isfinite(rho) else math.nan
+    if any(math.isnan(v) for v in viol.values()):
+        return {"error": math.nan, "decided": False, "spearman": rhos, "values": values, "notes": notes,
+                "detail": "a measure could not be computed on every EoS-side run"}
+    worst = max(viol, key=viol.get)
+    return {"error": viol[worst], "decided": True, "spearman": rhos, "values": values, "etas": etas,
+            "notes": notes, "detail": "Spearman(eta, measure) on the EoS side: "
+            + ", ".join(f"{k}={v:+.2f}" for k, v in rhos.items()) + f"; worst {worst}"}
+
+
+def e3_measures_over_seeds(sweeps: list, eta_cs: list, directions: dict | None = None) -> dict:
+    """E3 over seeds: per measure, ρ̄ = the mean over seeds of Spearman(η, measure) on each seed's EoS side;
+    violation = (1 − direction·ρ̄)/2; error = the largest violation. Undecided if any seed is."""
+    per = [e3_measures(sw, ec, directions) for sw, ec in zip(sweeps, eta_cs)]
+    seeds = [sw.get("config", {}).get("seed", i) for i, sw in enumerate(sweeps)]
+    if not all(p["decided"] for p in per):
+        bad = [f"seed {s}: {p['detail']}" for s, p in zip(seeds, per) if not p["decided"]]
+        return {"error": math.nan, "decided": False, "detail": "; ".join(bad),
+                "notes": [n for p in per for n in p.get("notes", [])]}
+    directions = directions or {k: d for k, (_, d) in MEASURES.items()}
+    mean_rho = {k: float(np.mean([p["spearman"][k] for p in per])) for k in MEASURES}
+    viol = {k: (1 - directions[k] * r) / 2 for k, r in mean_rho.items()}
+    worst = max(viol, key=viol.get)
+    n_runs = [len(p["etas"]) for p in per]
+    return {"error": viol[worst], "decided": True, "spearman_mean": mean_rho,
+            "spearman_per_seed": {k: [p["spearman"][k] for p in per] for k in MEASURES}, "seeds": seeds,
+            "eos_runs_per_seed": n_runs, "notes": [n for p in per for n in p.get("notes", [])],
+            "detail": f"mean over seeds {seeds} of Spearman(eta, measure), {n_runs} EoS-side runs: "
+            + ", ".join(f"{k}={r:+.2f} (" + ",".join(f"{x:+.1f}" for x in (p["spearman"][k] for p in per)) + ")"
+                        for k, r in mean_rho.items()) + f"; worst {worst}"}
+
+
+NORMS = ("l1", "l2", "nuclear_sum")
+SLOPE_ROUNDOFF = 1e-12  # added to each interval's half-width: a least-squares slope of a constant is ~1e-16, not 0
+T975 = {1: 12.706204736, 2: 4.302652730, 3: 3.182446305, 4: 2.776445105, 5: 2.570581836, 6: 2.446911851,
+        7: 2.364624252, 8: 2.306004135, 9: 2.262157163}  # Student t 97.5 % quantiles by degrees of freedom
+
+
+def e3_norm_slopes(sweeps: list, eta_cs: list, shape: str = "growth") -> dict:
+    """E3's norms as the paper states them: the slope of ‖θ‖ against η above η_c, seed by seed.
+
+    Per seed and norm: least squares ‖θ‖ = k·(η/η_c) + m over the EoS-side runs (η ≥ 1.05 η_c), the relative
+    slope k / ‖θ‖(first EoS run) (growth per unit of η/η_c, scale-free) and R² of the line. Across seeds: the
+    mean relative slope and its 95 % Student-t interval (seed-level: the seeds are the independent units).
+
+    ``shape="growth"``: every norm's interval lies above 0 (error 0; an interval below 0 or a
+    flat norm, |mean| within its interval's half-width with the interval above 0 nowhere, is error 1 once
+    decided). ``shape="flat"`` (the control): every interval contains 0. Undecided when fewer than 2 seeds
+    have ≥ 3 EoS-side runs, or when the intervals neither exclude nor are consistent with the shape.
+    """
+    choice("shape", shape, ("growth", "flat"))
+    per_seed = {k: [] for k in NORMS}
+    r2 = {k: [] for k in NORMS}
+    for sweep, eta_c in zip(sweeps, eta_cs):
+        runs, _ = usable_runs(sweep)
+        eos = [r for r in runs if r["eta"] >= (1 + SIDE_MARGIN) * eta_c]
+        if len(eos) < 3:
+            continue
+        x = np.array([r["eta"] / eta_c for r in eos])
+        for k in NORMS:
+            y = np.array([json_float(r["final"].get(k)) for r in eos])
+            if not np.all(np.isfinite(y)):
+                continue
+            slope, intercept = np.polyfit(x, y, 1)
+            resid = y - (slope * x + intercept)
+            ss = float(np.sum((y - y.mean()) ** 2))
+            per_seed[k].append(float(slope / y[np.argmin(x)]))
+            r2[k].append(1 - float(np.sum(resid**2)) / ss if ss > 0 else math.nan)
+    n = min(len(v) for v in per_seed.values())
+    if n < 2:
+        return {"error": math.nan, "decided": False, "detail": f"{n} seed(s) with >= 3 EoS-side runs (< 2)"}
+    stats = {}
+    for k, v in per_seed.items():
+        v = np.array(v)
+        half = T975[v.size - 1] * float(v.std(ddof=1)) / math.sqrt(v.size) + SLOPE_ROUNDOFF
+        stats[k] = {"mean": float(v.mean()), "ci95": (float(v.mean() - half), float(v.mean() + half)),
+                    "per_seed": v.tolist(),
+                    "r2_mean": float(np.nanmean(r2[k])) if np.isfinite(r2[k]).any() else math.nan}  # a constant norm: no R²
+    grows = all(st["ci95"][0] > 0 for st in stats.values())
+    not_growing = any(st["ci95"][1] < 0 for st in stats.values())
+    flat = all(st["ci95"][0] <= 0 <= st["ci95"][1] for st in stats.values())
+    if shape == "growth":
+        error, decided = (0.0, True) if grows else (1.0, True) if (not_growing or flat) else (math.nan, False)
+    else:
+        error, decided = (0.0, True) if flat else (1.0, True) if (grows or not_growing) else (math.nan, False)
+    return {"error": error, "decided": decided, "norms": stats, "seeds": n,
+            "detail": "relative slope of the norm per unit eta/eta_c above 1.05 eta_c, mean over "
+                      f"{n} seeds [95 % t interval] (R² of the line): "
+                      + ", ".join(f"{k} {st['mean']:+.3f} [{st['ci95'][0]:+.3f}, {st['ci95'][1]:+.3f}] "
+                                  f"(R² {st['r2_mean']:.2f})" for k, st in stats.items())}
+
+
+def e4_dynamics(sweep: dict, level_factor: float = 1.0) -> dict:
+    """E4: in the tracked EoS run S_t oscillates around ``level_factor``·2/η; the 2-step averaged ‖θ‖₁ grows.
+
+    EoS phase: from the first measurement with ηS/2 ≥ 1 − EDGE_DELTA to the end. error = max(median over the
+    phase of |S_t/level − 1| (how far from the level S_t sits), 1 if S_t does not oscillate (monotone over
+    the phase), 1 if the 2-step averaged ‖θ‖₁ does not grow over the phase). The fractions of measurements
+    above and below the level are reported: "around" is read as "centred within the tolerance", not as
+    "equally often on both sides" (measured: S_t sits mostly slightly above 2/η).
+    """
+    tracked = [r for r in sweep["runs"] if r.get("tracked")]
+    if not tracked:
+        return {"error": math.nan, "decided": False, "detail": "no tracked run in this sweep"}
+    r = tracked[0]
+    eta, level = r["eta"], level_factor * 2.0 / r["eta"]
+    path = [p for p in r["sharpness_path"] if p.get("converged")]
+    if r["outcome"] == "diverged" or len(path) < 4:
+        return {"error": math.nan, "decided": False, "eta": eta,
+                "detail": f"tracked run {r['outcome']} with {len(path)} converged sharpness points"}
+    S = np.array([abs(json_float(p["S"])) for p in path])
+    steps = np.array([p["step"] for p in path])
+    at_edge = np.nonzero(eta * S / 2 >= 1 - EDGE_DELTA)[0]
+    if len(at_edge) == 0:
+        if r["outcome"] == "oscillating":  # stopped by max_steps: the horizon was too short to tell
+            return {"error": math.nan, "decided": False, "eta": eta,
+                    "detail": f"sharpness had not reached 2/eta when max_steps={r['steps']} stopped the run"}
+        return {"error": 1.0, "decided": True, "eta": eta, "detail": "sharpness never reached 2/eta before L < eps"}
+    start = at_edge[0]
+    phase = S[start:]
+    dev = float(np.median(np.abs(phase / level - 1)))
+    above, below = float(np.mean(phase > level)), float(np.mean(phase < level))
+    l1 = np.asarray(r["l1"], float)
+    avg = 0.5 * (l1[:-1] + l1[1:])  # two-step average removes the period-2 swing
+    k0 = int(steps[start])
+    growth = avg[-1] / avg[min(k0, len(avg) - 1)] - 1 if len(avg) else math.nan
+    raw_up = float(np.mean(np.diff(l1[k0:]) > 0)) if len(l1) - k0 > 2 else math.nan
+    steps_dS = np.diff(phase)
+    oscillates = bool(np.any(steps_dS > 0) and np.any(steps_dS < 0))
+    error = max(dev, 0.0 if oscillates else 1.0, 0.0 if growth > 0 else 1.0)
+    return {"error": error, "decided": True, "eta": eta, "level": level, "median_dev": dev, "oscillates": oscillates,
+            "frac_above": above,
+            "frac_below": below, "l1_growth_avg2": growth, "raw_l1_increasing_fraction": raw_up,
+            "phase_start_step": k0, "steps": r["steps"],
+            "detail": f"eta={eta:.4g}: EoS from step {k0} of {r['steps']}; median|S/(2/eta)-1|={dev:.3g}, "
+                      f"{above:.0%} above / {below:.0%} below 2/eta; 2-step-averaged l1 {growth:+.2%} over the "
+                      f"phase (raw l1 rises on {raw_up:.0%} of steps)"}
+
+
+def wilson_interval(k: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion k/n."""
+    if n <= 0:
+        return (math.nan, math.nan)
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (centre - half, centre + half)
+
+
+E5_BOOT = 4000  # parametric bootstrap draws of the test-error curve (Monte Carlo error of a 2.5 % quantile ~0.2 %)
+E5_LEVEL = 0.95
+
+
+def e5_u_shape(sweep: dict, shape: str = "U", *, n_boot: int = E5_BOOT, seed: int = 0) -> dict:
+    """E5 with a fair test: is test error against log η U-shaped (``shape="U"``) or not (``"no U"``)?
+
+    Every non-diverged run counts once: a quadratic e(u) = a u² + b u + c in u = ln η is fitted to all of them
+    (least squares, equal weights), so no end is judged on a single point against the best of many. Its
+    uncertainty is a parametric bootstrap of each run's error over its n test examples (e* ~ Bin(n, e)/n,
+    independent between runs: conservative, since the runs share one test set), ``n_boot`` draws, fixed seed.
+
+    * **U**: the curvature's 95 % interval lies above 0 *and* the fitted minimum −b/(2a) lies inside the
+      swept range of u in at least 95 % of the draws.
+    * **no U**: the curvature's interval lies below 0, or the fitted minimum lies outside the range (or
+      a ≤ 0) in at least 95 % of the draws.
+    * neither: the sweep cannot tell (``decided`` False).
+
+    ``error`` = 0 when ``shape`` holds, 1 when the other one does, NaN when undecided.
+    """
+    choice("shape", shape, ("U", "no U"))
+    runs = [r for r in sweep["runs"] if r["outcome"] != "diverged"]
+    if len(runs) < 4:
+        return {"error": math.nan, "decided": False, "detail": f"{len(runs)} non-diverged runs (< 4 for a quadratic)"}
+    errs = np.array([r["final"]["test_error"] for r in runs], float)
+    n = int(runs[0]["final"]["n_test"])
+    u = np.log([r["eta"] for r in runs])
+    design = np.vstack([u**2, u, np.ones_like(u)]).T
+    rng = np.random.default_rng(seed)
+    draws = rng.binomial(n, np.clip(errs, 0, 1), size=(n_boot, errs.size)) / n
+    coef = np.linalg.lstsq(design, draws.T, rcond=None)[0]  # (3, n_boot)
+    a, b = coef[0], coef[1]
+    fit = np.linalg.lstsq(design, errs, rcond=None)[0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        vertex = np.where(a > 0, -b / (2 * a), np.nan)
+    inside = (a > 0) & (vertex > u.min()) & (vertex < u.max())
+    a_lo, a_hi = (float(q) for q in np.quantile(a, [(1 - E5_LEVEL) / 2, (1 + E5_LEVEL) / 2]))
+    p_inside = float(inside.mean())
+    is_u = a_lo > 0 and p_inside >= E5_LEVEL
+    is_not_u = a_hi < 0 or (1 - p_inside) >= E5_LEVEL
+    holds, other = (is_u, is_not_u) if shape == "U" else (is_not_u, is_u)
+    error = 0.0 if holds else 1.0 if other else math.nan
+    cis = [wilson_interval(round(e * n), n) for e in errs]
+    best = int(np.argmin(errs))
+    fitted_min = float(np.exp(-fit[1] / (2 * fit[0]))) if fit[0] > 0 else math.nan
+    return {"error": error, "decided": bool(holds or other), "curvature": float(fit[0]),
+            "curvature_ci95": (a_lo, a_hi), "p_min_inside": p_inside, "eta_at_fitted_min": fitted_min,
+            "test_error": errs.tolist(), "ci95": cis, "n_test": n, "etas": [r["eta"] for r in runs],
+            "best_index": best,
+            "detail": f"test error {errs.min():.3f}..{errs.max():.3f} (n={n}) over {len(runs)} runs; quadratic in "
+                      f"ln eta: curvature {fit[0]:+.4f} (95 % {a_lo:+.4f}..{a_hi:+.4f}), fitted minimum inside "
+                      f"the sweep in {p_inside:.1%} of {n_boot} draws"
+                      + (f" (at eta {fitted_min:.3g})" if math.isfinite(fitted_min) else "")}

@@ -45,7 +45,7 @@ from biasaudit.theory.eos_model import (S_sym, beta_i, c_sym, eta_sym, x_i, x_j,
 from biasaudit.theory.formula import Formula
 
 __all__ = [
-    "s_sym", "N_sym", "N_star", "N_min", "W_min", "S_min", "x_norm2", "eta_j", "L_sym", "kappa", "disjoint",
+    "s_sym", "eta_sym", "N_sym", "N_star", "N_min", "W_min", "S_min", "x_norm2", "eta_j", "L_sym", "kappa", "disjoint",
     "VERTEX_NORM", "VERTEX_W_L1", "VERTEX_SHARPNESS", "MIN_L2", "DISJOINT", "PARETO", "D2_BETA_1", "D2_BETA_2",
     "STABLE_ETA", "DEEP_SHARPNESS", "DEEP_MIN_WEIGHT",
     "PARETO_SEGMENT", "D2_BETA", "STABLE_ETA_MAX", "MIN_NORM_STABLE_ETA_MAX", "DEEP_SHARPNESS_TERM",

@@ -1,4 +1,4 @@
-"""E2 across architectures (issue 16 items 1-2): the per-architecture claims, their sweeps, the exponential
+"""E2 across architectures (notes/validation-eos.md): the per-architecture claims, their sweeps, the exponential
 gradient-flow proxy and the top-k eigenpair block it uses."""
 
 from __future__ import annotations

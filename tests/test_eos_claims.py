@@ -16,7 +16,7 @@ from biasaudit.registry import select_claims
 
 CLAIMS = {c.id: c for c in select_claims("eos.*", kind="theory")}
 
-# Refuted on purpose: the spec's statements that the numerics contradict (see notes/eos.md).
+# Refuted on purpose: the statements that the numerics contradict (see notes/eos.md).
 EXPECTED = {cid: Verdict.CONFIRMED for cid in CLAIMS}
 EXPECTED["eos.gd.d3_excess_9pct"] = Verdict.REFUTED  # up to ~49% excess at isolated eta, not 9%
 EXPECTED["eos.gd.tracking_gap"] = Verdict.REFUTED  # < 95% in the band on a third of the domain

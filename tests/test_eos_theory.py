@@ -34,7 +34,7 @@ def test_eos_hessian_on_manifold_rank1_symbolic():
     b = model.betas(2)
     trace = sp.expand(on_m.trace()).subs({wi**2: bi for wi, bi in zip(w, b)})
     assert sp.simplify(trace - model.on_manifold_sharpness_expr(2)) == 0
-    # c = 1/2 gives the spec's S = 4 sum x_i^2 beta_i
+    # c = 1/2 gives S = 4 sum x_i^2 beta_i (docs/specification/eos.md)
     assert sp.simplify(model.on_manifold_sharpness_expr(2).subs(c, sp.Rational(1, 2))
                        - 4 * sum(xi**2 * bi for xi, bi in zip(x, b))) == 0
 
@@ -78,9 +78,9 @@ def test_eos_pareto_front_symbolic():
     xj, xk, s = mins.xj, mins.xk, mins.s_sym
     assert sp.simplify(seg.subs(s, 8 * c * y * xj) - y / xj) == 0
     assert sp.simplify(seg.subs(s, 8 * c * y * xk) - y / xk) == 0
-    # spec's form at c = 1/2
-    spec = y * (xj + xk) / (xj * xk) - s / (4 * xj * xk)
-    assert sp.simplify(seg.subs(c, sp.Rational(1, 2)) - spec) == 0
+    # the form at c = 1/2 (docs/specification/eos.md)
+    half = y * (xj + xk) / (xj * xk) - s / (4 * xj * xk)
+    assert sp.simplify(seg.subs(c, sp.Rational(1, 2)) - half) == 0
     # vertices lie on the convex curve N = 8 c y^2 / S: the hull is all of them
     S = sp.Symbol("S", positive=True)
     assert sp.diff(8 * c * y**2 / S, S, 2).is_positive
@@ -98,7 +98,7 @@ def test_eos_pareto_d2_affine_symbolic():
 
 def test_eos_stable_minima_thresholds_symbolic():
     eta, x = sp.symbols("eta x", positive=True)
-    thr = mins.STABLE_ETA_MAX.subs(mins._x, x)
+    thr = mins.STABLE_ETA.expr.subs(mins.x_j, x)
     assert sp.simplify(thr * 8 * c * y * x - 2) == 0  # eta_max * S_vertex = 2
     assert thr.subs({c: sp.Rational(1, 2), y: 1, x: 1}) == sp.Rational(1, 2)  # toy: 0.5
     # Jacobian of the GD map at a vertex has eigenvalue 1 - eta S in the normal direction

@@ -26,8 +26,16 @@ s_GF is the largest top eigenvalue :math:`\lambda_{max}(H)` along the flow path,
   η a little above 2/s_GF catapults instead of tracking 2/η, so the 2/s_GF prediction fails there (the claim
   ``eos.s_gf.large_init`` records it).
 
-Symbols: ``tau`` flow time in β-units (τ = 2c∫r), ``alpha`` init scale, ``eta`` step, the rest as in
-:mod:`biasaudit.theory.eos_model`.
+Symbols (beside those of :mod:`biasaudit.theory.eos_model`): ``tau_sym`` flow time in β-units (τ = 2c∫r),
+``beta0_i`` and ``beta_gf_i`` β at the init and at the flow's limit, ``alpha`` init scale, ``x_next`` the largest
+entry of x below x_max, ``s_gf_sym`` and ``eta_c_sym`` s_GF and η_c, ``rate_sym`` the rate exponent p,
+``t_sym``, ``r_of_t`` and ``r_0`` time, the residual along the flow and at its start. The symbols of what GD is
+seen to do (the statements of the ``eos.gd.*`` claims) follow them.
+
+Formulas: :data:`GF_LIMIT` (β_GF's coordinate), :data:`KL` (one summand of Φ), :data:`ALPHA_RATE`,
+:data:`ETA_C` and :data:`RESIDUAL_SIGN`. τ itself is a root (:func:`gf_tau`, brentq on the log of
+:data:`GF_ROOT_TERM`'s sum), and s_GF at a large init the top eigenvalue of :data:`~biasaudit.theory.eos_model.HESSIAN`
+at w₀: neither has a closed form.
 """
 
 from __future__ import annotations
@@ -40,30 +48,67 @@ import sympy as sp
 from scipy.optimize import brentq, minimize_scalar
 
 from biasaudit.plumbing import InputError
-from biasaudit.theory.eos_minimizers import (min_l2_beta, min_norm_face, min_norm_stable_eta_max, min_sharpness_face,
-                                             minimizers_disjoint, pareto_breakpoints, stable_eta_max)
-from biasaudit.theory.eos_model import EosProblem, eos_problem, hessian_eigenvalues, on_manifold_sharpness
+from biasaudit.theory.eos_minimizers import (VERTEX_NORM, VERTEX_SHARPNESS, min_l2_beta, min_norm_face,
+                                             min_norm_stable_eta_max, min_sharpness_face, minimizers_disjoint,
+                                             pareto_breakpoints, stable_eta_max)
+from biasaudit.theory.eos_model import (EosProblem, beta_i, eos_problem, hessian_eigenvalues, on_manifold_sharpness,
+                                        x_i, x_max)
+from biasaudit.theory.formula import Formula
 
 __all__ = [
-    "GF_ROOT_TERM", "KL_TERM", "ALPHA_RATE_EXPONENT", "gf_tau", "gradient_flow_limit", "kl_potential",
-    "gf_path", "gf_max_sharpness", "s_gf", "small_alpha_exponent", "EosRegimes", "eos_regimes",
+    "tau_sym", "beta0_i", "beta_gf_i", "x_next", "alpha", "s_gf_sym", "eta_c_sym", "rate_sym", "t_sym", "r_of_t", "r_0",
+    "eta_edge", "eta_kink", "C_sym", "S_gd", "N_proj", "k_step", "median", "median_gap", "q_sym", "converged",
+    "err_rel", "max_excess",
+    "GF_LIMIT", "GF_BETA", "GF_ROOT_TERM", "KL", "KL_TERM", "ALPHA_RATE", "ALPHA_RATE_EXPONENT", "ETA_C",
+    "RESIDUAL_SIGN", "gf_tau", "gradient_flow_limit", "kl_potential", "gf_path", "gf_max_sharpness", "s_gf",
+    "small_alpha_exponent", "EosRegimes", "eos_regimes",
 ]
 
-_x, _b0, _b, tau_sym = sp.symbols("x beta_0 beta tau", positive=True)
-x_next, x_max, alpha = sp.symbols("x_next x_max alpha", positive=True)
+# ---- symbols (the rest in eos_model) -------------------------------------------------------------------------
+tau_sym = sp.Symbol("tau", real=True)  # τ = 2c∫r: negative from a small init (r < 0), positive from a large one
+beta0_i = sp.Symbol("beta_0i", positive=True)  # β at the init, β_0 = w_0⊙w_0
+beta_gf_i = sp.Symbol("beta_GF_i", positive=True)  # the flow's limit
+x_next = sp.Symbol("x_next", positive=True)  # the largest entry of x strictly below x_max
+alpha = sp.Symbol("alpha", positive=True)  # init scale, w_0 = α·1
+s_gf_sym = sp.Symbol("s_GF", positive=True)  # the largest λ_max(H) along the flow
+eta_c_sym = sp.Symbol("eta_c", positive=True)  # η_c = 2/s_GF
+rate_sym = sp.Symbol("p", positive=True)  # 8cyx_max − S_GF = O(α^p) as α → 0
+t_sym = sp.Symbol("t", nonnegative=True)  # flow time
+r_of_t = sp.Function("r", real=True)(t_sym)  # the residual along the flow
+r_0 = sp.Symbol("r_0", real=True)  # the residual at the init
 
-#: One summand of the root equation Σ x_i β0_i exp(-4 x_i τ) = y.
-GF_ROOT_TERM = _x * _b0 * sp.exp(-4 * _x * tau_sym)
-#: β_GF coordinate.
-GF_BETA = _b0 * sp.exp(-4 * _x * tau_sym)
+# What GD is seen to do: the symbols of the statements of the eos.gd.* and eos.s_gf.large_init* claims.
+eta_edge = sp.Symbol("eta_edge", positive=True)  # the step where GD at the flow's limit turns unstable
+eta_kink = sp.Symbol("eta_kink", positive=True)  # the kink of GD's final sharpness against η
+C_sym = sp.Symbol("C", positive=True)  # the slope of s_GF − S_GD(η) ≈ Cη on the flow side
+S_gd = sp.Function("S_GD", positive=True)  # GD's final sharpness at step η
+N_proj = sp.Function("N_proj", positive=True)  # ‖β‖₁ of the flow's limit started from GD's iterate k
+k_step = sp.Symbol("k", integer=True, nonnegative=True)  # GD's iteration
+median = sp.Function("median")  # the median over the η of a sweep
+median_gap = sp.Function("median_gap")  # median of 1 − ηS/2 over η in [1.05, 2] η_c, at the init q
+q_sym = sp.Symbol("q", positive=True)  # the init w_0 = α·1 as q = α²Σx/y (r_0 = (q − 1) y)
+converged = sp.Symbol("converged")  # GD's run converged
+err_rel = sp.Symbol("err_rel", nonnegative=True)  # relative difference of two runs' final β
+max_excess = sp.Symbol("max_excess")  # the largest ‖β‖₁/N*(S) − 1 over GD's converged endpoints
+
+# Internal names kept for the symbolic tests: β, β_0 and x of one coordinate.
+_x, _b, _b0 = x_i, beta_i, beta0_i
+
+#: β_GF coordinate, :math:`\beta_{GF,i} = \beta_{0,i}e^{-4x_i\tau}`.
+GF_LIMIT = Formula("gf_limit", beta0_i * sp.exp(-4 * x_i * tau_sym), (x_i, beta0_i, tau_sym))
+GF_BETA = GF_LIMIT.expr
+#: One summand of the root equation Σ x_i β0_i exp(-4 x_i τ) = y (:func:`gf_tau` solves it in log-sum-exp form).
+GF_ROOT_TERM = x_i * GF_BETA
 #: One summand of the KL potential Φ(β) = Σ β log(β/β0) − β.
-KL_TERM = _b * sp.log(_b / _b0) - _b
+KL = Formula("kl_term", beta_i * sp.log(beta_i / beta0_i) - beta_i, (beta_i, beta0_i))
+KL_TERM = KL.expr
 #: Rate exponent of S_GF → 8 c y x_max as α → 0.
-ALPHA_RATE_EXPONENT = 2 * (1 - x_next / x_max)
-
-_gf_beta = sp.lambdify((_x, _b0, tau_sym), GF_BETA, "numpy")
-_kl_term = sp.lambdify((_b, _b0), KL_TERM, "numpy")
-_alpha_exponent = sp.lambdify((x_next, x_max), ALPHA_RATE_EXPONENT, "math")
+ALPHA_RATE = Formula("small_alpha_rate", 2 * (1 - x_next / x_max), (x_next, x_max), "math")
+ALPHA_RATE_EXPONENT = ALPHA_RATE.expr
+#: The critical step η_c = 2/s_GF.
+ETA_C = Formula("eta_c", 2 / s_gf_sym, (s_gf_sym,), "math")
+#: Along the flow :math:`\dot r = -2c\|\nabla r\|^2 r`, so r keeps the sign of r_0.
+RESIDUAL_SIGN = Formula("gf_residual_sign", sp.sign(r_0), (r_0,))
 
 
 def gf_tau(x: np.ndarray, y: float, beta0: np.ndarray) -> float:
@@ -87,14 +132,14 @@ def gf_tau(x: np.ndarray, y: float, beta0: np.ndarray) -> float:
 def gradient_flow_limit(x, y, w0) -> np.ndarray:
     """:math:`\\beta_{GF} = \\beta_0\\odot e^{-4x\\tau}` (validated inputs)."""
     p = eos_problem(x, y, w0)
-    return _gf_beta(p.x, p.beta0, gf_tau(p.x, p.y, p.beta0))
+    return GF_LIMIT(p.x, p.beta0, gf_tau(p.x, p.y, p.beta0))
 
 
 def kl_potential(beta, beta0) -> float:
     """:math:`\\Phi(\\beta) = \\sum_i[\\beta_i\\log(\\beta_i/\\beta_{0,i}) - \\beta_i]` (0 log 0 = 0)."""
     beta = np.asarray(beta, float)
     with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(beta > 0, _kl_term(np.where(beta > 0, beta, 1.0), beta0), 0.0)
+        terms = np.where(beta > 0, KL(np.where(beta > 0, beta, 1.0), beta0), 0.0)
     return float(np.sum(terms))
 
 
@@ -121,7 +166,7 @@ def s_gf(p: EosProblem) -> float:
     """s_GF: S(β_GF) for small init (r₀ <= 0), λ_max(H(w₀)) for large init (r₀ > 0)."""
     if p.r0 <= 0:
         tau = gf_tau(p.x, p.y, p.beta0)
-        return float(on_manifold_sharpness(p.x, _gf_beta(p.x, p.beta0, tau), p.c))
+        return float(on_manifold_sharpness(p.x, GF_LIMIT(p.x, p.beta0, tau), p.c))
     return float(hessian_eigenvalues(p.x, p.y, p.w0, p.c)[-1])
 
 
@@ -130,7 +175,7 @@ def small_alpha_exponent(x) -> float:
     xu = np.unique(np.asarray(x, float))
     if xu.size < 2:
         raise InputError("x", "needs two distinct entries for the small-alpha rate", x)
-    return float(_alpha_exponent(xu[-2], xu[-1]))
+    return float(ALPHA_RATE(xu[-2], xu[-1]))
 
 
 @dataclass(frozen=True)
@@ -173,18 +218,18 @@ def eos_regimes(x, y, w0, *, loss_factor: float = 0.5) -> EosRegimes:
     """The regime summary of the toy model at ``(x, y, w0)``; raises :class:`InputError` on bad input."""
     p = eos_problem(x, y, w0, loss_factor=loss_factor)
     tau = gf_tau(p.x, p.y, p.beta0)
-    beta = _gf_beta(p.x, p.beta0, tau)
+    beta = GF_LIMIT(p.x, p.beta0, tau)
     sgf = s_gf(p)
     xu = np.unique(p.x)
     return EosRegimes(
         x=tuple(p.x.tolist()), y=p.y, w0=tuple(p.w0.tolist()), loss_factor=p.c, r0=p.r0,
         init_regime="small" if p.r0 <= 0 else "large", tau=tau, beta_gf=tuple(beta.tolist()),
         beta_gf_l1=float(beta.sum()), sharpness_gf=float(on_manifold_sharpness(p.x, beta, p.c)),
-        lambda_max_init=float(hessian_eigenvalues(p.x, p.y, p.w0, p.c)[-1]), s_gf=sgf, eta_c=2.0 / sgf,
+        lambda_max_init=float(hessian_eigenvalues(p.x, p.y, p.w0, p.c)[-1]), s_gf=sgf, eta_c=ETA_C(sgf),
         eta_stable_max=stable_eta_max(p.x, p.y, p.c), eta_min_norm_stable_max=min_norm_stable_eta_max(p.x, p.y, p.c),
         min_norm_vertex=min_norm_face(p.x)[0], min_norm_face=min_norm_face(p.x),
-        min_norm_beta_l1=float(p.y / p.x.max()), min_sharpness_vertex=min_sharpness_face(p.x)[0],
-        min_sharpness_face=min_sharpness_face(p.x), min_sharpness=float(8 * p.c * p.y * p.x.min()),
+        min_norm_beta_l1=float(VERTEX_NORM(p.x.max(), p.y)), min_sharpness_vertex=min_sharpness_face(p.x)[0],
+        min_sharpness_face=min_sharpness_face(p.x), min_sharpness=float(VERTEX_SHARPNESS(p.x.min(), p.y, p.c)),
         min_l2_beta=tuple(min_l2_beta(p.x, p.y).tolist()), minimizers_disjoint=minimizers_disjoint(p.x),
         pareto_front=tuple(tuple(row) for row in pareto_breakpoints(p.x, p.y, p.c).tolist()),
         small_alpha_exponent=small_alpha_exponent(p.x) if xu.size > 1 else None,

@@ -15,7 +15,7 @@ On the simplex :math:`P = \{\beta \ge 0 : \langle x,\beta\rangle = y\}` (β = w�
 
   .. math:: N^*(s) = y\frac{x_{(j)}+x_{(j+1)}}{x_{(j)}x_{(j+1)}} - \frac{s}{8c\,x_{(j)}x_{(j+1)}} .
 
-  (c = 1/2 gives the spec's s/(4 x_(j) x_(j+1)).) For s ≥ 8cyx_max, N* = y/x_max; for s < 8cyx_min, +inf.
+  (c = 1/2 gives s/(4 x_(j) x_(j+1)), the form of docs/specification/eos.md.) For s ≥ 8cyx_max, N* = y/x_max; for s < 8cyx_min, +inf.
 * d = 2: β is affine in S, :math:`\beta_1 = (x_2y - S/8c)/(x_1(x_2-x_1))`,
   :math:`\beta_2 = (S/8c - x_1y)/(x_2(x_2-x_1))`.
 * Linearly stable minima for step η: :math:`\{\beta\in P: S(\beta)\le 2/\eta\}`; non-empty iff
@@ -24,8 +24,14 @@ On the simplex :math:`P = \{\beta \ge 0 : \langle x,\beta\rangle = y\}` (β = w�
 * Deep shared weights β = w^L (L ≥ 3): :math:`S = 2cL^2\sum_i x_i^2\beta_i^{2-2/L}`, strictly convex on P,
   minimized at the interior point :math:`\beta_i \propto x_i^{-L/(L-2)}`.
 
-Symbols: ``x`` data point, ``y`` label, ``c`` loss factor, ``s``/``S`` sharpness, ``N`` ‖β‖₁, ``eta`` step,
-``L`` depth. Vertex indices returned to users are 1-based.
+Symbols (beside those of :mod:`biasaudit.theory.eos_model`): ``s_sym`` a sharpness level, ``N_sym`` ‖β‖₁
+(= ‖w‖₂²), ``N_star`` the front N*(s), ``N_min``/``W_min``/``S_min`` the least ‖β‖₁, ‖w‖₁ and S on P,
+``x_norm2`` ‖x‖², ``eta_j`` the largest step at which the vertex v_j is linearly stable, ``L_sym`` the depth,
+``kappa`` a normalising constant. Vertex indices returned to users are 1-based.
+
+Formulas: :data:`VERTEX_NORM`, :data:`VERTEX_W_L1`, :data:`VERTEX_SHARPNESS` (the vertex v_j's ‖β‖₁, ‖w‖₁ and S),
+:data:`MIN_L2`, :data:`DISJOINT`, :data:`PARETO`, :data:`D2_BETA_1`, :data:`D2_BETA_2`, :data:`STABLE_ETA`,
+:data:`DEEP_SHARPNESS`, :data:`DEEP_MIN_WEIGHT`.
 """
 
 from __future__ import annotations
@@ -34,9 +40,14 @@ import numpy as np
 import sympy as sp
 
 from biasaudit.plumbing import InputError, positive_int, positive_scalar
-from biasaudit.theory.eos_model import c_sym, y_sym
+from biasaudit.theory.eos_model import (S_sym, beta_i, c_sym, eta_sym, x_i, x_j, x_k, x_max, x_min, xs,
+                                        y_sym)
+from biasaudit.theory.formula import Formula
 
 __all__ = [
+    "s_sym", "eta_sym", "N_sym", "N_star", "N_min", "W_min", "S_min", "x_norm2", "eta_j", "L_sym", "kappa", "disjoint",
+    "VERTEX_NORM", "VERTEX_W_L1", "VERTEX_SHARPNESS", "MIN_L2", "DISJOINT", "PARETO", "D2_BETA_1", "D2_BETA_2",
+    "STABLE_ETA", "DEEP_SHARPNESS", "DEEP_MIN_WEIGHT",
     "PARETO_SEGMENT", "D2_BETA", "STABLE_ETA_MAX", "MIN_NORM_STABLE_ETA_MAX", "DEEP_SHARPNESS_TERM",
     "min_norm_face", "min_sharpness_face", "min_norm_vertex", "min_sharpness_vertex", "min_norm_solution",
     "min_sharpness_solution", "min_l2_beta", "minimizers_disjoint", "pareto_breakpoints", "pareto_front",
@@ -44,25 +55,44 @@ __all__ = [
     "deep_min_sharpness_beta",
 ]
 
-xj, xk, s_sym, S_sym, eta_sym = sp.symbols("x_j x_k s S eta", positive=True)
-x1, x2 = sp.symbols("x1 x2", positive=True)
+# ---- symbols (the rest in eos_model) -------------------------------------------------------------------------
+s_sym, N_sym, N_min, W_min, S_min, x_norm2, eta_j, kappa = sp.symbols(
+    "s N N_min W_min S_min |x|^2 eta_j kappa", positive=True)
+N_star = sp.Symbol("N^*", positive=True)
+disjoint = sp.Symbol("disjoint")  # the min-norm and min-sharpness solution sets are disjoint
 L_sym = sp.Symbol("L", integer=True, positive=True)
-_x, _b = sp.symbols("x beta", positive=True)
+x1, x2 = xs(2)
+# Older names, kept for the symbolic tests.
+xj, xk, _x, _b = x_j, x_k, x_i, beta_i
 
+# ---- formulas ------------------------------------------------------------------------------------------------
+#: The vertex v_j = (y/x_j) e_j of P: its ‖β‖₁ = ‖w‖₂², its ‖w‖₁ and its sharpness.
+VERTEX_NORM = Formula("vertex_norm", y_sym / x_j, (x_j, y_sym))
+VERTEX_W_L1 = Formula("vertex_w_l1", sp.Pow(y_sym / x_j, sp.S.Half, evaluate=False), (x_j, y_sym))
+VERTEX_SHARPNESS = Formula("vertex_sharpness", 8 * c_sym * y_sym * x_j, (x_j, y_sym, c_sym))
+#: argmin ‖β‖₂ on P, coordinate i: y x_i/‖x‖².
+MIN_L2 = Formula("min_l2_beta", y_sym * x_i / x_norm2, (x_i, y_sym, x_norm2))
+#: The min-norm face {x_j = x_max} and the min-sharpness face {x_j = x_min} are disjoint iff x_max > x_min.
+DISJOINT = Formula("minimizers_disjoint", sp.Gt(x_max, x_min, evaluate=False), (x_max, x_min))
 #: N*(s) on the segment between sorted x_(j) = x_j and x_(j+1) = x_k.
-PARETO_SEGMENT = y_sym * (xj + xk) / (xj * xk) - s_sym / (8 * c_sym * xj * xk)
+PARETO = Formula("pareto_segment", y_sym * (x_j + x_k) / (x_j * x_k) - s_sym / (8 * c_sym * x_j * x_k),
+                 (x_j, x_k, y_sym, c_sym, s_sym))
+PARETO_SEGMENT = PARETO.expr
 #: d = 2: β(S) on P.
-D2_BETA = ((x2 * y_sym - S_sym / (8 * c_sym)) / (x1 * (x2 - x1)), (S_sym / (8 * c_sym) - x1 * y_sym) / (x2 * (x2 - x1)))
-#: Largest η with a linearly stable minimum (min S = 8 c y x_min ≤ 2/η), and the min-norm vertex's.
-STABLE_ETA_MAX = 1 / (4 * c_sym * y_sym * _x)  # evaluated at x_min
+D2_BETA_1 = Formula("d2_beta_1", (x2 * y_sym - S_sym / (8 * c_sym)) / (x1 * (x2 - x1)), (x1, x2, y_sym, c_sym, S_sym))
+D2_BETA_2 = Formula("d2_beta_2", (S_sym / (8 * c_sym) - x1 * y_sym) / (x2 * (x2 - x1)), (x1, x2, y_sym, c_sym, S_sym))
+D2_BETA = (D2_BETA_1.expr, D2_BETA_2.expr)
+#: Largest η at which the vertex v_j is linearly stable (its S = 8 c y x_j ≤ 2/η): at x_min, the largest η with a
+#: linearly stable minimum; at x_max, the min-norm vertex's.
+STABLE_ETA = Formula("stable_eta_max", 1 / (4 * c_sym * y_sym * x_j), (x_j, y_sym, c_sym))
+STABLE_ETA_MAX = STABLE_ETA.expr  # evaluated at x_min
 MIN_NORM_STABLE_ETA_MAX = STABLE_ETA_MAX  # evaluated at x_max
 #: One summand of the deep sharpness, 2 c L^2 x^2 beta^(2 - 2/L).
-DEEP_SHARPNESS_TERM = 2 * c_sym * L_sym**2 * _x**2 * _b ** (2 - 2 / L_sym)
-
-_pareto_segment = sp.lambdify((xj, xk, y_sym, c_sym, s_sym), PARETO_SEGMENT, "numpy")
-_d2_beta = sp.lambdify((x1, x2, y_sym, c_sym, S_sym), D2_BETA, "numpy")
-_stable_eta = sp.lambdify((_x, y_sym, c_sym), STABLE_ETA_MAX, "numpy")
-_deep_term = sp.lambdify((_x, _b, c_sym, L_sym), DEEP_SHARPNESS_TERM, "numpy")
+DEEP_SHARPNESS = Formula("deep_sharpness_term", 2 * c_sym * L_sym**2 * x_i**2 * beta_i ** (2 - 2 / L_sym),
+                         (x_i, beta_i, c_sym, L_sym))
+DEEP_SHARPNESS_TERM = DEEP_SHARPNESS.expr
+#: The deep minimal-sharpness point is β_i = κ x_i^(−L/(L−2)), κ putting it on P.
+DEEP_MIN_WEIGHT = Formula("deep_min_sharpness_weight", x_i ** (-L_sym / (L_sym - 2)), (x_i, L_sym))
 
 
 def _face(values: np.ndarray, target: float) -> tuple[int, ...]:
@@ -92,32 +122,32 @@ def min_norm_solution(x, y, c=0.5) -> dict:
     """The minimal-‖β‖₁ vertex and its values (‖β‖₁ = y/x_max, ‖w‖₁ = √(y/x_max), S = 8 c y x_max)."""
     j = min_norm_vertex(x) - 1
     beta = np.zeros_like(x)
-    beta[j] = y / x[j]
-    return {"vertex": j + 1, "beta": beta, "beta_l1": y / x[j], "w_l1": float(np.sqrt(y / x[j])),
-            "sharpness": 8 * c * y * x[j]}
+    beta[j] = VERTEX_NORM(x[j], y)
+    return {"vertex": j + 1, "beta": beta, "beta_l1": VERTEX_NORM(x[j], y), "w_l1": float(VERTEX_W_L1(x[j], y)),
+            "sharpness": VERTEX_SHARPNESS(x[j], y, c)}
 
 
 def min_sharpness_solution(x, y, c=0.5) -> dict:
     j = min_sharpness_vertex(x) - 1
     beta = np.zeros_like(x)
-    beta[j] = y / x[j]
-    return {"vertex": j + 1, "beta": beta, "beta_l1": y / x[j], "sharpness": 8 * c * y * x[j]}
+    beta[j] = VERTEX_NORM(x[j], y)
+    return {"vertex": j + 1, "beta": beta, "beta_l1": VERTEX_NORM(x[j], y), "sharpness": VERTEX_SHARPNESS(x[j], y, c)}
 
 
 def min_l2_beta(x, y) -> np.ndarray:
     """argmin ‖β‖₂ on P: :math:`y x/\\|x\\|^2` (interior, as x > 0)."""
-    return y * x / (x @ x)
+    return MIN_L2(x, y, x @ x)
 
 
 def minimizers_disjoint(x) -> bool:
     """The min-norm and min-sharpness solution sets are disjoint iff x_max > x_min."""
-    return bool(x.max() > x.min())
+    return bool(DISJOINT(x.max(), x.min()))
 
 
 def pareto_breakpoints(x, y, c=0.5) -> np.ndarray:
     """Rows (s, N*) at the distinct vertices, sorted by s: the breakpoints of the piecewise-linear front."""
     xu = np.unique(x)
-    return np.column_stack([8 * c * y * xu, y / xu])
+    return np.column_stack([VERTEX_SHARPNESS(xu, y, c), VERTEX_NORM(xu, y)])
 
 
 def pareto_front(x, y, s, c=0.5) -> np.ndarray:
@@ -125,13 +155,13 @@ def pareto_front(x, y, s, c=0.5) -> np.ndarray:
     s = np.asarray(s, dtype=float)
     xu = np.unique(x)
     out = np.full(s.shape, np.inf)
-    out[s >= 8 * c * y * xu[-1]] = y / xu[-1]
+    edges = VERTEX_SHARPNESS(xu, y, c)
+    out[s >= edges[-1]] = VERTEX_NORM(xu[-1], y)
     if xu.size == 1:
         return out
-    edges = 8 * c * y * xu
     j = np.clip(np.searchsorted(edges, s, side="right") - 1, 0, xu.size - 2)
     inside = (s >= edges[0]) & (s < edges[-1])
-    out[inside] = _pareto_segment(xu[j[inside]], xu[j[inside] + 1], y, c, s[inside])
+    out[inside] = PARETO(xu[j[inside]], xu[j[inside] + 1], y, c, s[inside])
     return out
 
 
@@ -139,29 +169,30 @@ def d2_beta_of_sharpness(x, y, S, c=0.5) -> np.ndarray:
     """d = 2: the point of P with sharpness S (rows (β₁, β₂)); needs x₁ ≠ x₂."""
     if x.size != 2 or x[0] == x[1]:
         raise InputError("x", "must have two distinct entries for the affine beta(S)", x)
-    b1, b2 = _d2_beta(x[0], x[1], y, c, np.asarray(S, float))
+    S = np.asarray(S, float)
+    b1, b2 = D2_BETA_1(x[0], x[1], y, c, S), D2_BETA_2(x[0], x[1], y, c, S)
     return np.stack(np.broadcast_arrays(b1, b2), axis=-1)
 
 
 def stable_eta_max(x, y, c=0.5) -> float:
     """Largest η for which a linearly stable minimum exists: 1/(4 c y x_min)."""
-    return float(_stable_eta(x.min(), y, c))
+    return float(STABLE_ETA(x.min(), y, c))
 
 
 def min_norm_stable_eta_max(x, y, c=0.5) -> float:
     """Largest η for which the minimal-norm vertex is linearly stable: 1/(4 c y x_max)."""
-    return float(_stable_eta(x.max(), y, c))
+    return float(STABLE_ETA(x.max(), y, c))
 
 
 def deep_sharpness(x, beta, L, c=0.5):
     """On-manifold sharpness of the depth-L shared model, :math:`2cL^2\\sum x_i^2\\beta_i^{2-2/L}`."""
     L = positive_int("L", L, minimum=2)
-    return np.sum(_deep_term(np.asarray(x, float), np.asarray(beta, float), c, L), axis=-1)
+    return np.sum(DEEP_SHARPNESS(np.asarray(x, float), np.asarray(beta, float), c, L), axis=-1)
 
 
 def deep_min_sharpness_beta(x, y, L) -> np.ndarray:
     """argmin of the deep sharpness on P (L ≥ 3): :math:`\\beta_i\\propto x_i^{-L/(L-2)}`, scaled to P."""
     L = positive_int("L", L, minimum=3)
     positive_scalar("y", y)
-    b = x ** (-L / (L - 2))
+    b = DEEP_MIN_WEIGHT(x, L)
     return y * b / (x @ b)

@@ -7,8 +7,8 @@ Model, one data point :math:`(x, y)`:
     f_w(x) = \langle w \odot w, x\rangle = \langle \beta, x\rangle,\quad \beta = w\odot w \ge 0,\qquad
     r = \langle x, \beta\rangle - y,\qquad L(w) = c\, r^2 .
 
-The spec's default is :math:`c = 1/2` (``loss_factor``); with :math:`c = 1` every sharpness doubles and
-:math:`\eta_c` halves. Every formula below carries :math:`c`.
+The default is :math:`c = 1/2` (``loss_factor``; the convention of docs/specification/eos.md); with :math:`c = 1`
+every sharpness doubles and :math:`\eta_c` halves. Every formula below carries :math:`c`.
 
 * Gradient :math:`\nabla L = 4c\, r\, g` with :math:`g = x\odot w` (so :math:`\nabla r = 2g`).
 * Hessian :math:`\nabla^2 L = 2c\,(4 g g^\top + 2 r\,\mathrm{diag}(x))`.
@@ -20,20 +20,30 @@ The spec's default is :math:`c = 1/2` (``loss_factor``); with :math:`c = 1` ever
 Conventions (see ``notes/eos.md``): x must be strictly positive and y > 0. Mixed-sign x makes M unbounded
 (a hyperboloid) and zeros leave a coordinate free, so both are rejected with an :class:`InputError`; y <= 0
 with x > 0 has no solution (y < 0) or only w = 0 (y = 0). Sharpness is reported both as the top algebraic
-eigenvalue :math:`\lambda_{max}` (the spec's definition of s_GF) and as the operator norm
+eigenvalue :math:`\lambda_{max}` (the definition of s_GF in docs/specification/eos.md) and as the operator norm
 :math:`\max|\lambda|`; on M they coincide.
 
 Symbols
 -------
-============  =====================================================
-``x``         data point, :math:`x\in\mathbb R^d_{>0}`
-``y``         label, :math:`y > 0`
-``w``         weights; ``beta`` :math:`= w\odot w`
-``r``         residual :math:`\langle x,\beta\rangle - y`
-``c``         loss factor (:math:`L = c r^2`, default 1/2)
-``g``         :math:`x\odot w`
-``S``         sharpness (top Hessian eigenvalue)
-============  =====================================================
+One set for paper 2: theory's formulas and the claims' statements are built over these (and those of
+:mod:`biasaudit.theory.eos_flow`, :mod:`biasaudit.theory.eos_minimizers` and :mod:`biasaudit.theory.eos_risk`).
+
+==================================  =============================================================
+``x_i``, ``x_j``, ``x_k``           entries of the data point, :math:`x\in\mathbb R^d_{>0}`
+``x_min``, ``x_max``                its smallest and largest entries
+``y_sym``                           label, :math:`y > 0`
+``w_i``, ``w_j``, ``w_k``           weights; ``beta_i`` :math:`= w_i^2`
+``r_sym``                           residual :math:`\langle x,\beta\rangle - y`
+``c_sym``                           loss factor (:math:`L = c r^2`, default 1/2)
+``g_j``, ``g_k``                    entries of :math:`g = x\odot w`
+``S_sym``                           sharpness (top Hessian eigenvalue; on M, :math:`S(\beta)`)
+``eta_sym``                         GD's step η
+``H_jk``, ``delta_jk``              Hessian entry, Kronecker delta (1 if j = k, else 0)
+``i_sym``, ``j_sym``, ``k_sym``     coordinate indices, :math:`1\le i\le d` (``d_sym``)
+==================================  =============================================================
+
+Formulas (:class:`~biasaudit.theory.formula.Formula`): :data:`HESSIAN` (one entry of the Hessian) and
+:data:`SHARPNESS` (one summand of the on-manifold sharpness).
 """
 
 from __future__ import annotations
@@ -44,18 +54,30 @@ import numpy as np
 import sympy as sp
 
 from biasaudit.plumbing import InputError, as_finite_vector, finite_scalar, matching_length, positive_scalar
+from biasaudit.theory.formula import Formula
 
 __all__ = [
-    "xs", "betas", "ws", "y_sym", "c_sym",
+    "xs", "betas", "ws", "y_sym", "c_sym", "d_sym", "i_sym", "j_sym", "k_sym", "x_i", "x_j", "x_k", "x_min", "x_max",
+    "beta_i", "w_i", "w_j", "w_k", "g_j", "g_k", "r_sym", "S_sym", "eta_sym", "H_jk", "delta_jk",
+    "HESSIAN", "SHARPNESS", "SHARPNESS_TERM",
     "EosProblem", "eos_problem", "loss_expr", "hessian_expr", "on_manifold_sharpness_expr",
     "residual", "loss", "gradient", "hessian", "hessian_eigenvalues", "on_manifold_sharpness",
     "sharpness_term", "vertices", "project_to_manifold",
 ]
 
-# ---- symbols -------------------------------------------------------------------------------------------
+# ---- symbols ---------------------------------------------------------------------------------------------
 y_sym = sp.Symbol("y", positive=True)
 c_sym = sp.Symbol("c", positive=True)
-_x, _beta = sp.symbols("x beta", positive=True)
+d_sym = sp.Symbol("d", integer=True, positive=True)
+i_sym, j_sym, k_sym = sp.symbols("i j k", integer=True, positive=True)
+x_i, x_j, x_k, x_min, x_max = sp.symbols("x_i x_j x_k x_min x_max", positive=True)
+beta_i = sp.Symbol("beta_i", positive=True)
+w_i, w_j, w_k, g_j, g_k = sp.symbols("w_i w_j w_k g_j g_k", real=True)
+r_sym = sp.Symbol("r", real=True)
+S_sym = sp.Symbol("S", positive=True)
+eta_sym = sp.Symbol("eta", positive=True)
+H_jk = sp.Symbol("H_jk", real=True)
+delta_jk = sp.Symbol("delta_jk", nonnegative=True)
 
 
 def xs(d: int):
@@ -70,6 +92,16 @@ def ws(d: int):
     return sp.symbols(f"w1:{d + 1}", real=True)
 
 
+# ---- formulas --------------------------------------------------------------------------------------------
+#: One entry of the Hessian of L = c r², :math:`H_{jk} = 2c(4g_jg_k + 2r\,x_j\delta_{jk})` (g = x⊙w): the matrix
+#: 2c(4ggᵀ + 2r diag(x)), evaluated with broadcasting over (j, k) by :func:`hessian`.
+HESSIAN = Formula("hessian_entry", 2 * c_sym * (4 * g_j * g_k + 2 * r_sym * x_j * delta_jk),
+                  (g_j, g_k, r_sym, x_j, delta_jk, c_sym))
+#: One summand of the on-manifold sharpness, S = Σ_i 8 c x_i² β_i (elementwise).
+SHARPNESS = Formula("on_manifold_sharpness_term", 8 * c_sym * x_i**2 * beta_i, (x_i, beta_i, c_sym))
+SHARPNESS_TERM = SHARPNESS.expr
+
+
 def loss_expr(d: int):
     """:math:`L = c(\\sum_i x_i w_i^2 - y)^2` for explicit dimension ``d`` (symbolic tests)."""
     x, w = xs(d), ws(d)
@@ -78,21 +110,17 @@ def loss_expr(d: int):
 
 
 def hessian_expr(d: int) -> sp.Matrix:
-    """The closed form :math:`2c(4gg^\\top + 2r\\,\\mathrm{diag}(x))` (to be compared with ``sp.hessian``)."""
+    """:data:`HESSIAN` at explicit dimension ``d``: the matrix :math:`2c(4gg^\\top + 2r\\,\\mathrm{diag}(x))` (to be
+    compared with ``sp.hessian``)."""
     x, w = xs(d), ws(d)
-    g = sp.Matrix([xi * wi for xi, wi in zip(x, w)])
     r = sum(xi * wi**2 for xi, wi in zip(x, w)) - y_sym
-    return 2 * c_sym * (4 * g * g.T + 2 * r * sp.diag(*x))
-
-
-# One summand of the on-manifold sharpness, S = sum_i 8 c x_i^2 beta_i (elementwise, lambdified once).
-SHARPNESS_TERM = 8 * c_sym * _x**2 * _beta
-_sharpness_term = sp.lambdify((_x, _beta, c_sym), SHARPNESS_TERM, "numpy")
+    return sp.Matrix(d, d, lambda a, b: HESSIAN.expr.subs({g_j: x[a] * w[a], g_k: x[b] * w[b], r_sym: r, x_j: x[a],
+                                                           delta_jk: int(a == b)}))
 
 
 def on_manifold_sharpness_expr(d: int):
     x, b = xs(d), betas(d)
-    return sum(SHARPNESS_TERM.subs({_x: xi, _beta: bi}) for xi, bi in zip(x, b))
+    return sum(SHARPNESS_TERM.subs({x_i: xi, beta_i: bi}) for xi, bi in zip(x, b))
 
 
 # ---- validated problem -----------------------------------------------------------------------------------
@@ -157,13 +185,12 @@ def gradient(x, y, w, c=0.5):
 
 
 def hessian(x: np.ndarray, y: float, w: np.ndarray, c: float = 0.5) -> np.ndarray:
-    """:math:`2c(4gg^\\top + 2r\\,\\mathrm{diag}(x))`, batched over leading axes of ``w``."""
+    """:math:`2c(4gg^\\top + 2r\\,\\mathrm{diag}(x))` (:data:`HESSIAN` over every (j, k)), batched over leading axes of
+    ``w``."""
     w = np.asarray(w, dtype=float)
     g = x * w
     r = residual(x, y, w)
-    H = 8 * c * g[..., :, None] * g[..., None, :]
-    H += (4 * c * r)[..., None, None] * np.eye(x.size) * x
-    return H
+    return HESSIAN(g[..., :, None], g[..., None, :], np.asarray(r)[..., None, None], x[:, None], np.eye(x.size), c)
 
 
 def hessian_eigenvalues(x, y, w, c=0.5) -> np.ndarray:
@@ -172,8 +199,8 @@ def hessian_eigenvalues(x, y, w, c=0.5) -> np.ndarray:
 
 
 def sharpness_term(x, beta, c=0.5):
-    """Elementwise :math:`8c x_i^2 \\beta_i` (sum it over i for the on-manifold sharpness)."""
-    return _sharpness_term(np.asarray(x, float), np.asarray(beta, float), c)
+    """Elementwise :math:`8c x_i^2 \\beta_i` (:data:`SHARPNESS`; sum it over i for the on-manifold sharpness)."""
+    return SHARPNESS(np.asarray(x, float), np.asarray(beta, float), c)
 
 
 def on_manifold_sharpness(x, beta, c=0.5) -> np.ndarray:

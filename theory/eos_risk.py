@@ -15,8 +15,14 @@ Test inputs :math:`x'\sim N(0, I)`, so the risk of β against a teacher β* is
   in S = 2/η with its minimum at S(β*): it is U-shaped in η (on η ≤ 1/(4cyx_min)) iff
   :math:`S(\beta^*)\in(8c\,y\,x_{min}, S_{GF})`, with the minimum near η = 2/S(β*).
 
-Symbols: ``beta`` a solution, ``beta_star`` the teacher, ``d`` dimension, the rest as in
-:mod:`biasaudit.theory.eos_model`.
+Symbols (beside those of :mod:`biasaudit.theory.eos_model` and :mod:`biasaudit.theory.eos_flow`): ``beta_bar_i``
+the optimum, ``s_star`` the teacher's sharpness :math:`S(\beta^*)`, ``eta_best`` the η of the smallest risk,
+``u_shaped`` "R(η) is U-shaped", ``bayes_risk_of`` the function E R, ``beta_sym``, ``v_j`` and ``beta_bar`` its
+arguments (a point of P, a vertex, the optimum).
+
+Formulas: :data:`BAYES_RISK` (one summand of E R), :data:`BAYES_OPT` (the optimum's coordinate),
+:data:`OPTIMUM_SHARPNESS` (its sharpness), :data:`U_SHAPE` (the condition for a U) and :data:`U_ARGMIN` (where
+its minimum sits).
 """
 
 from __future__ import annotations
@@ -24,33 +30,54 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from biasaudit.theory.eos_model import y_sym
+from biasaudit.theory.eos_flow import s_gf_sym
+from biasaudit.theory.eos_model import beta_i, c_sym, d_sym, on_manifold_sharpness, x_i, x_min, y_sym
+from biasaudit.theory.formula import Formula
 
-__all__ = ["BAYES_RISK_TERM", "bayes_risk", "bayes_optimal_beta", "bayes_optimal_risk", "d2_vertex_risk_ratio",
-           "u_shape_condition", "fixed_teacher_risk_curve"]
+__all__ = ["beta_bar_i", "beta_bar", "beta_sym", "v_j", "s_star", "x_bar", "eta_best", "u_shaped", "bayes_risk_of",
+           "BAYES_RISK", "BAYES_OPT", "OPTIMUM_SHARPNESS", "U_SHAPE", "U_ARGMIN", "BAYES_RISK_TERM", "BAYES_OPTIMUM",
+           "bayes_risk", "bayes_optimal_beta", "bayes_optimal_risk", "d2_vertex_risk_ratio", "u_shape_condition",
+           "fixed_teacher_risk_curve"]
 
-_x, _b = sp.symbols("x beta", positive=True)
-d_sym = sp.Symbol("d", integer=True, positive=True)
+# ---- symbols (the rest in eos_model and eos_flow) ------------------------------------------------------------
+beta_bar_i, beta_bar, beta_sym, v_j = sp.symbols("betabar_i betabar beta v_j", positive=True)
+s_star = sp.Symbol("S^*", positive=True)  # S(β*), the teacher's sharpness
+x_bar = sp.Symbol("xbar", positive=True)  # mean(x)
+eta_best = sp.Symbol("eta_best", positive=True)
+u_shaped = sp.Symbol("U_shaped")  # R(η) is U-shaped
+bayes_risk_of = sp.Function("ER", positive=True)  # E R(β)
+# Older names, kept for the symbolic tests.
+_x, _b = x_i, beta_i
 
+# ---- formulas ------------------------------------------------------------------------------------------------
 #: One summand of E R(β).
-BAYES_RISK_TERM = _b**2 - 2 * y_sym / d_sym * _b / _x + 2 * y_sym**2 / (d_sym * (d_sym + 1)) / _x**2
+BAYES_RISK = Formula("bayes_risk_term",
+                     beta_i**2 - 2 * y_sym / d_sym * beta_i / x_i + 2 * y_sym**2 / (d_sym * (d_sym + 1)) / x_i**2,
+                     (x_i, beta_i, y_sym, d_sym))
+BAYES_RISK_TERM = BAYES_RISK.expr
 #: Its minimizer in β (per coordinate).
-BAYES_OPTIMUM = sp.solve(sp.diff(BAYES_RISK_TERM, _b), _b)[0]
-
-_risk_term = sp.lambdify((_x, _b, y_sym, d_sym), BAYES_RISK_TERM, "numpy")
-_optimum = sp.lambdify((_x, y_sym, d_sym), BAYES_OPTIMUM, "numpy")
+BAYES_OPT = Formula("bayes_optimal_beta", sp.solve(sp.diff(BAYES_RISK_TERM, beta_i), beta_i)[0], (x_i, y_sym, d_sym))
+BAYES_OPTIMUM = BAYES_OPT.expr
+#: The optimum's sharpness, 8c Σ x_i² y/(d x_i) = 8 c y mean(x).
+OPTIMUM_SHARPNESS = Formula("bayes_optimum_sharpness", 8 * c_sym * y_sym * x_bar, (x_bar, y_sym, c_sym))
+#: d = 2, fixed teacher: R(η) is U-shaped iff 8 c y x_min < S(β*) < S_GF ...
+U_SHAPE = Formula("u_shape_condition", sp.And(sp.Lt(8 * c_sym * y_sym * x_min, s_star, evaluate=False),
+                                              sp.Lt(s_star, s_gf_sym, evaluate=False)),
+                  (x_min, y_sym, c_sym, s_star, s_gf_sym))
+#: ... with its minimum near η = 2/S(β*).
+U_ARGMIN = Formula("u_shape_argmin", 2 / s_star, (s_star,), "math")
 
 
 def bayes_risk(x, y, beta) -> np.ndarray:
     """E R(β) under the uniform-simplex teacher (batched over leading axes of β)."""
     x = np.asarray(x, float)
-    return np.sum(_risk_term(x, np.asarray(beta, float), y, x.size), axis=-1)
+    return np.sum(BAYES_RISK(x, np.asarray(beta, float), y, x.size), axis=-1)
 
 
 def bayes_optimal_beta(x, y) -> np.ndarray:
     """:math:`\\bar\\beta_i = y/(d x_i)`."""
     x = np.asarray(x, float)
-    return _optimum(x, y, x.size) * np.ones_like(x)
+    return BAYES_OPT(x, y, x.size) * np.ones_like(x)
 
 
 def bayes_optimal_risk(x, y) -> float:
@@ -67,8 +94,7 @@ def d2_vertex_risk_ratio(x, y) -> tuple[float, float]:
 def u_shape_condition(x, y, beta_star, s_gf, c=0.5) -> bool:
     """d = 2: R(η) is U-shaped iff :math:`8cyx_{min} < S(\\beta^*) < S_{GF}`."""
     x = np.asarray(x, float)
-    s_star = float(np.sum(8 * c * x**2 * np.asarray(beta_star, float)))
-    return bool(8 * c * y * x.min() < s_star < s_gf)
+    return bool(U_SHAPE(x.min(), y, c, float(on_manifold_sharpness(x, np.asarray(beta_star, float), c)), s_gf))
 
 
 def fixed_teacher_risk_curve(x, y, beta_star, s_gf, eta, c=0.5) -> np.ndarray:

@@ -1,4 +1,5 @@
-r"""What the ``eos.*`` claim modules share: parameter helpers, the toy problems, sympy symbols and domains.
+r"""What the ``eos.*`` claim modules share: parameter helpers, the toy problems and domains. The symbols of the
+statements live in :mod:`biasaudit.theory` (``eos_model``, ``eos_flow``, ``eos_minimizers``, ``eos_risk``).
 
 Parameters are dicts with ``x`` (tuple, > 0), ``y`` (> 0), ``w0`` or ``alpha`` (w0 = alpha·1), and ``c``
 (the loss factor, L = c r², default 1/2).
@@ -9,7 +10,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import sympy as sp
 from scipy.optimize import linprog
 
 from biasaudit.domain import Choice, Domain, Fixed, Integer, Real, Vector
@@ -22,12 +22,6 @@ __all__ = []
 EPS = np.finfo(float).eps
 TOY = {"x": (1.0, 2.0), "y": 1.0, "w0": (0.1, 0.1), "c": 0.5}
 TOY_D3 = {"x": (0.5, 1.0, 2.0), "y": 1.0, "w0": (0.1, 0.1, 0.1), "c": 0.5}
-
-_y, _c = model.y_sym, model.c_sym
-_x1, _x2, _x3 = model.xs(3)
-_b1, _b2, _b3 = model.betas(3)
-_eta = sp.Symbol("eta", positive=True)
-
 
 def _arr(params, key="x"):
     return np.asarray(params[key], dtype=float)

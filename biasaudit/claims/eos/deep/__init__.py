@@ -11,10 +11,12 @@ import numpy as np
 import sympy as sp
 from scipy.optimize import minimize
 
-from biasaudit.claims.eos._common import _arr, _rel_scaled, _x1
+from biasaudit.claims.eos._common import _arr, _rel_scaled
 from biasaudit.domain import Choice, Domain, Integer, Real, Vector
 from biasaudit.ledger import AT_10X_PRECISION, Claim, Observation, Tolerance, two_sided
 from biasaudit.theory import eos_minimizers as mins
+from biasaudit.theory.eos_minimizers import DEEP_MIN_WEIGHT, L_sym, kappa
+from biasaudit.theory.eos_model import beta_i, d_sym, i_sym, x_i, y_sym
 
 __all__ = ["CLAIMS"]
 
@@ -49,10 +51,11 @@ def _deep_power(params, power):
 
 
 DEEP = Claim(
-    id="eos.deep.min_sharpness_interior", paper="eos", source="paper 2, theory (spec: Deep shared weights)",
+    id="eos.deep.min_sharpness_interior", paper="eos", source="paper 2, theory (Deep shared weights)",
     title="β = w^L (L ≥ 3): S = 2cL²Σx_i²β_i^{2−2/L} is minimized on P at the interior β_i ∝ x_i^{−L/(L−2)}",
-    hypotheses=(sp.Ge(mins.L_sym, 3, evaluate=False),),
-    statement=sp.Eq(sp.Symbol("beta_i"), sp.Symbol("k") * _x1 ** (-mins.L_sym / (mins.L_sym - 2))),
+    # κ puts the point on P
+    hypotheses=(sp.Ge(L_sym, 3, evaluate=False), sp.Eq(sp.Sum(x_i * beta_i, (i_sym, 1, d_sym)), y_sym)),
+    statement=sp.Eq(beta_i, kappa * DEEP_MIN_WEIGHT.expr), formulas=(DEEP_MIN_WEIGHT,),
     predict=lambda p: mins.deep_min_sharpness_beta(_arr(p), p["y"], p["L"]), evaluate=_deep_eval,
     tolerance=Tolerance("slsqp_convex", 1e-5, "SLSQP on a strictly convex objective, ftol 1e-15 (flat to second "
                         "order: ~sqrt(ftol)·cond); measured ~1e-8", at_10x=AT_10X_PRECISION),

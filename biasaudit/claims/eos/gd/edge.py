@@ -10,10 +10,16 @@ import math
 import numpy as np
 import sympy as sp
 
-from biasaudit.claims.eos._common import (GD_SMALL, SMALL_INIT, TOY, _arr, _b1, _b2, _eta, _regimes, _rel,
-                                          _tracking_eval, _tracking_predict, _w0, _x1, _x2, _y)
+from biasaudit.claims.eos._common import (GD_SMALL, SMALL_INIT, TOY, _arr, _regimes, _rel, _tracking_eval,
+                                          _tracking_predict, _w0)
 from biasaudit.ledger import (AT_10X_EXACT, Claim, Observation, OutOfScope, Reference, Tolerance, broken_hypothesis,
                               shifted_prediction)
+from biasaudit.theory.eos_flow import (ETA_C, GF_LIMIT, C_sym, S_gd, beta0_i, eta_c_sym, eta_edge, eta_kink, r_0,
+                                       s_gf_sym)
+from biasaudit.theory.eos_model import SHARPNESS, S_sym, beta_i, d_sym, eta_sym, i_sym, x_i, y_sym
+
+# small init, r_0 = Σ x_i β_0i − y < 0
+_SMALL_INIT = sp.Lt(sp.Sum(x_i * beta0_i, (i_sym, 1, d_sym)) - y_sym, 0, evaluate=False)
 
 __all__ = ["CLAIMS"]
 
@@ -27,15 +33,17 @@ TRACK_TOL = Tolerance("eos_tracking_fraction", 1 - TRACK_FRACTION,
 
 
 TRACKING = Claim(
-    id="eos.gd.tracking_gap", paper="eos", source="paper 2, E1 on the toy model (spec: reference numbers)",
+    id="eos.gd.tracking_gap", paper="eos", source="paper 2, E1 on the toy model (reference numbers)",
     title="Above 1.05·η_c GD's final sharpness tracks 2/η: 0 ≤ 1 − ηS/2 ≤ 0.035 for ≥ 95% of converged η",
-    hypotheses=(sp.Gt(_eta, sp.Rational(105, 100) * sp.Symbol("eta_c"), evaluate=False),),
-    statement=sp.And(sp.Ge(1 - _eta * sp.Symbol("S") / 2, 0, evaluate=False), sp.Le(1 - _eta * sp.Symbol("S") / 2, sp.Rational(35, 1000), evaluate=False)),
+    hypotheses=(sp.Gt(eta_sym, sp.Rational(105, 100) * eta_c_sym, evaluate=False),),
+    statement=sp.And(ETA_C.eq(eta_c_sym), sp.Ge(1 - eta_sym * S_sym / 2, 0, evaluate=False),
+                     sp.Le(1 - eta_sym * S_sym / 2, sp.Rational(35, 1000), evaluate=False)),
+    formulas=(ETA_C,),
     predict=_tracking_predict, evaluate=_tracking_eval, tolerance=TRACK_TOL, domain=GD_SMALL,
     negative_control=broken_hypothesis("eta > 1.05 eta_c", lambda p, v: (
         p, {**v, "eta_lo": 0.3 * v["eta_c"], "eta_hi": 0.9 * v["eta_c"]})),
     samples={"ci": 32, "thorough": 256},
-    references=(Reference(TOY, {"eta_c": 0.2588}, 2e-4, "toy: 2/s_GF = 0.2588"),),
+    references=(Reference(TOY, {"eta_c": 0.2588}, 2e-4, "toy: 2/s_GF = 0.2588", origin="derived"),),
     compare_reference=lambda p, e: _rel(p["eta_c"], e["eta_c"]),
     notes="Expected verdict: refuted. Over the domain (100 draws) the fraction in the band is 57-100%, below 95% "
           "on a third of the draws, while the median gap stays in [0.0067, 0.032]. On the toy the fraction is "
@@ -67,10 +75,13 @@ def _flow_linear_eval(params, predicted):
 
 
 FLOW_LINEAR = Claim(
-    id="eos.gd.flow_aligned_linear", paper="eos", source="paper 2, E1 flow-aligned side (spec: reference numbers)",
+    id="eos.gd.flow_aligned_linear", paper="eos", source="paper 2, E1 flow-aligned side (reference numbers)",
     title="Below η_c, S_GF − S_GD(η) ≈ C·η: halving η halves the gap",
-    hypotheses=(sp.Lt(_eta, sp.Symbol("eta_c"), evaluate=False),),
-    statement=sp.Eq(sp.Symbol("S_GF") - sp.Symbol("S_GD"), sp.Symbol("C") * _eta),
+    hypotheses=(sp.Lt(eta_sym, eta_c_sym, evaluate=False),),
+    # s_GF = S(β_GF) (small init, eos.s_gf.small_init): the level GD's final sharpness falls short of by C·η
+    statement=sp.And(sp.Eq(s_gf_sym - S_gd(eta_sym), C_sym * eta_sym),
+                     sp.Eq(s_gf_sym, sp.Sum(SHARPNESS.expr, (i_sym, 1, d_sym))), GF_LIMIT.eq(beta_i)),
+    formulas=(SHARPNESS, GF_LIMIT),
     predict=_flow_linear_predict, evaluate=_flow_linear_eval,
     tolerance=Tolerance("second_order_in_eta", 0.03, "gap = C eta + O(eta²): the ratio moves by O(eta); toy: "
                         "1.991 at 0.1 eta_c (0.5%), thorough draws up to ~1.5%; 3% relative (at 0.2 eta_c some "
@@ -129,8 +140,8 @@ EDGE = Claim(
     source="derived (paper 2's eta_c = 2/s_GF as the linear-stability edge of GD at the flow's limit)",
     title="Small init: GD started at the flow's limit w_GF (kicked along the top eigenvector) stays there iff "
           "η < η_c = 2/s_GF: the residual shrinks at η_c(1 − 0.2%) and grows at η_c(1 + 0.2%)",
-    hypotheses=(sp.Lt(_x1 * _b1 + _x2 * _b2 - _y, 0, evaluate=False),),
-    statement=sp.Eq(sp.Symbol("eta_edge"), 2 / sp.Symbol("s_GF")),
+    hypotheses=(_SMALL_INIT,),
+    statement=ETA_C.eq(eta_edge), formulas=(ETA_C,),
     predict=_edge_predict, evaluate=_edge_eval,
     tolerance=Tolerance("exact_decision", 0.0, f"both probes at relative distance {EDGE_DELTA:g} from eta_c must "
                         f"be decided correctly: over {EDGE_STEPS} steps the kick moves by about e^(±10)",
@@ -173,17 +184,17 @@ def _kink_eval(params, predicted):
 KINK = Claim(
     id="eos.gd.kink_location", paper="eos", source="paper 2, E2 (phase transition at eta_c = 2/s_GF)",
     title="The kink of S_final(η) sits at η_c = 2/s_GF, to 1%",
-    hypotheses=(sp.Lt(sp.Symbol("r0"), 0, evaluate=False),),
-    statement=sp.Eq(sp.Symbol("eta_kink"), 2 / sp.Symbol("s_GF")),
+    hypotheses=(sp.Lt(r_0, 0, evaluate=False),),
+    statement=ETA_C.eq(eta_kink), formulas=(ETA_C,),
     predict=_kink_predict, evaluate=_kink_eval,
     tolerance=Tolerance("one_percent_power", 0.01, "the power rule: a check of eta_c must tell a 1% error apart, so "
                         "the kink must sit within 1% of 2/s_GF (kink grid step 0.07%, estimator agrees with a "
                         "1201-point grid to 0.07%)"),
     domain=GD_SMALL, negative_control=shifted_prediction(0.01), samples={"ci": 16, "thorough": 128},
-    references=(Reference(TOY, 0.2588, 2e-4, "toy: 2/s_GF = 0.2588"),),
+    references=(Reference(TOY, 0.2588, 2e-4, "toy: 2/s_GF = 0.2588", origin="derived"),),
     notes="Expected verdict: refuted. GD's sharpness lags the flow's by C·eta at eta_c, so the kink sits "
-          "0.5–2.2% above 2/s_GF over the domain (100 draws; spec: 1–2% on the toy): 2/s_GF locates the "
-          "transition to about 2%, not 1%. eos.gd.kink_fixed_point is the sharper predictor.",
+          "0.5–2.2% above 2/s_GF over the domain (100 draws; 1–2% on the toy, measured here, notes/eos.md): "
+          "2/s_GF locates the transition to about 2%, not 1%. eos.gd.kink_fixed_point is the sharper predictor.",
 )
 
 
@@ -197,15 +208,18 @@ def _fixed_point_predict(params):
 
 
 KINK_FP = Claim(
-    id="eos.gd.kink_fixed_point", paper="eos", source="spec: 'a better predictor is the fixed point of eta = 2/S_GD(eta)'",
+    id="eos.gd.kink_fixed_point", paper="eos",
+    source="measured here (notes/eos.md: 'a better predictor is the fixed point of eta = 2/S_GD(eta)')",
     title="The fixed point of η = 2/S_GD(η) (flow-side fit) predicts the kink to within 0.5%",
-    hypotheses=(sp.Lt(sp.Symbol("r0"), 0, evaluate=False),),
-    statement=sp.Eq(_eta * sp.Symbol("S_GD"), 2),
+    hypotheses=(sp.Lt(r_0, 0, evaluate=False),),
+    statement=sp.Eq(eta_sym * S_gd(eta_sym), 2),
+    no_closed_form="the fixed point of η = 2/S_GD(η), with S_GD a straight line fitted to GD's final sharpness on "
+                   "the flow side (η in [0.5, 0.95] η_c): a root of a fit to simulations",
     predict=_fixed_point_predict, evaluate=_kink_eval,
     tolerance=Tolerance("kink_resolution", 0.005, "kink grid step 0.07% of eta_c plus the fit's bias; "
                         "measured |kink/fp - 1| < 0.3% on the toy"),
     domain=GD_SMALL, negative_control=shifted_prediction(0.01), samples={"ci": 256, "thorough": 1024},
-    references=(Reference(TOY, 0.262, 0.005, "toy: kink at about 0.262"),),
+    references=(Reference(TOY, 0.262, 0.005, "toy: kink at about 0.262", origin="measured"),),
     notes="Measured over 100 draws: kink/fixed point − 1 in [−0.70%, +0.27%], beyond 0.5% on 3% of the "
           "domain; 256 draws (0.12 s each) find such a case with probability 1 − 0.97^256 > 0.999, so the "
           "verdict does not depend on the seed.",

@@ -11,12 +11,16 @@ import math
 import numpy as np
 import sympy as sp
 
-from biasaudit.claims.eos._common import EPS, GD_SMALL, TOY, TOY_D3, _arr, _eta, _regimes, _rel_scaled, _w0, _y
+from biasaudit.claims.eos._common import EPS, GD_SMALL, TOY, TOY_D3, _arr, _regimes, _rel_scaled, _w0
 from biasaudit.claims.eos.gd.edge import _kink_measure
 from biasaudit.domain import Domain, Fixed, Real, Vector
 from biasaudit.ledger import (AT_10X_EXACT, AT_10X_PRECISION, Claim, Observation, OutOfScope, Reference, Tolerance,
                               broken_hypothesis, one_side, shifted_prediction, two_sided)
 from biasaudit.theory import eos_minimizers as mins
+from biasaudit.theory.eos_flow import N_proj, converged, err_rel, eta_c_sym, eta_kink, k_step, max_excess
+from biasaudit.theory.eos_minimizers import PARETO, STABLE_ETA, N_star, N_sym
+from biasaudit.theory.eos_minimizers import x1, x2
+from biasaudit.theory.eos_model import d_sym, eta_sym, x_j, x_k, x_min, y_sym
 
 __all__ = ["CLAIMS"]
 
@@ -43,10 +47,12 @@ def _proj_eval(params, predicted):
 
 
 PROJECTED = Claim(
-    id="eos.gd.projected_monotone", paper="eos", source="paper 2, E4 (spec: 'only after averaging or projecting')",
+    id="eos.gd.projected_monotone", paper="eos", source="paper 2, E4 ('only after averaging or projecting')",
     title="In EoS the ‖β‖₁ of the gradient-flow projection of w_k never decreases (the raw norm oscillates)",
-    hypotheses=(sp.Gt(_eta, sp.Symbol("eta_c"), evaluate=False),),
-    statement=sp.Ge(sp.Symbol("N_proj_k+1") - sp.Symbol("N_proj_k"), 0, evaluate=False),
+    hypotheses=(sp.Gt(eta_sym, eta_c_sym, evaluate=False),),
+    statement=sp.Ge(N_proj(k_step + 1) - N_proj(k_step), 0, evaluate=False),
+    no_closed_form="an order along GD's path (the flow-projected norm never decreases), read off the simulated "
+                   "iterates; η_c = 2/s_GF only places the run, at 1.4 η_c",
     predict=_proj_predict, evaluate=_proj_eval,
     tolerance=Tolerance("root_roundoff", 1e-12, "each projection is a brentq root at 4 eps: ~1e-15 relative noise; "
                         "1e-12 leaves a margin of 1000", at_10x=AT_10X_PRECISION),
@@ -89,10 +95,10 @@ def _outcome_bound_lowered(params, predicted, signed):
 
 
 OUTCOME = Claim(
-    id="eos.gd.outcome_classes", paper="eos", source="paper 2 toy (spec: classifying outcomes)",
+    id="eos.gd.outcome_classes", paper="eos", source="paper 2 toy (classifying outcomes)",
     title="Every run is classified (finite output); no run converges above 1/(4cyx_min), where no stable minimum exists",
-    hypotheses=(sp.Gt(_eta, 0, evaluate=False),),
-    statement=sp.Implies(sp.Symbol("converged"), sp.Le(_eta, mins.STABLE_ETA_MAX, evaluate=False)),
+    hypotheses=(sp.Gt(eta_sym, 0, evaluate=False), sp.Eq(x_j, x_min)),
+    statement=sp.Implies(converged, sp.Le(eta_sym, STABLE_ETA.expr, evaluate=False)), formulas=(STABLE_ETA,),
     predict=_outcome_predict, evaluate=_outcome_eval,
     tolerance=Tolerance("exact_count", 0.0, "no converged run may lie above the limit", at_10x=AT_10X_EXACT),
     domain=GD_SMALL, inequality="upper bound: converged ⇒ η ≤ 1/(4cyx_min); a higher bound is never refuted",
@@ -114,7 +120,7 @@ def _mp_predict(params):
 
 def _mp_eval(params, predicted):
     """float64 against 60-digit mpmath at each η. Where both converge, the final β must agree to
-    ``digits``; where neither converges only the class can agree (spec), so that η judges the class alone.
+    ``digits``; where neither converges only the class can agree, so that η judges the class alone.
     ``mp_eta_factor`` ≠ 1 only in the negative controls (the reference run at η moved by ±1%)."""
     from biasaudit.numerics.eos_gd import gd_sweep
     from biasaudit.numerics.eos_mpmath import gd_run_mpmath
@@ -138,10 +144,13 @@ def _mp_eval(params, predicted):
 
 
 MPMATH = Claim(
-    id="eos.gd.float64_vs_mpmath", paper="eos", source="spec: float64 against mpmath at 60 digits",
+    id="eos.gd.float64_vs_mpmath", paper="eos",
+    source="measured here (notes/eos.md: float64 against mpmath at 60 digits, about 7 digits)",
     title="Convergent GD runs in float64 agree with 60-digit mpmath to at least 7 digits (flow side and EoS)",
-    hypotheses=(sp.Gt(_eta, 0, evaluate=False),),
-    statement=sp.Le(sp.Symbol("err_rel"), sp.Float(1e-7), evaluate=False),
+    hypotheses=(sp.Gt(eta_sym, 0, evaluate=False),),
+    statement=sp.Le(err_rel, sp.Float(1e-7), evaluate=False),
+    no_closed_form="the agreement of two simulations (GD in float64 and in 60-digit mpmath); η_c = 2/s_GF only "
+                   "places the two runs, at 0.5 and 1.3 η_c",
     predict=_mp_predict, evaluate=_mp_eval,
     tolerance=Tolerance("seven_digits", 1.0, "error is (relative difference)/1e-7; measured ~2e-13 relative "
                         "(13 digits) on the toy",
@@ -151,7 +160,7 @@ MPMATH = Claim(
     negative_control=two_sided("eta of the mpmath run", 0.01, lambda p, v, s: (p, {**v, "mp_eta_factor": 1 + s})),
     samples={"ci": 2, "thorough": 8},
     notes="Controls: the mpmath reference run at eta moved by ±1%: a comparison that cannot tell those apart "
-          "cannot vouch for 7 digits. At an eta where neither run converges only the class is compared (spec).",
+          "cannot vouch for 7 digits. At an eta where neither run converges only the class is compared.",
 )
 
 
@@ -178,13 +187,17 @@ D2_GD = Domain({"x": Vector(2, 0.5, 1.2, increasing=(0.4, 1.0)), "y": Real(0.6, 
                where=lambda p: p["alpha"] ** 2 * sum(p["x"]) < 0.5 * p["y"], description="d = 2 GD sweeps")
 
 FRONT_D2 = Claim(
-    id="eos.gd.d2_endpoints_on_front", paper="eos", source="spec: endpoints for d = 2",
+    id="eos.gd.d2_endpoints_on_front", paper="eos",
+    source="measured here (notes/eos.md: GD's endpoints for d = 2 lie on the Pareto front)",
     title="d = 2: every converged GD endpoint lies on the Pareto front (‖β‖₁ = 1.5 − S/8 on the toy) within 1e−11",
-    hypotheses=(sp.Eq(sp.Symbol("d"), 2),),
-    statement=sp.Eq(sp.Symbol("N"), sp.Rational(3, 2) - sp.Symbol("S") / 8),
+    # N*(s) at an endpoint's own sharpness s (eos.pareto.front); at d = 2 one segment, from x_1 to x_2
+    hypotheses=(sp.Eq(d_sym, 2), sp.Eq(x_j, x1), sp.Eq(x_k, x2)),
+    statement=sp.Eq(N_sym, PARETO.expr),
+    no_closed_form="where GD's endpoints land is read off a GD sweep; each is compared with the Pareto front "
+                   "N*(s) at its own measured sharpness",
     predict=_front_predict, evaluate=_front_eval,
     tolerance=Tolerance("converged_residual", 1e-11, "endpoints have |r| < 2e-13 y; the distance to P is "
-                        "~|r|/x, so ||beta||_1 is off the front by ~1e-12 (spec: within 1e-11)",
+                        "~|r|/x, so ||beta||_1 is off the front by ~1e-12 (within 1e-11, measured here: notes/eos.md)",
                         at_10x=AT_10X_PRECISION),
     domain=D2_GD, negative_control=two_sided("front", 0.01, lambda p, v, s: (p, {**v, "scale": 1 + s})),
     samples={"ci": 2, "thorough": 16},
@@ -231,10 +244,13 @@ def _front_moved(params, predicted, signed_size):
 
 
 D3_NOT_PARETO = Claim(
-    id="eos.gd.d3_not_pareto", paper="eos", source="spec: endpoints for d = 3 are not Pareto-optimal",
+    id="eos.gd.d3_not_pareto", paper="eos",
+    source="measured here (notes/eos.md: GD's endpoints for d = 3 are not Pareto-optimal)",
     title="d = 3: GD endpoints are never below the front and are strictly off it (excess >= 1%) for some η",
-    hypotheses=(sp.Eq(sp.Symbol("d"), 3),),
-    statement=sp.Gt(sp.Symbol("N") - sp.Symbol("N_star"), 0, evaluate=False),
+    hypotheses=(sp.Eq(d_sym, 3),),
+    statement=sp.Gt(N_sym - N_star, 0, evaluate=False),
+    no_closed_form="an inequality between GD's endpoints, read off a sweep, and the Pareto front at their measured "
+                   "sharpness",
     predict=lambda p: {"front_scale": 1.0, "min_excess": 0.01}, evaluate=_d3_eval,
     tolerance=Tolerance("exact_decision", 0.0, "both conditions must hold (1e-9 roundoff allowance below the front)",
                         at_10x="an exact decision: 10 x 0 = 0"),
@@ -245,9 +261,9 @@ D3_NOT_PARETO = Claim(
     inequality="a lower bound (never below the front): only a higher front can be refuted (N* raised 1 %); the "
                "'strictly off' part is controlled by the d = 2 statement (excess <= 1e-6 everywhere)",
     samples={"ci": 2, "thorough": 12},
-    # The reference only adds the spec's d = 3 toy as a case (the spec states no number for this part);
+    # The reference only adds the d = 3 toy as a case (it comes with no number for this part);
     # evaluate checks it like every sampled case.
-    references=(Reference(TOY_D3, None, 0.0, "toy x = (0.5, 1, 2), w0 = 0.1·1"),),
+    references=(Reference(TOY_D3, None, 0.0, "toy x = (0.5, 1, 2), w0 = 0.1·1", origin="measured"),),
     compare_reference=lambda p, e: 0.0,
 )
 
@@ -256,23 +272,26 @@ def _excess_bound_eval(params, predicted):
     return _d3_eval(params, predicted, compare=lambda ex, pred: abs(float(ex.max()) - pred) / pred)
 
 
-SPEC_ONE_DIGIT = Tolerance("paper_one_digit", 0.25, "the paper gives one significant digit ('up to 9%'): 25% relative")
+PAPER_ONE_DIGIT = Tolerance("paper_one_digit", 0.25,
+                            "the value is given to one significant digit ('up to 9%'): 25% relative")
 # the statement's resolution is 25 %: a control must move the 9 % past it (26 %), on each side
-EXCESS_CONTROLS = shifted_prediction(0.26, reason="the spec's one significant digit resolves 25 %; 26 % is the "
+EXCESS_CONTROLS = shifted_prediction(0.26, reason="one significant digit (9 %) resolves 25 %; 26 % is the "
                                                    "smallest move the check can tell")
 
 
 D3_EXCESS = Claim(
-    id="eos.gd.d3_excess_9pct", paper="eos", source="spec: 'd = 3 (x = (0.5, 1, 2)): up to 9% excess'",
+    id="eos.gd.d3_excess_9pct", paper="eos",
+    source="measured here (notes/eos.md: 'd = 3 (x = (0.5, 1, 2)): up to 9% excess')",
     title="Toy d = 3: the largest excess ‖β‖₁/N*(S) − 1 of converged endpoints is about 9%",
-    hypotheses=(sp.Eq(sp.Symbol("d"), 3),),
-    statement=sp.Eq(sp.Symbol("max_excess"), sp.Rational(9, 100)),
+    hypotheses=(sp.Eq(d_sym, 3),),
+    statement=sp.Eq(max_excess, sp.Rational(9, 100)),
+    no_closed_form="a number measured on the d = 3 toy (up to 9 % excess), checked against a GD sweep",
     predict=lambda p: 0.09, evaluate=_excess_bound_eval,
-    tolerance=dataclasses.replace(SPEC_ONE_DIGIT, at_10x="on the spec's toy the largest excess is 0.49 against "
-                                                         "0.09 (4.4 relative), past 10 x 0.25"),
-    domain=Domain({k: Fixed(v) for k, v in TOY_D3.items()}, description="the spec's d = 3 toy (w0 = 0.1·1 assumed)"),
+    tolerance=dataclasses.replace(PAPER_ONE_DIGIT, at_10x="on the toy the largest excess is 0.49 against "
+                                                          "0.09 (4.4 relative), past 10 x 0.25"),
+    domain=Domain({k: Fixed(v) for k, v in TOY_D3.items()}, description="the d = 3 toy (w0 = 0.1·1 assumed)"),
     negative_control=EXCESS_CONTROLS, samples={"ci": 1, "thorough": 1},
-    references=(Reference(TOY_D3, 0.09, 1e-12, "spec value"),),
+    references=(Reference(TOY_D3, 0.09, 1e-12, "the toy number (measured here, notes/eos.md)", origin="measured"),),
     notes="Measured: ~7.4% on the regular EoS branch, but up to ~47% at isolated converged eta near the chaotic "
           "edge (eta ~ 0.48; on the audit's 300-eta grid 49 % at eta = 0.479, below the first eta that does not "
           "converge, 0.482): refuted as stated. What holds is eos.gd.d3_not_pareto (strictly off the front). The "
@@ -308,14 +327,18 @@ def _toy_eval(params, predicted):
 
 
 TOY_NUMBERS = Claim(
-    id="eos.gd.toy_numbers", paper="eos", source="spec: reference numbers (toy x = (1, 2), y = 1, w0 = (0.1, 0.1))",
-    title="The spec's toy numbers: kink ≈ 0.262, GD converges up to ≈ 0.471, median gap 0.75–2.8%, η_c = 0.2588",
-    hypotheses=(sp.Eq(_y, 1),),
-    statement=sp.Eq(sp.Symbol("eta_kink"), sp.Float(0.262, 3)),
+    id="eos.gd.toy_numbers", paper="eos",
+    source="measured here (the toy numbers, notes/eos.md: x = (1, 2), y = 1, w0 = (0.1, 0.1))",
+    title="The toy numbers (measured here, notes/eos.md): kink ≈ 0.262, GD converges up to ≈ 0.471, median gap "
+          "0.75–2.8%, η_c = 0.2588",
+    hypotheses=(sp.Eq(y_sym, 1),),
+    statement=sp.Eq(eta_kink, sp.Float(0.262, 3)),
+    no_closed_form="numbers measured on the toy (the kink, the last converging η, the median gap), checked against "
+                   "GD sweeps",
     predict=_toy_predict, evaluate=_toy_eval,
-    tolerance=Tolerance("paper_three_digits", 0.01, "the paper gives 3 significant digits; 1% relative covers "
-                        "rounding and the kink grid"),
-    domain=Domain({k: Fixed(v) for k, v in TOY.items()}, description="the spec's toy"),
+    tolerance=Tolerance("paper_three_digits", 0.01, "the values are given to 3 significant digits; 1% relative "
+                        "covers rounding and the kink grid"),
+    domain=Domain({k: Fixed(v) for k, v in TOY.items()}, description="the toy"),
     negative_control=two_sided("kink and convergence limit", 0.02, lambda p, v, s: (
         p, {**v, "kink": v["kink"] * (1 + s), "converge_up_to": v["converge_up_to"] * (1 + s)}),
         reason="the claim's resolution: 3 digits and the kink grid give a 1% tolerance"),

@@ -12,9 +12,11 @@ import numpy as np
 import sympy as sp
 from scipy.optimize import minimize
 
-from biasaudit.claims.eos._common import ANY_INIT, TOY, _b1, _b2, _c, _problem, _rel, _rel_scaled, _x1, _x2, _y
+from biasaudit.claims.eos._common import ANY_INIT, TOY, _problem, _rel, _rel_scaled
 from biasaudit.ledger import AT_10X_EXACT, AT_10X_PRECISION, Claim, Observation, Reference, Tolerance, two_sided
 from biasaudit.theory import eos_flow as flow
+from biasaudit.theory.eos_flow import GF_ROOT_TERM, KL, RESIDUAL_SIGN, beta_gf_i, r_of_t, t_sym, tau_sym
+from biasaudit.theory.eos_model import beta_i, c_sym, d_sym, i_sym, x_i, y_sym
 
 __all__ = ["CLAIMS"]
 
@@ -42,16 +44,17 @@ def _tau_shift(params, predicted, signed_size):
 
 
 GF_LIMIT = Claim(
-    id="eos.gf.limit", paper="eos", source="paper 2, theory (spec: Gradient flow)",
+    id="eos.gf.limit", paper="eos", source="paper 2, theory (Gradient flow)",
     title="GF converges to β_GF = β0⊙exp(−4xτ), τ the root of Σx_iβ0_i e^{−4x_iτ} = y",
-    hypotheses=(sp.Gt(_x1, 0, evaluate=False), sp.Gt(_y, 0, evaluate=False)),
-    statement=sp.Eq(sum(flow.GF_ROOT_TERM.subs({flow._x: xi, flow._b0: b}) for xi, b in ((_x1, _b1), (_x2, _b2))),
-                    _y),
+    hypotheses=(sp.Gt(x_i, 0, evaluate=False), sp.Gt(y_sym, 0, evaluate=False)),
+    statement=sp.And(flow.GF_LIMIT.eq(beta_gf_i), sp.Eq(sp.Sum(GF_ROOT_TERM, (i_sym, 1, d_sym)), y_sym)),
+    formulas=(flow.GF_LIMIT,),
     predict=_gf_predict, evaluate=_gf_eval,
     tolerance=Tolerance("dop853_rtol", 1e-9, "DOP853 at rtol 1e-12 on u = log β over O(10) time units accumulates "
                         "~1e-12..1e-11 (measured ~1e-14 on the toy); 1e-9 relative", at_10x=AT_10X_PRECISION),
     domain=ANY_INIT, negative_control=two_sided("tau", 0.01, _tau_shift),
-    references=(Reference(TOY, [0.06825485849042454, 0.4658725707547878], 1e-10, "toy beta_GF (s_GF = 7.727)"),),
+    references=(Reference(TOY, [0.06825485849042454, 0.4658725707547878], 1e-10, "toy beta_GF (s_GF = 7.727)",
+                          origin="derived"),),
 )
 
 
@@ -71,10 +74,14 @@ def _kl_eval(params, predicted):
 
 
 GF_KL = Claim(
-    id="eos.gf.kl_potential", paper="eos", source="paper 2, theory (spec: Gradient flow)",
+    id="eos.gf.kl_potential", paper="eos", source="paper 2, theory (Gradient flow)",
     title="β_GF minimizes Σ[β_i log(β_i/β0_i) − β_i] over P",
-    hypotheses=(sp.Gt(_b1, 0, evaluate=False),),
-    statement=sp.Eq(sp.Derivative(flow.KL_TERM, flow._b), sp.log(flow._b / flow._b0), evaluate=False),
+    hypotheses=(sp.Gt(beta_i, 0, evaluate=False), sp.Eq(sp.Sum(x_i * beta_i, (i_sym, 1, d_sym)), y_sym)),
+    # at β_GF the gradient of the (convex) potential is a multiple of x, μx with μ = −4τ: the Lagrange condition of
+    # its minimum on P = {⟨x, β⟩ = y}
+    statement=sp.Eq(sp.Subs(sp.Derivative(KL.expr, beta_i), beta_i, flow.GF_LIMIT.expr), -4 * tau_sym * x_i,
+                    evaluate=False),
+    formulas=(flow.GF_LIMIT,),
     predict=_gf_predict, evaluate=_kl_eval,
     tolerance=Tolerance("slsqp_convex", 1e-6, "SLSQP on a strictly convex smooth potential, ftol 1e-15: the "
                         "argmin is flat to second order, so ~sqrt(ftol)-level agreement (measured ~1e-9)",
@@ -107,11 +114,15 @@ def _r0_across_zero(params, predicted, signed_size):
 
 
 GF_SIGN = Claim(
-    id="eos.gf.residual_sign", paper="eos", source="paper 2, theory (spec: Gradient flow)",
+    id="eos.gf.residual_sign", paper="eos", source="paper 2, theory (Gradient flow)",
     title="Along GF the residual keeps its sign: dr/dt = −2c‖∇r‖² r",
-    hypotheses=(sp.Gt(_c, 0, evaluate=False),),
-    statement=sp.Eq(sp.Symbol("rdot"), -2 * _c * 4 * sp.Symbol("Sx2b") * sp.Symbol("r")),
-    predict=lambda p: float(np.sign(_problem(p).r0)), evaluate=_sign_eval,
+    hypotheses=(sp.Gt(c_sym, 0, evaluate=False),),
+    # ‖∇r‖² = 4 Σ x_i² β_i
+    statement=sp.And(sp.Eq(sp.Derivative(r_of_t, t_sym),
+                           -2 * c_sym * 4 * sp.Sum(x_i**2 * beta_i, (i_sym, 1, d_sym)) * r_of_t),
+                     RESIDUAL_SIGN.eq(sp.sign(r_of_t))),
+    formulas=(RESIDUAL_SIGN,),
+    predict=lambda p: float(RESIDUAL_SIGN(_problem(p).r0)), evaluate=_sign_eval,
     tolerance=Tolerance("exact_sign", 0.0, "no sample point may have the other sign", at_10x=AT_10X_EXACT),
     domain=ANY_INIT, negative_control=two_sided("r0 across 0 (units of y)", 0.01, _r0_across_zero),
     notes="controls: w0 rescaled so that r0 sits 1 % of y on the other side of 0, the unmoved sign kept",

@@ -11,9 +11,11 @@ import math
 import numpy as np
 import sympy as sp
 
-from biasaudit.claims.eos._common import GENERAL, OFF_MANIFOLD, TOY, _arr, _b1, _b2, _c, _x1, _x2, _y
+from biasaudit.claims.eos._common import GENERAL, OFF_MANIFOLD, TOY, _arr
 from biasaudit.ledger import AT_10X_PRECISION, Claim, Observation, Reference, Tolerance, shifted_prediction
 from biasaudit.theory import eos_model as model
+from biasaudit.theory.eos_model import (HESSIAN, SHARPNESS, H_jk, S_sym, beta_i, c_sym, d_sym, delta_jk, g_j, i_sym,
+                                        j_sym, k_sym, r_sym, w_i, w_j, x_i, x_j, y_sym)
 
 __all__ = ["CLAIMS"]
 
@@ -55,12 +57,16 @@ def _on_manifold_w(params):
 
 
 HESSIAN_FORMULA = Claim(
-    id="eos.hessian.formula", paper="eos", source="paper 2, theory model (spec: Hessian)",
+    id="eos.hessian.formula", paper="eos", source="paper 2, theory model (Hessian)",
     title="Hessian of L = c r² is 2c(4ggᵀ + 2r diag(x)), g = x⊙w, on and off the manifold",
-    hypotheses=(sp.Gt(_x1, 0, evaluate=False), sp.Gt(_x2, 0, evaluate=False), sp.Gt(_c, 0, evaluate=False)),
-    statement=sp.Eq(sp.hessian(model.loss_expr(2), model.ws(2)), model.hessian_expr(2)),
+    hypotheses=(sp.Gt(x_i, 0, evaluate=False), sp.Gt(c_sym, 0, evaluate=False),
+                sp.Eq(r_sym, sp.Sum(x_i * w_i**2, (i_sym, 1, d_sym)) - y_sym), sp.Eq(g_j, x_j * w_j),
+                sp.Eq(delta_jk, sp.KroneckerDelta(j_sym, k_sym))),
+    statement=HESSIAN.eq(H_jk), formulas=(HESSIAN,),
     predict=lambda p: np.linalg.eigvalsh(model.hessian(_arr(p), p["y"], _arr(p, "w"), p.get("c", 0.5))),
     evaluate=_hessian_eval, tolerance=FD_TOL, domain=OFF_MANIFOLD, negative_control=shifted_prediction(0.01),
+    notes="H_jk is the (j, k) entry of the Hessian of L = c r² in w; the symbolic tests compare it, at d = 2 and 3, "
+          "with sympy's Hessian of the loss.",
 )
 
 
@@ -71,14 +77,14 @@ def _rank1_predict(params):
 
 
 HESSIAN_RANK1 = Claim(
-    id="eos.hessian.on_manifold_rank1", paper="eos", source="paper 2, theory model (spec: Hessian on M)",
+    id="eos.hessian.on_manifold_rank1", paper="eos", source="paper 2, theory model (Hessian on M)",
     title="On M the Hessian has rank 1 with S = 8cΣx_i²β_i (4Σx_i²β_i at c = 1/2)",
-    hypotheses=(sp.Eq(_x1 * _b1 + _x2 * _b2, _y),),
-    statement=sp.Eq(sp.Symbol("S"), model.on_manifold_sharpness_expr(2)),
+    hypotheses=(sp.Eq(sp.Sum(x_i * beta_i, (i_sym, 1, d_sym)), y_sym),),
+    statement=sp.Eq(S_sym, sp.Sum(SHARPNESS.expr, (i_sym, 1, d_sym))), formulas=(SHARPNESS,),
     predict=_rank1_predict, evaluate=_hessian_eval, tolerance=FD_TOL, domain=GENERAL,
     negative_control=shifted_prediction(0.01),
     references=(Reference({**TOY, "w0": (math.sqrt(1 / 3), math.sqrt(1 / 3))}, [0.0, 4 * (1 / 3 + 4 / 3)], 1e-12,
-                          "β = (1/3, 1/3) on the toy manifold: S = 4(1/3 + 4/3)"),),
+                          "β = (1/3, 1/3) on the toy manifold: S = 4(1/3 + 4/3)", origin="derived"),),
 )
 
 

@@ -13,9 +13,11 @@ import numpy as np
 import sympy as sp
 from scipy.optimize import minimize
 
-from biasaudit.claims.eos._common import DISTINCT, GENERAL, TOY, _arr, _b1, _b2, _lp, _rel, _rel_scaled, _x1, _x2, _y
+from biasaudit.claims.eos._common import DISTINCT, GENERAL, TOY, _arr, _lp, _rel, _rel_scaled
 from biasaudit.ledger import AT_10X_PRECISION, Claim, Observation, Reference, Tolerance, shifted_prediction
 from biasaudit.theory import eos_minimizers as mins
+from biasaudit.theory.eos_minimizers import VERTEX_NORM, VERTEX_W_L1, N_min, W_min, x_norm2
+from biasaudit.theory.eos_model import beta_i, d_sym, i_sym, x_i, x_j, x_max, x_min
 
 __all__ = ["CLAIMS"]
 
@@ -55,15 +57,16 @@ def _min_norm_eval(params, predicted):
 
 
 MIN_NORM = Claim(
-    id="eos.min_norm.vertex", paper="eos", source="paper 2, theory (spec: Minimizers, minimal norm)",
+    id="eos.min_norm.vertex", paper="eos", source="paper 2, theory (Minimizers, minimal norm)",
     title="min ‖β‖₁ = ‖w‖₂² and min ‖w‖₁ on M are at the vertex argmax x: y/x_max and √(y/x_max)",
-    hypotheses=(sp.Gt(_x2, _x1, evaluate=False),),
-    statement=sp.Eq(sp.Symbol("N_min"), _y / sp.Max(_x1, _x2)),
+    hypotheses=(sp.Eq(x_j, x_max), sp.Gt(x_max, x_min, evaluate=False)),
+    statement=sp.And(VERTEX_NORM.eq(N_min), VERTEX_W_L1.eq(W_min)), formulas=(VERTEX_NORM, VERTEX_W_L1),
     predict=_min_norm_predict, evaluate=_min_norm_eval,
     tolerance=Tolerance("slsqp_lp", 1e-8, "HiGHS LP optimum (~1e-15) and SLSQP at ftol 1e-15 on the concave "
                         "‖w‖₁ (~1e-10 measured); 1e-8 relative", at_10x=AT_10X_PRECISION),
     domain=DISTINCT, negative_control=shifted_prediction(0.01),
-    references=(Reference(TOY, {"beta_l1": 0.5, "w_l1": math.sqrt(0.5), "vertex": 2}, 1e-12, "toy: v_2"),),
+    references=(Reference(TOY, {"beta_l1": 0.5, "w_l1": math.sqrt(0.5), "vertex": 2}, 1e-12, "toy: v_2",
+                          origin="derived"),),
     compare_reference=lambda p, e: max(_rel(p["beta_l1"], e["beta_l1"]), _rel(p["w_l1"], e["w_l1"]),
                                        0.0 if p["vertex"] == e["vertex"] else math.inf),
 )
@@ -86,15 +89,15 @@ def _l2_eval(params, predicted):
 
 
 MIN_L2 = Claim(
-    id="eos.min_norm.l2_interior", paper="eos", source="paper 2, theory (spec: Minimizers)",
+    id="eos.min_norm.l2_interior", paper="eos", source="paper 2, theory (Minimizers)",
     title="min ‖β‖₂ on P is the interior point y x/‖x‖²",
-    hypotheses=(sp.Gt(_x1, 0, evaluate=False), sp.Gt(_x2, 0, evaluate=False)),
-    statement=sp.Eq(sp.Matrix([_b1, _b2]), _y * sp.Matrix([_x1, _x2]) / (_x1**2 + _x2**2)),
+    hypotheses=(sp.Gt(x_i, 0, evaluate=False), sp.Eq(x_norm2, sp.Sum(x_i**2, (i_sym, 1, d_sym)))),
+    statement=mins.MIN_L2.eq(beta_i), formulas=(mins.MIN_L2,),
     predict=lambda p: mins.min_l2_beta(_arr(p), p["y"]), evaluate=_l2_eval,
     tolerance=Tolerance("slsqp_qp", 1e-7, "SLSQP on a strictly convex QP at ftol 1e-15: KKT residual ~1e-9; "
                         "1e-7 relative to max β", at_10x=AT_10X_PRECISION),
     domain=GENERAL, negative_control=shifted_prediction(0.01),
-    references=(Reference(TOY, [0.2, 0.4], 1e-12, "toy: (1, 2)/5"),),
+    references=(Reference(TOY, [0.2, 0.4], 1e-12, "toy: (1, 2)/5", origin="derived"),),
 )
 
 

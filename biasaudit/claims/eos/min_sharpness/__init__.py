@@ -10,9 +10,11 @@ import math
 import numpy as np
 import sympy as sp
 
-from biasaudit.claims.eos._common import DISTINCT, LP_TOL, TOY, _arr, _c, _lp, _rel, _x1, _x2, _y
+from biasaudit.claims.eos._common import DISTINCT, LP_TOL, TOY, _arr, _lp, _rel
 from biasaudit.ledger import Claim, Observation, Reference, shifted_prediction
 from biasaudit.theory import eos_minimizers as mins
+from biasaudit.theory.eos_minimizers import VERTEX_SHARPNESS, S_min
+from biasaudit.theory.eos_model import x_j, x_max, x_min
 
 __all__ = ["CLAIMS"]
 
@@ -28,14 +30,14 @@ def _min_sharp_eval(params, predicted):
 
 
 MIN_SHARP = Claim(
-    id="eos.min_sharpness.vertex", paper="eos", source="paper 2, theory (spec: Minimizers, minimal sharpness)",
+    id="eos.min_sharpness.vertex", paper="eos", source="paper 2, theory (Minimizers, minimal sharpness)",
     title="min S on P is at the vertex argmin x, S_min = 8c y x_min (4 y x_min at c = 1/2)",
-    hypotheses=(sp.Gt(_x2, _x1, evaluate=False),),
-    statement=sp.Eq(sp.Symbol("S_min"), 8 * _c * _y * sp.Min(_x1, _x2)),
+    hypotheses=(sp.Eq(x_j, x_min), sp.Gt(x_max, x_min, evaluate=False)),
+    statement=VERTEX_SHARPNESS.eq(S_min), formulas=(VERTEX_SHARPNESS,),
     predict=lambda p: {k: v for k, v in mins.min_sharpness_solution(_arr(p), p["y"], p.get("c", 0.5)).items()
                        if k in ("sharpness", "vertex")},
     evaluate=_min_sharp_eval, tolerance=LP_TOL, domain=DISTINCT, negative_control=shifted_prediction(0.01),
-    references=(Reference(TOY, {"sharpness": 4.0, "vertex": 1}, 1e-12, "toy: S_min = 4 at v_1"),),
+    references=(Reference(TOY, {"sharpness": 4.0, "vertex": 1}, 1e-12, "toy: S_min = 4 at v_1", origin="derived"),),
     compare_reference=lambda p, e: max(_rel(p["sharpness"], e["sharpness"]),
                                        0.0 if p["vertex"] == e["vertex"] else math.inf),
 )

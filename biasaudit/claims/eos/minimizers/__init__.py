@@ -11,9 +11,11 @@ import math
 import numpy as np
 import sympy as sp
 
-from biasaudit.claims.eos._common import TIES, TOY, _arr, _lp, _x1, _x2
+from biasaudit.claims.eos._common import TIES, TOY, _arr, _lp
 from biasaudit.ledger import AT_10X_EXACT, Claim, Observation, Reference, Tolerance, two_sided
 from biasaudit.theory import eos_minimizers as mins
+from biasaudit.theory.eos_minimizers import disjoint
+from biasaudit.theory.eos_model import x_i
 
 __all__ = ["CLAIMS"]
 
@@ -41,15 +43,15 @@ def _tie_broken(params, predicted, signed_size):
 
 
 DISJOINT = Claim(
-    id="eos.minimizers.disjoint", paper="eos", source="paper 2, theory (spec: Minimizers)",
+    id="eos.minimizers.disjoint", paper="eos", source="paper 2, theory (Minimizers)",
     title="The min-norm and min-sharpness solution sets are disjoint iff x_max > x_min (faces with ties)",
-    hypotheses=(sp.Gt(_x1, 0, evaluate=False), sp.Gt(_x2, 0, evaluate=False)),
-    statement=sp.Equivalent(sp.Symbol("disjoint"), sp.Gt(sp.Max(_x1, _x2), sp.Min(_x1, _x2), evaluate=False)),
+    hypotheses=(sp.Gt(x_i, 0, evaluate=False),),
+    statement=sp.Equivalent(disjoint, mins.DISJOINT.expr), formulas=(mins.DISJOINT,),
     predict=lambda p: mins.minimizers_disjoint(_arr(p)), evaluate=_disjoint_eval,
     tolerance=Tolerance("exact_decision", 0.0, "a yes/no answer; the LP decides it with a 1e-9 margin",
                         at_10x=AT_10X_EXACT),
     domain=TIES, negative_control=two_sided("x_1 of a constant x", 0.01, _tie_broken),
-    references=(Reference(TOY, True, 0.0, "toy: disjoint"),),
+    references=(Reference(TOY, True, 0.0, "toy: disjoint", origin="derived"),),
 )
 
 

@@ -10,10 +10,12 @@ import math
 import numpy as np
 import sympy as sp
 
-from biasaudit.claims.eos._common import GENERAL, LP_TOL, TOY, _arr, _c, _lp, _rel, _rel_scaled, _y
+from biasaudit.claims.eos._common import GENERAL, LP_TOL, TOY, _arr, _lp, _rel, _rel_scaled
 from biasaudit.domain import Choice, Domain, Real, Vector
 from biasaudit.ledger import AT_10X_PRECISION, Claim, Observation, Reference, Tolerance, shifted_prediction
 from biasaudit.theory import eos_minimizers as mins
+from biasaudit.theory.eos_minimizers import D2_BETA_1, D2_BETA_2, VERTEX_SHARPNESS, N_star, s_sym, x1, x2
+from biasaudit.theory.eos_model import betas, x_j, x_k
 
 __all__ = ["CLAIMS"]
 
@@ -36,15 +38,15 @@ def _pareto_eval(params, predicted):
 
 
 PARETO = Claim(
-    id="eos.pareto.front", paper="eos", source="paper 2, theory (spec: Pareto front)",
+    id="eos.pareto.front", paper="eos", source="paper 2, theory (Pareto front)",
     title="N*(s) = min{‖β‖₁: S ≤ s} is the lower convex hull of (8cyx_i, y/x_i): piecewise linear",
-    hypotheses=(sp.Gt(mins.xk, mins.xj, evaluate=False), sp.Le(8 * _c * _y * mins.xj, mins.s_sym, evaluate=False),
-                sp.Le(mins.s_sym, 8 * _c * _y * mins.xk, evaluate=False)),
-    statement=sp.Eq(sp.Symbol("N_star"), mins.PARETO_SEGMENT),
+    hypotheses=(sp.Gt(x_k, x_j, evaluate=False), sp.Le(VERTEX_SHARPNESS.expr, s_sym, evaluate=False),
+                sp.Le(s_sym, VERTEX_SHARPNESS.expr.subs(x_j, x_k), evaluate=False)),
+    statement=mins.PARETO.eq(N_star), formulas=(mins.PARETO,),
     predict=lambda p: mins.pareto_front(_arr(p), p["y"], _pareto_s(p), p.get("c", 0.5)),
     evaluate=_pareto_eval, tolerance=LP_TOL, domain=GENERAL, negative_control=shifted_prediction(0.01),
     references=(Reference({**TOY, "x": (1.0, 2.0)}, [1.0, 11 / 12, 5 / 6, 0.75, 2 / 3, 7 / 12, 0.5, 0.5], 1e-12,
-                          "toy: N* = 1.5 - s/8 on [4, 8], 0.5 above"),),
+                          "toy: N* = 1.5 - s/8 on [4, 8], 0.5 above", origin="derived"),),
 )
 
 
@@ -65,10 +67,10 @@ def _d2_eval(params, predicted):
 
 
 PARETO_D2 = Claim(
-    id="eos.pareto.d2_affine", paper="eos", source="paper 2, theory (spec: Pareto front, d = 2)",
+    id="eos.pareto.d2_affine", paper="eos", source="paper 2, theory (Pareto front, d = 2)",
     title="d = 2: every point of P is Pareto-optimal and β is affine in S",
-    hypotheses=(sp.Gt(mins.x2, mins.x1, evaluate=False),),
-    statement=sp.Eq(sp.Matrix(sp.symbols("beta_1 beta_2")), sp.Matrix(mins.D2_BETA)),
+    hypotheses=(sp.Gt(x2, x1, evaluate=False),),
+    statement=sp.And(D2_BETA_1.eq(betas(2)[0]), D2_BETA_2.eq(betas(2)[1])), formulas=(D2_BETA_1, D2_BETA_2),
     predict=lambda p: mins.d2_beta_of_sharpness(_arr(p), p["y"], _d2_S(p), p.get("c", 0.5)),
     evaluate=_d2_eval,
     tolerance=Tolerance("linear_solve", 1e-10, "2x2 solve with condition number <= ~1e3 here (x2 - x1 >= 0.1): "

@@ -13,12 +13,18 @@ import numpy as np
 import sympy as sp
 from scipy.optimize import minimize
 
-from biasaudit.claims.eos._common import TOY, _arr, _c, _regimes, _rel, _rel_scaled, _w0, _x1, _y
+from biasaudit.claims.eos._common import TOY, _arr, _regimes, _rel, _rel_scaled, _w0
 from biasaudit.domain import Domain, Fixed, Integer, Real, Vector
 from biasaudit.ledger import AT_10X_PRECISION, Claim, Observation, Reference, Tolerance, shifted_prediction, two_sided
 from biasaudit.theory import eos_minimizers as mins
 from biasaudit.theory import eos_model as model
 from biasaudit.theory import eos_risk as risk
+from biasaudit.theory.eos_model import S_sym, c_sym, d_sym, i_sym, x_i, y_sym
+from biasaudit.theory.eos_risk import (BAYES_OPT, BAYES_RISK, OPTIMUM_SHARPNESS, U_ARGMIN, U_SHAPE, bayes_risk_of,
+                                       beta_bar, beta_bar_i, beta_sym, eta_best, u_shaped, v_j, x_bar)
+
+# E R(β), the sum over the coordinates of theory's summand BAYES_RISK
+_EXPECTED_RISK = sp.Eq(bayes_risk_of(beta_sym), sp.Sum(BAYES_RISK.expr, (i_sym, 1, d_sym)))
 
 __all__ = ["CLAIMS"]
 
@@ -58,10 +64,10 @@ def _risk_eval(params, predicted):
 
 
 RISK_BAYES = Claim(
-    id="eos.risk.bayes", paper="eos", source="paper 2, theory (spec: Risk, Bayesian version)",
+    id="eos.risk.bayes", paper="eos", source="paper 2, theory (Risk, Bayesian version)",
     title="E R(β) = Σβ_i² − (2y/d)Σβ_i/x_i + 2y²/(d(d+1)) Σ1/x_i² for a uniform-simplex teacher, x' ~ N(0, I)",
-    hypotheses=(sp.Gt(_y, 0, evaluate=False),),
-    statement=sp.Eq(sp.Symbol("ER_i"), risk.BAYES_RISK_TERM),
+    hypotheses=(sp.Gt(y_sym, 0, evaluate=False),),
+    statement=_EXPECTED_RISK, formulas=(BAYES_RISK,),
     predict=lambda p: float(risk.bayes_risk(_arr(p), p["y"], _risk_beta(p))), evaluate=_risk_eval,
     tolerance=Tolerance("monte_carlo_5sigma", 5.0, "error in standard errors of the MC mean (3.2M draws); the "
                         "relative se is ~0.14%, so a 1% move is ~7 se"),
@@ -84,15 +90,17 @@ def _opt_eval(params, predicted):
 
 
 RISK_OPT = Claim(
-    id="eos.risk.optimum", paper="eos", source="paper 2, theory (spec: Risk)",
+    id="eos.risk.optimum", paper="eos", source="paper 2, theory (Risk)",
     title="E R is minimized on P at β̄_i = y/(d x_i), where S = 4 y mean(x) (c = 1/2)",
-    hypotheses=(sp.Gt(_y, 0, evaluate=False),),
-    statement=sp.Eq(sp.Symbol("beta_bar"), risk.BAYES_OPTIMUM),
-    predict=lambda p: {"beta": risk.bayes_optimal_beta(_arr(p), p["y"]), "S": 4 * p["y"] * float(np.mean(p["x"]))},
+    hypotheses=(sp.Gt(y_sym, 0, evaluate=False), sp.Eq(c_sym, sp.Rational(1, 2)),
+                sp.Eq(x_bar, sp.Sum(x_i, (i_sym, 1, d_sym)) / d_sym)),
+    statement=sp.And(BAYES_OPT.eq(beta_bar_i), OPTIMUM_SHARPNESS.eq(S_sym)), formulas=(BAYES_OPT, OPTIMUM_SHARPNESS),
+    predict=lambda p: {"beta": risk.bayes_optimal_beta(_arr(p), p["y"]),
+                       "S": OPTIMUM_SHARPNESS(float(np.mean(p["x"])), p["y"], 0.5)},
     evaluate=_opt_eval,
     tolerance=Tolerance("slsqp_qp", 1e-7, "SLSQP on a strictly convex QP, ftol 1e-15", at_10x=AT_10X_PRECISION),
     domain=RISK_DOMAIN, negative_control=shifted_prediction(0.01),
-    references=(Reference(TOY, {"beta": [0.5, 0.25], "S": 6.0}, 1e-12, "toy: (1/2, 1/4), S = 6"),),
+    references=(Reference(TOY, {"beta": [0.5, 0.25], "S": 6.0}, 1e-12, "toy: (1/2, 1/4), S = 6", origin="derived"),),
     compare_reference=lambda p, e: max(_rel(p["beta"], e["beta"]), _rel(p["S"], e["S"])),
 )
 
@@ -112,16 +120,19 @@ def _ratio_eval(params, predicted):
 
 
 RISK_RATIO = Claim(
-    id="eos.risk.d2_ratio4", paper="eos", source="paper 2, theory (spec: Risk)",
+    id="eos.risk.d2_ratio4", paper="eos", source="paper 2, theory (Risk)",
     title="d = 2: both vertices (min norm and min sharpness) have exactly 4 times the optimal Bayes risk",
-    hypotheses=(sp.Eq(sp.Symbol("d"), 2),),
-    statement=sp.Eq(sp.Symbol("ratio"), 4),
+    hypotheses=(sp.Eq(d_sym, 2),),
+    # v_j a vertex of P, β̄ the optimum (eos.risk.optimum)
+    statement=sp.And(sp.Eq(bayes_risk_of(v_j) / bayes_risk_of(beta_bar), 4), _EXPECTED_RISK,
+                     BAYES_OPT.eq(beta_bar_i)),
+    formulas=(BAYES_RISK, BAYES_OPT),
     predict=lambda p: list(risk.d2_vertex_risk_ratio(_arr(p), p["y"])), evaluate=_ratio_eval,
     tolerance=Tolerance("quadrature", 1e-10, "adaptive Gauss-Kronrod on a quadratic: exact to ~1e-15",
                         at_10x=AT_10X_PRECISION),
     domain=Domain({"x": Vector(2, 0.2, 5.0, log=True), "y": Real(0.2, 5.0, log=True)}, description="d = 2"),
     negative_control=shifted_prediction(0.01),
-    references=(Reference(TOY, [4.0, 4.0], 1e-12, "spec: exactly 4"),),
+    references=(Reference(TOY, [4.0, 4.0], 1e-12, "exactly 4", origin="derived"),),
 )
 
 
@@ -161,7 +172,7 @@ def _u_predict(params):
     beta_star, S_star, reg = _u_beta_star(params)
     x = _arr(params)
     return {"u_shaped": risk.u_shape_condition(x, params["y"], beta_star, reg.s_gf, params.get("c", 0.5)),
-            "eta_best": 2 / S_star}
+            "eta_best": U_ARGMIN(S_star)}
 
 
 def _u_eval(params, predicted):
@@ -196,11 +207,10 @@ def _u_location_moved(params, predicted, signed_size):
 
 
 RISK_U = Claim(
-    id="eos.risk.u_shape", paper="eos", source="paper 2, E5 on the toy (spec: Risk, fixed beta*)",
+    id="eos.risk.u_shape", paper="eos", source="paper 2, E5 on the toy (Risk, fixed beta*)",
     title="d = 2, fixed β*: R(η) from GD is U-shaped iff S(β*) ∈ (8cyx_min, S_GF), with its minimum near 2/S(β*)",
-    hypotheses=(sp.Eq(sp.Symbol("d"), 2),),
-    statement=sp.Equivalent(sp.Symbol("U_shaped"), sp.And(sp.Lt(8 * _c * _y * _x1, sp.Symbol("S_star"), evaluate=False),
-                                                           sp.Lt(sp.Symbol("S_star"), sp.Symbol("S_GF"), evaluate=False))),
+    hypotheses=(sp.Eq(d_sym, 2),),
+    statement=sp.And(sp.Equivalent(u_shaped, U_SHAPE.expr), U_ARGMIN.eq(eta_best)), formulas=(U_SHAPE, U_ARGMIN),
     predict=_u_predict, evaluate=_u_eval,
     tolerance=Tolerance("eos_gap", 1.0, "the class must match, and the argmin within 5 % of 2/S(beta*) (error in "
                         "units of 5 %): GD's final S sits 0.7-3 % below 2/eta and the eta grid step is ~0.25 %",

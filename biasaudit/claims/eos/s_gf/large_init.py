@@ -11,16 +11,17 @@ import math
 import numpy as np
 import sympy as sp
 
-from biasaudit.claims.eos._common import (TRACK_BAND, _arr, _b1, _b2, _regimes, _rel, _tracking_eval, _tracking_predict,
-                                          _w0, _x1, _x2, _y)
+from biasaudit.claims.eos._common import TRACK_BAND, _arr, _regimes, _rel, _tracking_eval, _tracking_predict, _w0
 from biasaudit.domain import Domain, Fixed, Integer, Real, Vector
 from biasaudit.ledger import AT_10X_EXACT, Claim, Observation, OutOfScope, Reference, Tolerance, broken_hypothesis
+from biasaudit.theory.eos_flow import ETA_C, beta0_i, eta_c_sym, median, median_gap, q_sym
+from biasaudit.theory.eos_model import S_sym, d_sym, eta_sym, i_sym, x_i, y_sym
 
 __all__ = ["CLAIMS"]
 
 
 # Large init is r0 = <x, β0> − y > 0, i.e. q = α² Σx / y > 1 at w0 = α·1. The claim is judged on a fixed q grid
-# that starts 1 % above the boundary (item 2 of issue 13: sample near the boundary, on the claim's side).
+# that starts 1 % above the boundary (sample near the boundary, on the claim's side: notes/verdict-power.md).
 LARGE_INIT_Q = (1.01, 1.1, 1.5, 2.0, 3.0)
 
 
@@ -44,7 +45,7 @@ def _large_point_predict(params):
 
 
 def _large_predict(params):
-    """One point where the params fix the init (the spec's reference), else the q grid of LARGE_INIT_Q."""
+    """One point where the params fix the init (the reference), else the q grid of LARGE_INIT_Q."""
     if "w0" in params or "alpha" in params:
         points = [(params, _large_point_predict(params))]
     else:
@@ -82,11 +83,16 @@ def _small_init_instead(params, predicted):
 
 
 LARGE_INIT = Claim(
-    id="eos.s_gf.large_init", paper="eos", source="paper 2, theory (spec: s_GF, large init) — boundary of E2",
+    id="eos.s_gf.large_init", paper="eos", source="paper 2, theory (s_GF, large init) — boundary of E2",
     title="Large init (r0 > 0), s_GF = λ_max(H(w0)): above 2/s_GF GD does not track 2/η (catapults to flatter "
           "minima): the median gap 1 − ηS/2 exceeds 0.035",
-    hypotheses=(sp.Gt(_x1 * _b1 + _x2 * _b2 - _y, 0, evaluate=False),),
-    statement=sp.Gt(sp.Symbol("median(1 - eta S/2)"), sp.Rational(35, 1000), evaluate=False),
+    # the median over η in [1.05, 2] η_c of GD's final 1 − ηS/2
+    hypotheses=(sp.Gt(sp.Sum(x_i * beta0_i, (i_sym, 1, d_sym)) - y_sym, 0, evaluate=False),
+                sp.Ge(eta_sym, sp.Rational(105, 100) * eta_c_sym, evaluate=False),
+                sp.Le(eta_sym, 2 * eta_c_sym, evaluate=False)),
+    statement=sp.And(ETA_C.eq(eta_c_sym),
+                     sp.Gt(median(1 - eta_sym * S_sym / 2), sp.Rational(35, 1000), evaluate=False)),
+    formulas=(ETA_C,),
     predict=_large_predict, evaluate=_not_tracking_eval,
     tolerance=Tolerance("outside_the_band", 0.0, "the median gap must lie above the tracking band's top",
                         at_10x=AT_10X_EXACT),
@@ -97,11 +103,12 @@ LARGE_INIT = Claim(
                                               "changes nothing"),
     samples={"ci": 2, "thorough": 8},
     references=(Reference({"x": (1.0, 2.0), "y": 1.0, "w0": (1.0, 1.0), "c": 0.5},
-                          {"eta_c": 2 / (16 + 8 * math.sqrt(2))}, 1e-12, "x=(1,2), w0=(1,1): s_GF = 16 + 8√2"),),
+                          {"eta_c": 2 / (16 + 8 * math.sqrt(2))}, 1e-12, "x=(1,2), w0=(1,1): s_GF = 16 + 8√2",
+                          origin="derived"),),
     compare_reference=lambda p, e: _rel(p["eta_c"], e["eta_c"]),
     notes="Expected verdict: refuted. Judged at q = alpha² Σx/y in (1.01, 1.1, 1.5, 2, 3) on each data draw. Just "
           "above r0 = 0 GD still tracks 2/eta as at small init (median gap 0.017-0.036 at q = 1.01-1.25, 8 draws); "
-          "the failure the spec states sets in between q = 1.25 and 1.5 (median gap 0.18-0.25 at 1.5, 0.47-0.56 "
+          "the failure the paper states sets in between q = 1.25 and 1.5 (median gap 0.18-0.25 at 1.5, 0.47-0.56 "
           "at 2, 0.72-0.78 at 3). The failing side is eos.s_gf.large_init_continuous.",
 )
 
@@ -110,7 +117,7 @@ LARGE_INIT = Claim(
 CONTINUITY_EPS = 0.01  # q = 1 ∓ 1 %: the two inits sit 1 % of y on either side of r0 = 0
 
 
-CONTINUITY_FAR_Q = 1.5  # the control's init: well inside large init, where the spec's failure is seen
+CONTINUITY_FAR_Q = 1.5  # the control's init: well inside large init, where the paper's failure is seen
 
 
 def _continuity_predict(params):
@@ -134,8 +141,10 @@ LARGE_INIT_CONTINUOUS = Claim(
     source="derived (the failing side of eos.s_gf.large_init: GD's dynamics are continuous in w0)",
     title="Across r0 = 0 GD's tracking of 2/η is continuous: 1 % of y above r0 = 0 (large init) the median gap "
           "1 − ηS/2 equals the one 1 % below (small init) to the η grid's noise, 0.005",
-    hypotheses=(sp.Eq(sp.Symbol("q"), 1 + sp.Rational(1, 100)),),
-    statement=sp.Eq(sp.Symbol("median_gap(q=1.01)"), sp.Symbol("median_gap(q=0.99)")),
+    hypotheses=(sp.Eq(q_sym, 1 + sp.Rational(1, 100)),),
+    statement=sp.Eq(median_gap(1 + sp.Rational(1, 100)), median_gap(1 - sp.Rational(1, 100))),
+    no_closed_form="the prediction is GD's median gap 1 − ηS/2 measured on a sweep 1 % below r0 = 0 (small init), "
+                   "read off simulation",
     predict=_continuity_predict, evaluate=_continuity_eval,
     tolerance=Tolerance("median_gap_noise", 0.005,
                         "absolute: the median over 1000 eta of a gap that scatters by ~0.01 between neighbouring "
@@ -148,7 +157,7 @@ LARGE_INIT_CONTINUOUS = Claim(
         "q = 1.5 instead of 1.01 (well inside large init)",
         lambda p, v: (p, {**v, "q": CONTINUITY_FAR_Q}),
         reason="a continuity statement has no boundary to move across: the control evaluates the large side where "
-               "the spec's failure is measured"),
+               "the paper's failure is measured"),
     samples={"ci": 3, "thorough": 12},
 )
 

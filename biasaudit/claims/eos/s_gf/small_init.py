@@ -12,11 +12,13 @@ import math
 import numpy as np
 import sympy as sp
 
-from biasaudit.claims.eos._common import SMALL_INIT, TOY, _arr, _b1, _b2, _problem, _rel, _x1, _x2, _y
+from biasaudit.claims.eos._common import SMALL_INIT, TOY, _arr, _problem, _rel
 from biasaudit.domain import Choice, Domain, Integer, Real, Vector
 from biasaudit.ledger import AT_10X_PRECISION, Claim, Observation, OutOfScope, Reference, Tolerance, shifted_prediction
 from biasaudit.theory import eos_flow as flow
 from biasaudit.theory import eos_model as model
+from biasaudit.theory.eos_flow import GF_LIMIT, beta0_i, rate_sym, s_gf_sym, x_next
+from biasaudit.theory.eos_model import SHARPNESS, beta_i, d_sym, i_sym, x_i, x_max, y_sym
 
 __all__ = ["CLAIMS"]
 
@@ -44,15 +46,17 @@ def _sgf_small_eval(params, predicted):
 
 
 SGF_SMALL = Claim(
-    id="eos.s_gf.small_init", paper="eos", source="paper 2, theory (spec: s_GF and eta_c)",
+    id="eos.s_gf.small_init", paper="eos", source="paper 2, theory (s_GF and eta_c)",
     title="Small init (r0 < 0): λ_max rises monotonically along GF, so s_GF = S(β_GF) and η_c = 2/S(β_GF)",
-    hypotheses=(sp.Lt(_x1 * _b1 + _x2 * _b2 - _y, 0, evaluate=False),),
-    statement=sp.Eq(sp.Symbol("s_GF"), model.on_manifold_sharpness_expr(2)),
+    hypotheses=(sp.Lt(sp.Sum(x_i * beta0_i, (i_sym, 1, d_sym)) - y_sym, 0, evaluate=False),),
+    # S(β) at the flow's limit β_GF (eos.gf.limit)
+    statement=sp.And(sp.Eq(s_gf_sym, sp.Sum(SHARPNESS.expr, (i_sym, 1, d_sym))), GF_LIMIT.eq(beta_i)),
+    formulas=(SHARPNESS, GF_LIMIT),
     predict=_sgf_small_predict, evaluate=_sgf_small_eval,
     tolerance=Tolerance("dop853_path", 1e-8, "path from solve_ivp at rtol 1e-12 sampled at 600 points; the max is "
                         "at the end point; 1e-8 relative", at_10x=AT_10X_PRECISION),
     domain=SMALL_INIT, negative_control=shifted_prediction(0.01),
-    references=(Reference(TOY, 7.727, 5e-4, "toy: s_GF = 7.727 (4 digits)"),),
+    references=(Reference(TOY, 7.727, 5e-4, "toy: s_GF = 7.727 (4 digits)", origin="derived"),),
 )
 
 
@@ -94,16 +98,16 @@ def _alpha_eval(params, predicted):
 
 
 SGF_ALPHA = Claim(
-    id="eos.s_gf.small_alpha_rate", paper="eos", source="paper 2, theory (spec: s_GF and eta_c)",
+    id="eos.s_gf.small_alpha_rate", paper="eos", source="paper 2, theory (s_GF and eta_c)",
     title="w0 = α·1, α → 0: S_GF → 8cyx_max at the rate α^{2(1 − x_(d−1)/x_max)}",
-    hypotheses=(sp.Gt(flow.x_max, flow.x_next, evaluate=False),),
-    statement=sp.Eq(sp.Symbol("p"), flow.ALPHA_RATE_EXPONENT),
+    hypotheses=(sp.Gt(x_max, x_next, evaluate=False),),
+    statement=flow.ALPHA_RATE.eq(rate_sym), formulas=(flow.ALPHA_RATE,),
     predict=lambda p: flow.small_alpha_exponent(_arr(p)), evaluate=_alpha_eval,
     tolerance=Tolerance("asymptotic_slope_rel", 0.005, "relative: local slope = p + O(alpha^p') corrections (of the "
                         "root u and the next coordinate), measured <= 0.1% at the smallest alpha roundoff allows; "
                         "half the 1% the check must resolve"),
     domain=ALPHA_RATE, negative_control=shifted_prediction(0.01),
-    references=(Reference(TOY, 1.0, 1e-12, "toy: 2(1 - 1/2) = 1"),),
+    references=(Reference(TOY, 1.0, 1e-12, "toy: 2(1 - 1/2) = 1", origin="derived"),),
 )
 
 

@@ -12,9 +12,11 @@ import math
 import numpy as np
 import sympy as sp
 
-from biasaudit.claims.eos._common import DISTINCT, TOY, _arr, _eta, _lp, _rel
+from biasaudit.claims.eos._common import DISTINCT, TOY, _arr, _lp, _rel
 from biasaudit.ledger import AT_10X_EXACT, Claim, Observation, Reference, Tolerance, shifted_prediction
 from biasaudit.theory import eos_minimizers as mins
+from biasaudit.theory.eos_minimizers import STABLE_ETA, VERTEX_SHARPNESS, eta_j
+from biasaudit.theory.eos_model import S_sym, eta_sym
 
 __all__ = ["CLAIMS"]
 
@@ -61,19 +63,22 @@ def _stable_eval(params, predicted):
 
 
 STABLE = Claim(
-    id="eos.stable_minima.thresholds", paper="eos", source="paper 2, theory (spec: linearly stable minima)",
+    id="eos.stable_minima.thresholds", paper="eos", source="paper 2, theory (linearly stable minima)",
     title="Stable minima {β∈P: S(β) ≤ 2/η} exist iff η ≤ 1/(4cyx_min); the min-norm vertex is stable iff η ≤ 1/(4cyx_max)",
-    hypotheses=(sp.Gt(_eta, 0, evaluate=False),),
-    statement=sp.Eq(sp.Symbol("eta_max"), mins.STABLE_ETA_MAX),
+    hypotheses=(sp.Gt(eta_sym, 0, evaluate=False), sp.Eq(S_sym, VERTEX_SHARPNESS.expr)),
+    statement=STABLE_ETA.eq(eta_j), formulas=(STABLE_ETA,),
     predict=_stable_predict, evaluate=_stable_eval,
     tolerance=Tolerance("exact_decision", 0.0, f"both sides of each threshold at relative distance {STABLE_DELTA:g} "
                         "must be decided correctly (LP feasibility; finite-difference Jacobian, h = 1e-7)",
                         at_10x=AT_10X_EXACT),
     domain=DISTINCT, negative_control=shifted_prediction(0.01),
     references=(Reference(TOY, {"eta_stable_max": 0.5, "eta_min_norm_stable_max": 0.25}, 1e-12,
-                          "toy: stable minima up to eta 0.5"),),
+                          "toy: stable minima up to eta 0.5", origin="derived"),),
     compare_reference=lambda p, e: max(_rel(p["eta_stable_max"], e["eta_stable_max"]),
                                        _rel(p["eta_min_norm_stable_max"], e["eta_min_norm_stable_max"])),
+    notes="eta_j is the largest step at which the vertex v_j (sharpness S = 8cyx_j) is linearly stable (eta S <= 2); "
+          "the prediction evaluates it at x_j = x_min (the flattest minimum: some minimum is stable) and at "
+          "x_j = x_max (the min-norm vertex).",
 )
 
 

@@ -2,7 +2,7 @@
 
 Kind ``experiment``. One case each (``samples = 1``): the parameters are the tier that runs
 (:class:`~biasaudit.tier.AuditTier`) and the loss. ``predict`` runs the gradient-flow proxy and returns
-η_c = 2/s_GF (lambdified from the sympy statement); ``evaluate`` runs the learning-rate sweep and measures the claim. The sweep of a tier
+η_c = 2/s_GF (the theory formula :data:`biasaudit.theory.eos_flow.ETA_C`); ``evaluate`` runs the learning-rate sweep and measures the claim. The sweep of a tier
 is computed once per process and cached on disk per run (:func:`biasaudit.validation.eos_runs.run_sweep`), so
 all claims of a tier share it. torch is imported only inside ``predict``/``evaluate``.
 
@@ -36,6 +36,7 @@ import sympy as sp
 
 from biasaudit.domain import Domain, Fixed
 from biasaudit.ledger import Claim, Observation, Tolerance
+from biasaudit.theory.eos_flow import ETA_C
 from biasaudit.tier import AuditTier
 
 __all__ = ["CLAIMS", "FIGURES"]
@@ -47,9 +48,9 @@ S_final = sp.Function("S_final")
 L1 = sp.Function("l1")
 err = sp.Function("test_error")
 
-# η_c = 2/s_GF, lambdified once
-ETA_C_EXPR = 2 / s_gf
-eta_c_of = sp.lambdify(s_gf, ETA_C_EXPR, "math")
+# η_c = 2/s_GF, theory's formula (one lambdified function; s_gf above is theory's s_GF)
+ETA_C_EXPR = ETA_C.expr
+eta_c_of = ETA_C
 # the final sharpness predicted by E1/E2: the flow plateau below η_c, the edge of stability above
 S_PRED_EXPR = sp.Min(s_gf, 2 / eta)
 

@@ -7,12 +7,10 @@ Test names are generated per claim: ``test_<claim>_verdict``, ``test_<claim>_neg
 import math
 
 import numpy as np
-import pytest
 from hypothesis import given, settings
 
 from biasaudit.registry import select_claims
 from biasaudit.ledger import Verdict, run_claim
-from biasaudit.registry import select_claims
 
 CLAIMS = {c.id: c for c in select_claims("eos.*", kind="theory")}
 

@@ -208,7 +208,6 @@ def test_eos_deep_min_sharpness_interior_symbolic():
     x, b, k = sp.symbols("x beta k", positive=True)
     term = mins.DEEP_SHARPNESS_TERM.subs(mins._x, x).subs(mins._b, b)
     # Lagrange: d term / d beta = mu x  ->  beta ∝ x^(-L/(L-2))
-    mu = sp.Symbol("mu", positive=True)
     cand = k * x ** (-L / (L - 2))
     lhs = sp.diff(term, b).subs(b, cand) / x
     assert sp.simplify(sp.diff(sp.log(lhs), x).subs(L, 4)) == 0  # multiplier independent of x (L = 4)

@@ -1,4 +1,4 @@
-"""The documented Python API (issue 18 item 1): names, keywords, dataclasses with to_json, input errors."""
+"""The documented Python API: names, keywords, dataclasses with to_json, input errors."""
 
 import json
 import subprocess

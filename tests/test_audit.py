@@ -339,7 +339,7 @@ def test_audit_figure_job_writes_its_png(figure_id, tmp_path):
     job = get_figure(figure_id)
     ok, why = figure_available(job)
     # a missing third-party library may skip a figure; a missing biasaudit attribute is a broken requirement
-    # (issue 12 moved l2_sam_regime_boundaries and three SAM figures went silently missing from the audit)
+    # (a module move once made three SAM figures go silently missing from the audit)
     assert ok or not why.startswith("biasaudit"), f"{figure_id}: {why}"
     if not ok:
         pytest.skip(f"{figure_id}: {why}")

@@ -1,4 +1,4 @@
-"""One audit per output folder (issue 14): a second live audit into the same --out exits 2 before any work."""
+"""One audit per output folder: a second live audit into the same --out exits 2 before any work."""
 
 import subprocess
 import sys

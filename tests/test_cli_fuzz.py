@@ -1,4 +1,4 @@
-"""Property-based fuzzing of the CLI (issue 17 item 6): for argument vectors drawn over the whole float range,
+"""Property-based fuzzing of the CLI: for argument vectors drawn over the whole float range,
 empty and malformed lists and odd paths, every subcommand either exits 0 with finite JSON or exits 2 with
 one line that names a parameter, never a traceback, a warning or a hang (a per-case time limit).
 

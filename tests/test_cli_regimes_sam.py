@@ -20,7 +20,7 @@ def test_cli_regimes_sam_l2_json_has_the_boundaries(capsys):
     data = json.loads(out)
     assert {"c", "alpha_collapse", "alpha_grow", "alpha_gd_like"} <= set(data)
     assert data["c"] == pytest.approx(1 / math.sqrt(2), rel=1e-15)
-    assert data["alpha_collapse"] == pytest.approx(0.5213, abs=5e-5)  # spec: 0.5213 rho
+    assert data["alpha_collapse"] == pytest.approx(0.5213, abs=5e-5)  # reference value: 0.5213 rho
     assert data["alpha_grow"] == pytest.approx(0.632, abs=5e-4)
     assert data["alpha_gd_like"] == pytest.approx(0.949, abs=5e-4)
     assert data["alpha_collapse_over_c"] == pytest.approx(0.73726, abs=5e-6)
@@ -61,7 +61,7 @@ def test_cli_regimes_sam_linf_limit_json(capsys):
                          "--alpha", "0.2,0.14,0.13", "--json")
     assert code == 0, err
     data = json.loads(out)
-    assert data["limit"] == "basis" and data["index"] == 1  # spec example: a minor feature wins
+    assert data["limit"] == "basis" and data["index"] == 1  # the paper's example: a minor feature wins
 
 
 @pytest.mark.parametrize("argv, param", [

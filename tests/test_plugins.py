@@ -1,4 +1,4 @@
-"""Claims from other packages (issue 18 item 2): the example plugin, installed with pip, is listed, checked
+"""Claims from other packages: the example plugin, installed with pip, is listed, checked
 and audited; ``biasaudit new-claim`` writes a template whose test passes; a broken plugin hides nothing."""
 
 import json

@@ -1,4 +1,4 @@
-"""The HTML report as a browser shows it (issue 18 item 4): every statement of every registered claim, rendered
+"""The HTML report as a browser shows it: every statement of every registered claim, rendered
 by headless Chromium; a probe script reports images that did not load and formulas that laid out empty, and
 the dumped DOM is checked for subscripts built out of prose. Each check is shown to fire on a planted fault.
 

@@ -1,4 +1,4 @@
-"""Every claim's statement and hypotheses render as well-formed MathML or as plain text (issue 18 item 4)."""
+"""Every claim's statement and hypotheses render as well-formed MathML or as plain text."""
 
 import re
 import xml.dom.minidom

@@ -1,4 +1,4 @@
-"""Runge–Kutta–Chebyshev steps (validation.rkc) and the rkc gradient-flow proxy (issue 16 item 2)."""
+"""Runge–Kutta–Chebyshev steps (validation.rkc) and the rkc gradient-flow proxy."""
 
 import math
 

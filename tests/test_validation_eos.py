@@ -1,4 +1,4 @@
-"""Sharpness tools, the GD trainer and the GF proxy on tiny networks with synthetic teacher data (issue 6)."""
+"""Sharpness tools, the GD trainer and the GF proxy on tiny networks with synthetic teacher data."""
 
 import math
 
@@ -16,7 +16,7 @@ from biasaudit.validation.gf_proxy import eps_sensitivity, gradient_flow_sharpne
 from biasaudit.validation.sharpness import (FlatLoss, adaptive_sharpness, average_sharpness, dense_hessian,
                                             hutchinson_trace, hvp, lanczos_eigenvalues, power_iteration, top_eigenvalue)
 
-F64_EIG = 1e-6  # issue 6: agreement with the dense Hessian in float64
+F64_EIG = 1e-6  # agreement with the dense Hessian in float64
 ROUND = 1e3 * np.finfo(float).eps  # HVP vs dense H v: a few hundred roundings of O(|H|) terms
 
 

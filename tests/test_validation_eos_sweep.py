@@ -70,7 +70,7 @@ def test_e3_measures_symbolic_sharpness_falls_above_eta_c():
 
 
 def test_e2_kink_eta_c_lambdified_matches_spec_toy_reference():
-    assert vc.eta_c_of(7.727) == pytest.approx(0.2588, abs=5e-5)  # spec: s_GF = 7.727, 2/s_GF = 0.2588
+    assert vc.eta_c_of(7.727) == pytest.approx(0.2588, abs=5e-5)  # s_GF = 7.727 gives 2/s_GF = 0.2588
 
 
 # ----------------------------------------------------------------------------- (2) numbers on known sweeps

@@ -74,7 +74,7 @@ def test_diag_net_matches_numerics_against_the_numba_kernel(case):
 
 
 def test_diag_net_matches_numerics_balance_is_kept_exactly():
-    """Balanced init w^(l) = alpha stays balanced under GD and both SAMs (spec, Setting)."""
+    """Balanced init w^(l) = alpha stays balanced under GD and both SAMs."""
     X, y = np.array([[1.0, 2.0]]), np.array([1.0])
     for alg in ("gd", "linf", "l2"):
         tr = torch_sam_trajectory(np.full((3, 2), 0.4), X, y, algorithm=alg, rho=0.1, eta=0.1, steps=50)
@@ -123,7 +123,7 @@ def test_diag_net_matches_numerics_over_the_claim_domain(params):
     assert obs.decided and obs.error <= DIAG_CLAIM.tolerance.value, obs.detail
 
 
-# ------------------------------------------------------------ unnormalized SAM (USAM), issue 15 item 6
+# ------------------------------------------------------------ unnormalized SAM (USAM)
 USAM = {"algorithm": "l2", "normalization": "none"}
 
 

@@ -179,7 +179,7 @@ def test_sam_rejects_bad_input():
         opt.step()
 
 
-# ------------------------------------------------------------------------- variants (issue 15 item 6)
+# ------------------------------------------------------------------------- variants (USAM, ASAM, m-SAM)
 TOL = 1e-12  # float64, hand-written update vs optimizer
 
 

@@ -9,7 +9,7 @@ Policy
   there is none raises :class:`~biasaudit.inputs.InputError` naming ``device`` (before any training).
 * Threads: torch's default thread pool oversubscribes small shared machines; :func:`setup_torch` sets the
   intra-op thread count explicitly (``BIASAUDIT_THREADS``, default 1: see :func:`default_threads`).
-* Denormals: near-zero losses produce denormal floats that slowed CPU runs by up to 50x (spec, "Traps we
+* Denormals: near-zero losses produce denormal floats that slowed CPU runs by up to 50x (notes/validation-sam.md, "Traps we
   measured"); :func:`setup_torch` calls ``torch.set_flush_denormal(True)``. Flushing changes results only
   below ``np.finfo(np.float32).tiny`` ~ 1.2e-38 (float64: 2.2e-308), far under every tolerance we use.
 * Mixed precision (:func:`autocast`): bf16 autocast on cuda only (bf16 keeps float32's exponent range, so

@@ -17,10 +17,10 @@ loss            L(W) = (1/n) sum_i log(1 + exp(-z_i))  (``reduction="mean"``; ``
 eta, rho        step size, SAM radius
 eps             0 (gd); rho sign(g) (linf); rho g/||g||_2 (l2; norm joint over all L d entries, or per
                 layer w^(l) with ``normalization="layer"``); eps = 0 where the gradient is 0;
-                rho g (l2 with ``normalization="none"``: unnormalized SAM / USAM, issue 15 item 6)
+                rho g (l2 with ``normalization="none"``: unnormalized SAM / USAM; notes/validation-sam.md, "SAM variants")
 step            W <- W - eta grad L(W + eps(grad L(W)))
 tau             rescaled time, tau_k = sum_{j<k} eta (1/n) sum_i sigma(-z~_{j,i}), z~ the margin at W + eps
-                (for one point this is the spec's h_k = eta sigma(-z~_k))
+                (for one point this is the Euler step h_k = eta sigma(-z~_k) of the rescaled flow)
 ==============  ======================================================================
 
 Recording: states at steps 0, r, 2r, ... (r = ``record_every``) and always the last step. A state whose W,

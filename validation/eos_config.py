@@ -95,7 +95,7 @@ class SweepConfig:
         return sorted(set(float(m) for m in tuple(self.coarse) + tuple(self.fine)))
 
 
-# tier -> loss -> sweep. The quick tier is the spec's measured setting (FCN 784→32→32→10 tanh, MNIST-5k
+# tier -> loss -> sweep. The quick tier is the measured setting (FCN 784→32→32→10 tanh, MNIST-5k
 # n=500, MSE, eps=1e-2). CE gets its own GF proxy with sharpness measured every few steps and a shorter grid.
 SWEEP_CONFIGS: dict[str, dict[str, SweepConfig]] = {
     "quick": {
@@ -121,7 +121,7 @@ def tier_config(tier: str, loss: str = "mse", **overrides) -> SweepConfig:
     return dataclasses.replace(SWEEP_CONFIGS[tier][loss], **overrides) if overrides else SWEEP_CONFIGS[tier][loss]
 
 
-# E2 across architectures (issue 16 item 1). The FCN is the quick tier's MSE sweep. The CNN, ResNet and ViT are
+# E2 across architectures. The FCN is the quick tier's MSE sweep. The CNN, ResNet and ViT are
 # sized so that a whole sweep costs ~1-2 min on one core: MNIST-5k n = 100 pooled to 7 x 7 (ViT: 14 x 14,
 # patches of 7), MSE, eps = 2e-2 (at eps = 1e-2 a GD run near eta_c of the 7 x 7 CNN needs ~5,000 steps,
 # against ~2,000 at 2e-2; notes/validation-eos.md). The ResNet takes n = 300: at n = 100 its whole flow was

@@ -1,6 +1,6 @@
 """Fully connected networks for the EoS sweeps: ``in → width → … → width → classes``.
 
-``depth`` is the number of hidden layers (the spec's quick-tier FCN 784→32→32→10 is width 32, depth 2).
+``depth`` is the number of hidden layers (the quick-tier FCN 784→32→32→10 is width 32, depth 2).
 Inputs of any shape are flattened. Initialisation is torch's default (Kaiming-uniform, fan-in) scaled by
 ``init_scale`` (weights and biases), so a sweep can move between small and large initialisation.
 """

@@ -15,7 +15,7 @@ Conventions
 ==========  ===================================================================================
 symbol      meaning
 ==========  ===================================================================================
-η (eta)     step size; ε (eps) the loss threshold at which training stops (spec: report it)
+η (eta)     step size; ε (eps) the loss threshold at which training stops (reported with every result)
 n, C        training points, classes; e_y the one-hot vector of label y
 MSE         ``mse_convention="mean"`` (default, torch's ``mse_loss``): L = 1/(nC) Σ_i ‖f(x_i) − e_{y_i}‖²;
             ``"half-sum"``: L = 1/(2n) Σ_i ‖f(x_i) − e_{y_i}‖² (the toy model's ½r²). half-sum = (C/2)·mean,

@@ -2,7 +2,7 @@
 
 Gradient flow θ' = −∇L(θ) is followed by a proxy from the same fixed initialisation as the sweep:
 
-* ``method="gd"`` (default, the spec's quick tier): GD with the adaptive step h = c · 2/S, S re-measured
+* ``method="gd"`` (default, the quick tier): GD with the adaptive step h = c · 2/S, S re-measured
   every ``every`` steps (c = 0.5: half the stability step). GD with h·S ≤ 1 is monotone and stays close to
   the flow; the error in S along the path is O(h).
 * ``method="rk4"``: classical RK4 with the same adaptive step (4 gradients per step; more faithful, slower).

@@ -6,7 +6,7 @@ For a layer with activation maps A^k (k = 1..K channels, h x w) and class score 
     CAM^c     = ReLU( sum_k alpha_k^c A^k )          (h x w), then bilinear upsampling to the input size
 
 |input gradient| saliency is ``sum_channels |d y^c / d x|`` (gradient x input is *not* offered: it is 0 on dark
-pixels by construction, so it cannot measure attention to dark background; spec, "Traps we measured").
+pixels by construction, so it cannot measure attention to dark background; notes/validation-sam.md).
 
 :func:`mass_share` turns a map into the share of its total mass on a pixel mask (e.g. low-intensity pixels,
 or a patch). A map with zero total mass has no share: NaN, which callers drop (never counted as 0 or 1).

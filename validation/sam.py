@@ -17,7 +17,7 @@ l2 / none              rho * g: unnormalized SAM (USAM, Andriushchenko & Flammar
 linf                   rho * sign(g), with sign(0) = 0 (``normalization`` "none" is refused for linf)
 =====================  ===================================================================================
 
-Variants (issue 15 item 6; exact updates in notes/validation-sam.md, "SAM variants")::
+Variants (exact updates in notes/validation-sam.md, "SAM variants")::
 
     SAM (Foret et al.)       SAM(..., norm="l2", normalization="joint")            (the default)
     unnormalized SAM (USAM)  SAM(..., normalization="none")                        eps = rho g

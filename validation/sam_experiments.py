@@ -5,7 +5,7 @@ Paper 1's empirical claim: on CNNs, SAM in the intermediate regime puts more Gra
 background / low-intensity pixels ("minor features") than GD, which attends to the high-contrast object; on
 a controlled task with a bright "major" and a faint "minor" patch (both predictive), SAM uses the minor patch
 first. :func:`minor_mass_experiment` and :func:`synthetic_patch_experiment` train paired GD / SAM runs at
-fixed init scales and measure that, with the traps of the spec built in. (The audit's claims run the regime
+fixed init scales and measure that, with the measured traps built in (notes/validation-sam.md). (The audit's claims run the regime
 grids of :mod:`biasaudit.validation.sam_regimes` instead, which first locate SAM's collapse boundary.)
 
 Protocol (one *run* = one optimizer, one init scale alpha, one seed)
@@ -20,7 +20,7 @@ Protocol (one *run* = one optimizer, one init scale alpha, one seed)
   to 0) and the Grad-CAM mass on each patch.
 * Outcomes: ``diverged`` (a non-finite loss; detected at the next evaluation, so the inner loop never syncs
   with the device), ``not trained`` (final training accuracy below ``1/K + 0.25 (1 - 1/K)``: these runs
-  say nothing about feature bias, spec "Traps"), else ``ok``. Only seeds whose GD *and* SAM runs are ``ok``
+  say nothing about feature bias), else ``ok``. Only seeds whose GD *and* SAM runs are ``ok``
   enter the statistics; the others are listed with their reason.
 
 Where the pieces live: the sizes in :data:`biasaudit.validation.sam_config.SAM_SIZES`, one run in

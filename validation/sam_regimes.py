@@ -1,4 +1,4 @@
-"""Where does SAM collapse on a network, and is it minor-first just above that boundary? (issue 15)
+"""Where does SAM collapse on a network, and is it minor-first just above that boundary?
 
 Paper 1's l2-SAM at depth 2 has three regimes in the init scale alpha (at fixed rho): below alpha_c SAM
 collapses (beta -> 0, the loss stays at ln 2: the run never leaves chance), just above alpha_c it amplifies
@@ -83,7 +83,7 @@ _PATCH_QUICK = dict(dataset="synthetic-patches", model="cnn", downsample=2, n_tr
 _RESNET_QUICK = {**_CNN_QUICK, "model": "resnet", "alphas": (0.3, 0.5, 1.0, 1.4), "metrics": (),
                  "eval_every": 50, "n_probe": 8, "keep_maps": 0, "map_seeds": 0}
 
-# Data sets that are not bundled (issue 15 item 8): boundary-only designs like the ResNet's, run when the data
+# Data sets that are not bundled: boundary-only designs like the ResNet's, run when the data
 # are found (``dataset_location``). Fashion-MNIST has a quick tier (Debian's package puts it on a CPU machine);
 # CIFAR-10 and SVHN (32x32 colour) only a full one, meant for a GPU.
 # Fashion's grid was placed by a pilot on seeds 100-103: SAM 0/4 trained at alpha = 0.3-1.0 and 4/4 at 1.4-2.0;

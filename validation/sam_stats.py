@@ -1,4 +1,4 @@
-"""Seed-level statistics of the SAM network experiments, fixed before the runs (issue 15, item 4).
+"""Seed-level statistics of the SAM network experiments, fixed before the runs (notes/validation-sam.md).
 
 ==========================  ==========================================================================
 function                    what it computes

@@ -67,7 +67,7 @@ __all__ = [
     "EIGSH_TOL",
 ]
 
-EIGSH_TOL = 1e-3  # spec: tol 1e-3 gives the top eigenvalue to ~1e-3 relative in 20-40 HVPs
+EIGSH_TOL = 1e-3  # tol 1e-3 gives the top eigenvalue to ~1e-3 relative in 20-40 HVPs
 NCV = 10  # ARPACK's Lanczos basis size for k = 1 (see top_eigenvalue)
 WHICH = ("LM", "LA", "SA")
 HVP_METHODS = ("forward-over-reverse", "double-backward")

@@ -1,4 +1,4 @@
-"""Benchmarks of issue 6 (sharpness on networks): eigsh HVP budget and accuracy, eigsh vs power iteration,
+"""Benchmarks of sharpness on networks: eigsh HVP budget and accuracy, eigsh vs power iteration,
 HVP cost against a gradient.
 
 All on the small CNN of :mod:`biasaudit.validation.models` (``cnn``, width 16, ~20k parameters) with cross-entropy on

@@ -80,7 +80,7 @@ FIGURES: tuple[FigureJob, ...] = (
               ("eos.s_gf.*", "eos.gd.tracking_gap", "eos.gd.kink*", "eos.gd.flow_aligned_linear",
                "eos.gd.outcome_classes", "eos.gd.toy_numbers", "eos.gd.projected_monotone", "eos.gd.float64_vs_mpmath",
                "eos.stable_minima.*", "eos.gf.*"), eos_sharpness,
-              caption="GD on the spec's toy; η drawn at random (sorted) so no factor 1 − 2ηr x hits 0.",
+              caption="GD on the toy model (x = (1, 2), y = 1, w0 = 0.1·1); η drawn at random (sorted) so no factor 1 − 2ηr x hits 0.",
               requires=("biasaudit.numerics.eos_gd:gd_sweep", "biasaudit.theory.eos_flow:eos_regimes")),
     FigureJob("eos-outcomes", "eos", "GD outcome class against η (converged, period-2, chaotic, diverged)",
               ("eos.gd.outcome_classes", "eos.gd.toy_numbers", "eos.gd.float64_vs_mpmath"), eos_outcomes,

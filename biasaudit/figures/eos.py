@@ -1,5 +1,5 @@
 """Figures of paper 2 ("Conflicting Biases at the Edge of Stability") from the theory and numerics, on the
-spec's toy (shared-weight diagonal model): final sharpness and norms against η, the GD outcome classes, the
+toy model (shared-weight diagonal model, x = (1, 2), y = 1, w0 = 0.1·1): final sharpness and norms against η, the GD outcome classes, the
 Pareto front with the GD endpoints, and the risk of the endpoint against η. Plotting only: the numbers come
 from :mod:`biasaudit.theory` and :mod:`biasaudit.numerics`.
 
@@ -19,7 +19,7 @@ from biasaudit.figures._common import size as _size
 __all__ = ["eos_sharpness", "eos_outcomes", "eos_pareto", "eos_risk", "sweep_figure", "outcome_style",
            "EOS_X", "EOS_Y", "EOS_W0", "EOS_X3", "EOS_W03"]
 
-EOS_X, EOS_Y, EOS_W0 = (1.0, 2.0), 1.0, (0.1, 0.1)  # the spec's toy
+EOS_X, EOS_Y, EOS_W0 = (1.0, 2.0), 1.0, (0.1, 0.1)  # the toy model
 EOS_X3, EOS_W03 = (0.5, 1.0, 2.0), (0.1, 0.1, 0.1)
 
 

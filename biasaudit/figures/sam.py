@@ -16,13 +16,13 @@ __all__ = ["sam_l2_heatmap", "sam_l2_iterations", "sam_l2_plateau", "sam_linf_li
            "SAM_SWITCH_REFERENCE", "LINF_MU", "LINF_RHO"]
 
 
-# The spec's five-feature example: mu = (1, 1.5, 2, 2.5, 3); rho = 1, joint normalisation (c = rho/sqrt 2).
+# The five-feature example: mu = (1, 1.5, 2, 2.5, 3); rho = 1, joint normalisation (c = rho/sqrt 2).
 # Only alpha/c matters and tau is invariant to scaling w with c, so rho = 1 loses nothing.
 SAM_MU = (1.0, 1.5, 2.0, 2.5, 3.0)
 SAM_RHO = 1.0
 
 
-# The spec's switch times for this mu at alpha = alpha_c (1 + 1e-8): j† = 1→2→3→4→5 at these tau.
+# The reference switch times (derived here, sam.l2.switch_times) for this mu at alpha = alpha_c (1 + 1e-8): j† = 1→2→3→4→5 at these tau.
 SAM_SWITCH_REFERENCE = (1e-8, (42.0, 58.7, 75.5, 92.3))
 
 
@@ -30,7 +30,7 @@ def sam_l2_heatmap(outdir: Path, tier: str) -> list[Path]:
     """j†(τ, α) for l2-SAM beside GD, with α_c, α_grow and the regime-3 boundary drawn.
 
     Three panels: l2-SAM over α/c (log τ, to show the early transient between α_grow and α_R3), l2-SAM
-    zoomed onto δ = α/α_c − 1 (linear τ, the sequential amplification 1 → … → d with the spec's switch
+    zoomed onto δ = α/α_c − 1 (linear τ, the sequential amplification 1 → … → d with the reference switch
     times as markers), and GD over α/c (j† = d for every τ > 0).
     """
     from matplotlib.colors import BoundaryNorm, ListedColormap
@@ -80,7 +80,7 @@ def sam_l2_heatmap(outdir: Path, tier: str) -> list[Path]:
     for value, label, style in lines[1:]:
         ax.axhline(value / ac - 1.0, color="crimson", ls=style, lw=1.4, label=label)
     ref_delta, ref_taus = SAM_SWITCH_REFERENCE
-    ax.plot(ref_taus, [ref_delta] * len(ref_taus), "wx", ms=9, mew=2, label="spec: switch times at δ = 1e−8")
+    ax.plot(ref_taus, [ref_delta] * len(ref_taus), "wx", ms=9, mew=2, label="reference switch times at δ = 1e−8")
     ax.legend(loc="lower right", fontsize=8, framealpha=0.9)
     bar = fig.colorbar(mesh, ax=axes, ticks=range(d + 1))
     bar.ax.set_yticklabels(["collapsed"] + [f"j†={k}" for k in range(1, d + 1)])

@@ -32,7 +32,7 @@ __all__ = ["make_gradcam_figures", "plot_overlays", "plot_curves", "plot_regime_
 
 
 def plot_multipoint_heatmap(path: Path, *, rho: float = 0.1) -> Path:
-    """j† over (iteration, alpha) for l2-SAM next to GD (baseline), multi-point data (spec, Empirical claims)."""
+    """j† over (iteration, alpha) for l2-SAM next to GD (baseline), multi-point data (the paper's empirical claims)."""
     from biasaudit.validation.sam_multipoint import multipoint_data, multipoint_jdagger
 
     plt = _pyplot()

@@ -49,7 +49,7 @@ NAMES = {"fcn": "FCN", "cnn": "CNN", "resnet": "ResNet", "vit": "ViT", "fcn_relu
 E2_BOTH = Tolerance(
     "kink_and_tracking", 1.0,
     "each part relative to its own tolerance: the kink within kink_location (5 %: the fine grid's 4 % spacing "
-    "plus the spec's 1-2 % offset) and the EoS-side median |1 - eta S/2| within eos_tracking (10 %); error <= 1 "
+    "plus the toy's measured 1-2 % offset) and the EoS-side median |1 - eta S/2| within eos_tracking (10 %); error <= 1 "
     "means both hold")
 CONTROL_SIZE = 0.10
 _CONTROL_REASON = ("twice the 5 % kink tolerance: a kink measured within the tolerance is told apart from a "
@@ -119,7 +119,7 @@ def _claim(arch: str, loss: str = "mse") -> Claim:
     return Claim(
         id=f"eos.torch.e2.{arch}" + ("" if loss == "mse" else f".{loss}"),
         source="paper 2, §Experiments (E2: the transition holds across architectures"
-               + ("" if loss == "mse" else ", cross-entropy") + "); issue 16 item 1",
+               + ("" if loss == "mse" else ", cross-entropy") + ")",
         title=f"{name}{' with cross-entropy' if loss == 'ce' else ''}: the kink of final sharpness against eta "
               "lies at 2/s_GF, and above it the final sharpness tracks 2/eta",
         hypotheses=(sp.Gt(s_gf, 0, evaluate=False), sp.Gt(eta, 0, evaluate=False)),

@@ -56,13 +56,13 @@ S_PRED_EXPR = sp.Min(s_gf, 2 / eta)
 
 TRACKING = Tolerance(
     "eos_tracking", 0.1,
-    "'roughly constant' and 'falls like 2/eta' read as within 10 %: the spec's quick tier measured a median "
+    "'roughly constant' and 'falls like 2/eta' read as within 10 %: the quick tier measured a median "
     "|1 - eta*S/2| of about 0.015 and a flow-side drift S_GF - S_GD = O(eta); 10 % leaves room for both while "
     "the 30 % shift of the negative control fails")
 KINK = Tolerance(
     "kink_location", 0.05,
     "fine grid 0.93, 0.97, 1.03, 1.07 x eta_c: spacing 4 % (the bracket alone resolves +-2-4 %), plus the "
-    "spec's toy offset of the kink 1-2 % above 2/s_GF")
+    "toy model's measured offset of the kink 1-2 % above 2/s_GF (eos.gd.kink_location)")
 MONOTONE = Tolerance(
     "spearman_direction", 0.25,
     "per measure, the mean over 3 seeds of Spearman rho(eta, measure) over each seed's 7 EoS-side runs "
@@ -327,7 +327,7 @@ def _runs_of(loss: str, e3: bool = False, eps: float | None = None):
 
 CLAIMS = (
     Claim(
-        id="eos.torch.e1_phase_transition", source="paper 2, §Experiments (E1); spec paper-2-eos.md E1",
+        id="eos.torch.e1_phase_transition", source="paper 2, §Experiments (E1)",
         title="full-batch GD on an MNIST FCN: final sharpness stays at s_GF below eta_c = 2/s_GF and follows "
               "2/eta above it, while the l1 norm rises with eta",
         hypotheses=(sp.Gt(s_gf, 0, evaluate=False), sp.Gt(eta, 0, evaluate=False)), statement=sp.Eq(S_final(eta), S_PRED_EXPR),
@@ -335,7 +335,7 @@ CLAIMS = (
         negative_control=_shift(1.3), runs=_runs_of("mse"), **COMMON,
         notes="quick tier: FCN 784-32-32-10 tanh, MNIST-5k n=500, MSE (torch mean), eps=1e-2, float32"),
     Claim(
-        id="eos.torch.ce_tracking", source="paper 2, §Experiments (E2, cross-entropy); spec 'Cross-entropy'",
+        id="eos.torch.ce_tracking", source="paper 2, §Experiments (E2, cross-entropy)",
         title="with cross-entropy (eps near the gradient-flow sharpness peak) final sharpness stays at s_GF "
               "below 2/s_GF and follows 2/eta above it",
         hypotheses=(sp.Gt(s_gf, 0, evaluate=False), sp.Gt(eta, 0, evaluate=False)), statement=sp.Eq(S_final(eta), S_PRED_EXPR),
@@ -344,7 +344,7 @@ CLAIMS = (
         notes="eps=0.25: for this FCN the GF sharpness peaks near L=0.3 and falls 3x by L=0.02"),
     Claim(
         id="eos.torch.ce_small_eps_no_tracking",
-        source="spec 'Cross-entropy' (at small eps the final sharpness does not follow 2/eta); issue 16 item 5: "
+        source="paper 2, §Experiments (cross-entropy: at small eps the final sharpness does not follow 2/eta): "
                "the failing side of ce_tracking's threshold, stated as its own claim",
         title="with cross-entropy trained past the sharpness peak (eps = 0.05) the final sharpness does not follow "
               "2/eta: the EoS-side median |1 - eta S/2| lies above the 10 % tracking band",
@@ -359,7 +359,7 @@ CLAIMS = (
         notes="ce_tracking's eps = 0.25 sits near the GF sharpness peak; this claim states what happens below it, "
               "so that threshold is not tuned to pass"),
     Claim(
-        id="eos.torch.e3_measures", source="paper 2, §Experiments (E3); spec E3",
+        id="eos.torch.e3_measures", source="paper 2, §Experiments (E3)",
         title="above eta_c the l1, l2 and nuclear norms rise and the worst-case, average and adaptive sharpness "
               "fall with eta",
         hypotheses=(sp.Gt(eta, ETA_C_EXPR, evaluate=False),),
@@ -367,7 +367,7 @@ CLAIMS = (
         predict=_predict_e3, evaluate=_eval_e3, tolerance=MONOTONE, domain=DOMAIN, negative_control=_flip,
         runs=_runs_of("mse", e3=True), **COMMON),
     Claim(
-        id="eos.torch.e3_norm_slope", source="paper 2, §Experiments (E3: the norm grows with eta); issue 16 item 3",
+        id="eos.torch.e3_norm_slope", source="paper 2, §Experiments (E3: the norm grows with eta)",
         title="above eta_c each parameter norm (l1, l2, nuclear) grows with eta: the seed-level 95 % interval of "
               "its fitted slope against eta/eta_c lies above 0",
         hypotheses=(sp.Gt(eta, ETA_C_EXPR, evaluate=False),),
@@ -377,14 +377,14 @@ CLAIMS = (
         notes="E3's three seeds, 7 EoS-side runs each; the slope is relative to the norm at the first EoS run; "
               "R² of the line is reported, not judged (the paper says 'roughly linearly')"),
     Claim(
-        id="eos.torch.e4_dynamics", source="paper 2, §Experiments (E4); spec E4",
+        id="eos.torch.e4_dynamics", source="paper 2, §Experiments (E4)",
         title="in one EoS run (eta = 2 eta_c) the sharpness oscillates around 2/eta while the (2-step averaged) "
               "l1 norm grows",
         hypotheses=(sp.Gt(eta, ETA_C_EXPR, evaluate=False),), statement=sp.Eq(sp.Function("S_t")(k), 2 / eta),
         predict=lambda params: {"level_factor": 1.0}, evaluate=_eval_e4, tolerance=TRACKING, domain=DOMAIN,
         negative_control=lambda params, predicted: {"level_factor": 1.3}, runs=_runs_of("mse"), **COMMON),
     Claim(  # err(eta) ~ c0 + c1 ln eta + c2 ln^2 eta: curves up, with its minimum inside [eta_min, eta_max]
-        id="eos.torch.e5_u_shape", source="paper 2, §Experiments (E5); spec E5",
+        id="eos.torch.e5_u_shape", source="paper 2, §Experiments (E5)",
         title="test error against eta is U-shaped: a quadratic in ln eta over all runs curves up, with its "
               "minimum inside the sweep (95 % bootstrap over test examples)",
         hypotheses=(sp.Gt(eta, 0, evaluate=False),),
@@ -393,9 +393,9 @@ CLAIMS = (
                          sp.Lt(-_C1 / (2 * _C2), sp.log(_ETA_MAX), evaluate=False)),
         predict=lambda params: {"shape": "U"}, evaluate=_eval_e5, tolerance=U_SHAPE, domain=DOMAIN,
         negative_control=lambda params, predicted: {"shape": "no U"}, runs=_runs_of("mse"), **COMMON,
-        notes="the spec saw no U at quick size; not universal in the paper either (CIFAR-10-5k MSE)"),
+        notes="no U was seen at quick size (notes/validation-eos.md); not universal in the paper either (CIFAR-10-5k MSE)"),
     Claim(
-        id="eos.torch.sharpness_vs_dense", source="spec paper-2-eos.md, 'Measuring sharpness on networks'",
+        id="eos.torch.sharpness_vs_dense", source="paper 2, measuring sharpness on networks (HVP + eigsh against a dense Hessian)",
         title="HVPs, eigsh (max|lambda|, lambda_max, lambda_min) and our Lanczos agree with the dense autograd "
               "Hessian of a tiny float64 FCN",
         hypotheses=(sp.Gt(S, 0, evaluate=False),), statement=sp.Eq(S, sp.Symbol("max_abs_eig_dense_H")),

@@ -1,4 +1,4 @@
-"""Paper 1 on networks, where the theory puts the effect (issue 15): SAM's collapse boundary on a CNN, the
+"""Paper 1 on networks, where the theory puts the effect: SAM's collapse boundary on a CNN, the
 positive control, and the Holm family of the minor-feature claims.
 
 =====================================  ===========================================================================
@@ -175,12 +175,12 @@ def _collapse_claim(cid: str, design: str, what: str, source: str) -> Claim:
 
 
 _COLLAPSE_DESIGNS = (  # design, what the network and data are, where the claim comes from
-    ("cnn", "a small CNN (MNIST-5k at 14x14)", "on a CNN; issue 15 item 1"),
-    ("resnet", "a small ResNet with BatchNorm (MNIST-5k at 14x14)", "on a ResNet; issue 15 item 1"),
+    ("cnn", "a small CNN (MNIST-5k at 14x14)", "on a CNN"),
+    ("resnet", "a small ResNet with BatchNorm (MNIST-5k at 14x14)", "on a ResNet"),
     ("fashion", "a small CNN on Fashion-MNIST (14x14)", "on a CNN (Fashion-MNIST, when present)"),
     ("cifar10", "a CNN on CIFAR-10 (full tier, with --data-dir)", "on a CNN (CIFAR-10, full tier)"),
     ("svhn", "a CNN on SVHN (full tier, with --data-dir)", "on a CNN (SVHN, full tier)"),
-    ("patch", "a small CNN on the bright/faint patch images", "on a CNN (patch task); issue 15 item 1"),
+    ("patch", "a small CNN on the bright/faint patch images", "on a CNN (patch task)"),
 )
 COLLAPSE_CLAIMS = {design: _collapse_claim(f"sam.torch.{design}_collapse_boundary", design, what,
                                            f"§Regimes (collapse below alpha_c), {where}")
@@ -221,7 +221,7 @@ def _positive_evaluate(params, predicted):
 POSITIVE_CONTROL = Claim(
     id="sam.torch.positive_control",
     paper="sam",
-    source="derived: §Regimes (regime 2 amplifies minor features first) on the diagonal network; issue 15 item 3",
+    source="derived: §Regimes (regime 2 amplifies minor features first) on the diagonal network",
     title="the network pipeline detects minor-first where the theory guarantees it (depth-2 diagonal net, "
           "patch images, regime-2 alpha)",
     hypotheses=(sp.Gt(rho, 0, evaluate=False), sp.Gt(alpha, alpha_c, evaluate=False)),

@@ -1,0 +1,217 @@
+"""numerics/tableau.py: the Butcher tableaus — invariants, order conditions, measured convergence order (with
+a negative control), and every Runge–Kutta integrator of the package against its results from before it
+read the tableaus."""
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from biasaudit.numerics.tableau import DOPRI5, RK4, SUM_TOL, TABLEAUS, ButcherTableau, explicit_rk_step
+from biasaudit.plumbing import InputError
+
+# An order condition of a float64 tableau holds to the rounding of its coefficients: sums of ≤ 7³ products of
+# coefficients ≤ 12 in size (DOPRI5's a): well inside 1e-12; a wrong coefficient misses by far more.
+ORDER_CONDITION_TOL = 1e-12
+SLOPE_TOL = 0.3  # fitted log-error slope within ±0.3 of the declared order
+ROUNDOFF_FLOOR = 1e-13  # errors below this are rounding, not truncation: left out of the fit
+
+
+# ---------------------------------------------------------------------------------------------- invariants
+@pytest.mark.parametrize("tab", TABLEAUS.values(), ids=lambda t: t.name)
+def test_tableau_invariants_hold_and_arrays_are_read_only(tab):
+    np.testing.assert_allclose(tab.a.sum(axis=1), tab.c, rtol=0, atol=1e-15)
+    assert math.isclose(tab.b.sum(), 1.0, abs_tol=1e-15)
+    assert np.all(np.triu(tab.a) == 0)
+    for arr in (tab.a, tab.b, tab.c):
+        with pytest.raises(ValueError):
+            arr[0] = 1.0
+
+
+def test_dormand_prince_tableau_invariants():
+    """Row sums equal c_i, both weight vectors sum to 1, FSAL row = 5th-order weights, quadrature conditions
+    (moved from tests/test_flows.py with the tableau it checked)."""
+    A, c, b5, b4 = DOPRI5.a, DOPRI5.c, DOPRI5.b, DOPRI5.b_embedded
+    np.testing.assert_allclose(A.sum(axis=1), c, atol=1e-15)
+    assert math.isclose(b5.sum(), 1.0, abs_tol=1e-15) and math.isclose(b4.sum(), 1.0, abs_tol=1e-15)
+    np.testing.assert_allclose(A[6], b5, atol=0)
+    assert DOPRI5.fsal and not RK4.fsal
+    for k in range(1, 5):  # quadrature conditions sum b_i c_i^{k-1} = 1/k up to order 5 (4 for b4)
+        assert math.isclose(b5 @ c ** (k - 1), 1 / k, abs_tol=1e-14)
+        assert math.isclose(b4 @ c ** (k - 1), 1 / k, abs_tol=1e-14)
+    assert math.isclose(b5 @ c**4, 1 / 5, abs_tol=1e-14)
+
+
+def test_dormand_prince_error_weights_are_the_published_rationals():
+    """b − b̂ rounded once from the exact rationals (Hairer–Nørsett–Wanner's e_i; scipy's RK45 uses the same)."""
+    published = [Fraction(71, 57600), 0, Fraction(-71, 16695), Fraction(71, 1920), Fraction(-17253, 339200),
+                 Fraction(22, 525), Fraction(-1, 40)]
+    assert DOPRI5.b_error.tolist() == [float(x) for x in published]
+    assert math.isclose(DOPRI5.b_error.sum(), 0.0, abs_tol=1e-17)
+
+
+@pytest.mark.parametrize("change, param", [
+    (dict(b=[0.2, 0.3, 0.3, 0.3]), "b"),                      # weights sum to 1.1
+    (dict(c=[0.0, 0.5, 0.5, 0.9]), "a"),                      # row 3 sums to 1, not c_3
+    (dict(a=np.triu(np.ones((4, 4)))), "a"),                  # not explicit
+    (dict(b=[1 / 6, 1 / 3, 1 / 3, 1 / 6 + 1e-12]), "b"),      # off by 1e-12: caught
+    (dict(order=0), "order"),
+    (dict(b_error=[0.1, -0.1, 0.0, 0.0]), "b_error"),         # without error_order
+    (dict(b_error=[0.1, 0.0, 0.0, 0.0], error_order=3), "b_error"),  # does not sum to 0
+    (dict(b=[1 / 6, 1 / 3, math.nan, 1 / 6]), "b"),
+])
+def test_invalid_tableaus_are_refused_naming_the_field(change, param):
+    fields = dict(name="t", order=4, a=RK4.a, b=RK4.b, c=RK4.c)
+    with pytest.raises(InputError, match=f"^{param}:"):
+        ButcherTableau(**{**fields, **change})
+
+
+def test_sum_tolerance_accepts_rounded_rationals_only():
+    assert SUM_TOL < 1e-14
+    ButcherTableau("ok", 4, RK4.a, [1 / 6, 1 / 3, 1 / 3, 1 / 6 + 1e-16], RK4.c)  # one rounding: accepted
+
+
+def test_subdiagonal_is_offered_only_where_every_stage_reads_the_previous_one():
+    assert RK4.a_subdiagonal.tolist() == [0.5, 0.5, 1.0]
+    with pytest.raises(InputError, match="^a:"):
+        DOPRI5.a_subdiagonal
+
+
+# ---------------------------------------------------------------------------------------- order conditions
+def _trees(order: int) -> list[tuple]:
+    """Rooted trees with ``order`` nodes, each a sorted tuple of its subtrees (the leaf is ())."""
+    if order == 1:
+        return [()]
+    out = set()
+    for children in _forests(order - 1):
+        out.add(tuple(sorted(children)))
+    return sorted(out)
+
+
+def _forests(n: int, smallest: tuple | None = None) -> list[list]:
+    """Multisets of trees with n nodes in all (non-increasing in (size, tree) to avoid repeats)."""
+    if n == 0:
+        return [[]]
+    out = []
+    for size in range(1, n + 1):
+        for t in _trees(size):
+            key = (size, t)
+            if smallest is not None and key > smallest:
+                continue
+            for rest in _forests(n - size, key):
+                out.append([t] + rest)
+    return out
+
+
+def _size(t) -> int:
+    return 1 + sum(_size(u) for u in t)
+
+
+def _density(t) -> int:
+    """γ(t) = |t| ∏ γ(children)."""
+    return _size(t) * math.prod(_density(u) for u in t)
+
+
+def _stage_weights(t, a: np.ndarray) -> np.ndarray:
+    """Φ vector: ∏_children (a Φ(child)), the leaf giving ones."""
+    out = np.ones(a.shape[0])
+    for u in t:
+        out = out * (a @ _stage_weights(u, a))
+    return out
+
+
+def _order_residuals(a, b, up_to: int) -> dict[int, float]:
+    """max over the trees of each order of |b·Φ(t) − 1/γ(t)|."""
+    return {p: max(abs(b @ _stage_weights(t, a) - 1.0 / _density(t)) for t in _trees(p))
+            for p in range(1, up_to + 1)}
+
+
+def test_tree_count_is_the_known_sequence():
+    assert [len(_trees(p)) for p in range(1, 7)] == [1, 1, 2, 4, 9, 20]
+
+
+@pytest.mark.parametrize("tab, weights, order", [(RK4, "b", 4), (DOPRI5, "b", 5), (DOPRI5, "b_embedded", 4)],
+                         ids=["rk4", "dopri5", "dopri5-embedded"])
+def test_order_conditions_hold_up_to_the_order_and_fail_one_above(tab, weights, order):
+    res = _order_residuals(tab.a, getattr(tab, weights), order + 1)
+    assert all(res[p] < ORDER_CONDITION_TOL for p in range(1, order + 1)), res
+    assert res[order + 1] > 1e-4, res  # exactly this order, not more
+
+
+def test_order_conditions_negative_control_a_swapped_weight_is_caught():
+    swapped = np.array([1 / 6, 1 / 3, 1 / 6, 1 / 3])  # still sums to 1: the invariants cannot see it
+    res = _order_residuals(RK4.a, swapped, 4)
+    assert res[1] < ORDER_CONDITION_TOL and max(res.values()) > 1e-2
+
+
+# -------------------------------------------------------------------------------- measured convergence order
+def _riccati(t, y):
+    """y' = 1 + y², y(0) = 0: y = tan t, a nonlinear ODE whose error is in the asymptotic regime for every h
+    below (on y' = −2ty² Dormand–Prince's small 5th-order constant leaves h⁶ visible down to roundoff)."""
+    return 1.0 + y * y
+
+
+T_END = 1.2  # tan t stays O(1) (tan 1.2 = 2.57): no blow-up nearby
+
+
+def _global_error(tab: ButcherTableau, n: int, weights=None) -> float:
+    if weights is not None:
+        tab = ButcherTableau(tab.name, tab.order, tab.a, weights, tab.c)
+    h, y, t = T_END / n, 0.0, 0.0
+    for _ in range(n):
+        y = explicit_rk_step(_riccati, t, y, h, tab)[0]
+        t += h
+    return abs(y - math.tan(T_END))
+
+
+def _slope(tab, ns, weights=None) -> float:
+    errs = np.array([_global_error(tab, n, weights=weights) for n in ns])
+    keep = errs > ROUNDOFF_FLOOR
+    assert keep.sum() >= 4, errs
+    return float(np.polyfit(np.log(T_END / np.asarray(ns)[keep]), np.log(errs[keep]), 1)[0])
+
+
+NS = 2 ** np.arange(2, 11)  # h = 1.2 · 2^-2 … 1.2 · 2^-10
+
+
+@pytest.mark.parametrize("tab, weights, order", [(RK4, None, 4), (DOPRI5, None, 5), (DOPRI5, "embedded", 4)],
+                         ids=["rk4", "dopri5", "dopri5-embedded"])
+def test_measured_convergence_order_matches_the_declared_order(tab, weights, order):
+    slope = _slope(tab, NS, weights=tab.b_embedded if weights else None)
+    assert abs(slope - order) <= SLOPE_TOL, slope
+
+
+def test_convergence_negative_control_a_perturbed_coefficient_drops_the_order():
+    """A 5 % change of one coefficient (row sums kept, so the tableau is still valid) costs at least one order."""
+    a = DOPRI5.a.copy()
+    a[4, 0] *= 1.05
+    a[4, 1] -= a[4, 0] - DOPRI5.a[4, 0]  # keep the row sum = c_4
+    broken = ButcherTableau("dopri5-perturbed", 5, a, DOPRI5.b, DOPRI5.c)
+    assert _slope(broken, NS) < DOPRI5.order - 0.5
+    swapped = np.array([1 / 6, 1 / 3, 1 / 6, 1 / 3])
+    assert _slope(RK4, NS, weights=swapped) < RK4.order - 0.5
+
+
+def test_embedded_error_estimate_is_the_difference_of_the_two_solutions():
+    y0, h = 0.7, 0.1
+    y5, err, ks = explicit_rk_step(_riccati, 0.3, y0, h, DOPRI5)
+    y4 = y0 + h * sum(w * k for w, k in zip(DOPRI5.b_embedded, ks))
+    assert err == pytest.approx(y5 - y4, abs=4 * np.finfo(float).eps)  # y5 − y4 cancels: rounding of y ~ 1
+    assert abs(err) > 1e-9  # and the estimate is not trivially 0
+    assert explicit_rk_step(_riccati, 0.3, y0, h, RK4)[1] is None
+
+
+def test_reference_step_is_the_textbook_rk4_and_accepts_a_given_first_stage():
+    t, y, h = 0.4, np.array([0.3, -1.2]), 0.05
+
+    def f(t, y):
+        return np.array([y[1] * t, -np.sin(y[0])])
+
+    k1 = f(t, y)
+    k2 = f(t + h / 2, y + h / 2 * k1)
+    k3 = f(t + h / 2, y + h / 2 * k2)
+    k4 = f(t + h, y + h * k3)
+    textbook = y + h * (k1 + 2 * k2 + 2 * k3 + k4) / 6
+    np.testing.assert_allclose(explicit_rk_step(f, t, y, h, RK4)[0], textbook, rtol=4 * np.finfo(float).eps)
+    np.testing.assert_array_equal(explicit_rk_step(f, t, y, h, RK4, k1=k1)[0], explicit_rk_step(f, t, y, h, RK4)[0])

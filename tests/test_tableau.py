@@ -215,3 +215,22 @@ def test_reference_step_is_the_textbook_rk4_and_accepts_a_given_first_stage():
     textbook = y + h * (k1 + 2 * k2 + 2 * k3 + k4) / 6
     np.testing.assert_allclose(explicit_rk_step(f, t, y, h, RK4)[0], textbook, rtol=4 * np.finfo(float).eps)
     np.testing.assert_array_equal(explicit_rk_step(f, t, y, h, RK4, k1=k1)[0], explicit_rk_step(f, t, y, h, RK4)[0])
+
+
+def test_reference_step_takes_torch_tensors_as_the_gradient_flow_proxy_does():
+    """validation.gf_proxy steps θ' = −∇L(θ) with the same function on torch tensors (first stage given)."""
+    torch = pytest.importorskip("torch")
+    H = torch.tensor([[3.0, 1.0], [1.0, 2.0]], dtype=torch.float64)
+
+    def grad(x):
+        return H @ x + 0.1 * x**3
+
+    theta, h = torch.tensor([0.5, -0.7], dtype=torch.float64), 0.05
+    g = grad(theta)
+    k2 = grad(theta - 0.5 * h * g)
+    k3 = grad(theta - 0.5 * h * k2)
+    k4 = grad(theta - h * k3)
+    textbook = theta - (h / 6.0) * (g + 2 * k2 + 2 * k3 + k4)
+    stepped = explicit_rk_step(lambda _t, x: -grad(x), 0.0, theta, h, RK4, k1=-g)[0]
+    assert isinstance(stepped, torch.Tensor)
+    assert torch.allclose(stepped, textbook, rtol=4 * np.finfo(float).eps, atol=0)

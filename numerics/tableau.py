@@ -161,8 +161,9 @@ DOPRI5 = ButcherTableau(
                  _DP_B[:6] + [0]]),
     b=_rational(_DP_B),
     c=_rational([0, "1/5", "3/10", "4/5", "8/9", 1, 1]),
-    # b − b̂ from the exact rationals, rounded once (not the difference of the two rounded weights)
-    b_error=[float(Fraction(x) - Fraction(y)) for x, y in zip(_DP_B, _DP_B_HAT)],
+    # b − b̂ of the two float64 weight vectors (within 1 ulp of the published rationals e_i = b_i − b̂_i; this
+    # way b − b_error gives back b̂ exactly, and the step-size sequences are those of the kernels before)
+    b_error=np.array(_rational(_DP_B)) - np.array(_rational(_DP_B_HAT)),
     error_order=4,
 )
 

@@ -240,3 +240,129 @@ def test_reference_step_takes_torch_tensors_as_the_gradient_flow_proxy_does():
     stepped = explicit_rk_step(lambda _t, x: -grad(x), 0.0, theta, h, RK4, k1=-g)[0]
     assert isinstance(stepped, torch.Tensor)
     assert torch.allclose(stepped, textbook, rtol=4 * np.finfo(float).eps, atol=0)
+
+
+# ------------------------------------------------------------- every integrator against its previous results
+# Outputs of each Runge–Kutta integrator as computed before it read its coefficients from the tableaus (the
+# hand-written code of commit 82b5863; the rk4 heatmap then ran its generated unrolled-d5 kernel). The RK4
+# weights are now b = (1/6, 1/3, 1/3, 1/6) instead of (k1 + 2k2 + 2k3 + k4)/6: rounding only. Measured:
+# ≤ 1.3e-16 relative everywhere but the fastmath heatmap kernel (8.9e-14, reassociation over 2,000 steps).
+# Integer outputs (steps, status, certificate codes) must be identical.
+PREVIOUS_RTOL = 1e-12
+INF = math.inf
+PREVIOUS = {
+    "flows_rk4_l2_L3": [1.1248757810627525, 0.7065977022739705, 0.8097604434199404, 200],
+    "flows_rk4_linf_L2": [1.0154845484703205, 0.9389056079552109, 4.217107305298855, 100],
+    "flows_rk4_gd_L2": [3.694528048854684, 16.379444924029777, 161.37151102285404, 200],
+    "flows_dopri5_l2_L2": [21.5712732430262, 348.64906303380735, 7818.87746931927, 268],
+    "flows_dopri5_gd_L3": [0.8000000000110372, 1.9999999904988812, 22],
+    "flows_reference_l2_L3": [0.6676176669581545, 0.40190906575171387, 0.4688038460568031, 100],
+    "l2_deep_classify": [1, 24.750352792773427, 125, 0.16028883335918953],
+    "reduction_classify": [1, 1.2786666666666588, 0.585303545388157],
+    "reduction_classify_reference": [1, 1.280000000000001, 0.5858902797972763],
+    "reduction_rk4_A": [0.0, 0.2312295839323523, 0.2318898266604166, 0.23188982762998328],
+    "reduction_dopri5_A": [0.0, 0.23122958392461332, 0.23188982666890548, 0.23188982764025742],
+    "alpha_collapse": [0.4717868997235486],
+    "heatmap_rk4": [-INF, 8.898856851011436, 27.586860437422292, 30.41582435793573, -1, 1, 1, 1],
+    "heatmap_reduction-fixed": [-INF, 8.89885685941934, 27.586860448580588, 30.415824370013606, -1, 1, 1, 1],
+    "heatmap_reduction": [-INF, 8.898856845667835, 27.58686044878152, 30.415824370036415, -1, 1, 1, 1,
+                          120, 0, 336, 2, 218, 0, 171, 0],
+    "heatmap_numpy": [-INF, 8.898856851012232, 27.58686043742239, 30.415824357935822, -1, 1, 1, 1],
+    "heatmap_A_scalar": [INF, 2.8232831758602597, 0.3358875802135957, 0.0942085820216292],
+}
+MU3, ALPHA3 = np.array([1.0, 2.0, 3.0]), np.array([0.5, 0.3, 0.4])
+MU5 = np.array([1.0, 1.5, 2.0, 2.5, 3.0])
+ALPHA5 = np.array([0.8, 0.5, 0.9, 0.6, 0.7])
+GRID = np.array([0.0, 2.5, 7.0, 20.0])
+
+
+def _flow(result):
+    return [*result.w[-1], result.n_steps]
+
+
+def _heat(method, with_steps=False, **kw):
+    from biasaudit.numerics import heatmap as hm
+    from biasaudit.numerics.l2_boundaries import alpha_collapse
+
+    alphas = np.array([0.9, 1.01, 1.3, 2.5]) * alpha_collapse(MU5, math.sqrt(2))
+    h = hm.dominant_index_heatmap(MU5, math.sqrt(2), alphas, np.linspace(0, 10, 11), method=method, **kw)
+    return [*h.log_S[:, -1], *h.status] + ([*h.steps.ravel()] if with_steps else [])
+
+
+def _numpy_reference():
+    from biasaudit.numerics.heatmap_rk4 import rk4_heatmap_reference
+    from biasaudit.numerics.l2_boundaries import alpha_collapse
+
+    alphas = np.array([0.9, 1.01, 1.3, 2.5]) * alpha_collapse(MU5, math.sqrt(2))
+    _, _, log_s, status = rk4_heatmap_reference(np.repeat(alphas[:, None], 5, axis=1), MU5, 1.0, 1.0 / 200, 200, 11)
+    return [*log_s[:, -1], *status]
+
+
+def _a_scalar():
+    from biasaudit.numerics.heatmap_reduction import _A_batch_scalar
+    from biasaudit.numerics.l2_boundaries import alpha_collapse
+
+    alphas = np.array([0.9, 1.01, 1.3, 2.5]) * alpha_collapse(MU5, math.sqrt(2))
+    A, rows, status = np.zeros((4, 11)), np.zeros((4, 11), dtype=np.int64), np.zeros(4, dtype=np.int64)
+    _A_batch_scalar(np.log(np.repeat(alphas[:, None], 5, axis=1)), MU5, 1.0, 1.0 / 200, 200, A, rows, status)
+    return [*A[:, -1]]
+
+
+def _current(name):
+    from biasaudit.numerics import flows, l2_deep
+    from biasaudit.numerics import l2_reduction as red
+    from biasaudit.numerics.l2_boundaries import alpha_collapse
+
+    flow = flows.integrate_reduced_flow
+    runs = {
+        "flows_rk4_l2_L3": lambda: _flow(flow("l2", MU3, ALPHA3, 0.6, 3, 2.0, method="rk4", dt=1e-2, n_out=3)),
+        "flows_rk4_linf_L2": lambda: _flow(flow("linf", MU3, ALPHA3, 0.2, 2, 1.0, method="rk4", dt=1e-2, n_out=3)),
+        "flows_rk4_gd_L2": lambda: _flow(flow("gd", MU3, ALPHA3, 0.0, 2, 2.0, method="rk4", dt=1e-2, n_out=3)),
+        "flows_dopri5_l2_L2": lambda: _flow(flow("l2", MU3, ALPHA3, 0.6, 2, 4.0, method="adaptive", rtol=1e-10,
+                                                 atol=1e-12, n_out=3)),
+        "flows_dopri5_gd_L3": lambda: _flow(flow("gd", np.array([0.5, 1.0]), 0.5, 0.0, 3, 1.5, method="adaptive",
+                                                 rtol=1e-8, atol=1e-10, n_out=2)),
+        "flows_reference_l2_L3": lambda: _flow(flows.integrate_reduced_flow_reference("l2", MU3, ALPHA3, 0.6, 3, 1.0,
+                                                                                      dt=1e-2, n_out=3)),
+        "l2_deep_classify": lambda: [(r := l2_deep.classify_deep_trajectory(MU3, 0.6, 4)).code, r.sigma, r.steps,
+                                     r.closest],
+        "reduction_classify": lambda: [(r := red.classify_l2_trajectory(MU5, 0.5, 1.0)).code, r.tau, r.A],
+        "reduction_classify_reference": lambda: [(r := red.classify_l2_trajectory_reference(
+            MU5, np.full(5, 0.5), 1.0, dt=1e-2)).code, r.tau, r.A],
+        "reduction_rk4_A": lambda: [*red.l2_reduction_trajectory(MU5, ALPHA5, 1.0, GRID).A],
+        "reduction_dopri5_A": lambda: [*red.l2_reduction_trajectory(MU5, ALPHA5, 1.0, GRID, rtol=1e-10).A],
+        "alpha_collapse": lambda: [alpha_collapse(MU5, math.sqrt(2))],
+        "heatmap_rk4": lambda: _heat("rk4", steps_per_output=200),
+        "heatmap_reduction-fixed": lambda: _heat("reduction-fixed", steps_per_output=200),
+        "heatmap_reduction": lambda: _heat("reduction", with_steps=True),
+        "heatmap_numpy": _numpy_reference,
+        "heatmap_A_scalar": _a_scalar,
+    }
+    return runs[name]()
+
+
+@pytest.mark.parametrize("name", PREVIOUS)
+def test_every_runge_kutta_integrator_agrees_with_its_previous_results(name):
+    now, before = _current(name), PREVIOUS[name]
+    assert len(now) == len(before)
+    for x, y in zip(now, before):
+        if isinstance(y, int):
+            assert x == y, (now, before)
+        elif math.isfinite(y):
+            assert x == pytest.approx(y, rel=PREVIOUS_RTOL, abs=0), (now, before)
+        else:
+            assert x == y, (now, before)
+
+
+def test_previous_results_negative_control_the_swapped_weights_move_them():
+    """Fixed-step RK4 with two weights swapped (the mutant numerics.rk4_weight) is far outside PREVIOUS_RTOL."""
+    from biasaudit.theory.sam_fields import reduced_field
+
+    field = reduced_field("l2", 3, "joint")
+    swapped = ButcherTableau("rk4-swapped", 4, RK4.a, [1 / 6, 1 / 3, 1 / 6, 1 / 3], RK4.c)
+    w = {tab.name: ALPHA3.copy() for tab in (RK4, swapped)}
+    for tab in (RK4, swapped):
+        for _ in range(100):  # the reference's grid: tau = 1 in steps of 1e-2
+            w[tab.name] = explicit_rk_step(lambda t, x: field(x, MU3, 0.6), 0.0, w[tab.name], 1e-2, tab)[0]
+    np.testing.assert_allclose(w["rk4"], PREVIOUS["flows_reference_l2_L3"][:3], rtol=PREVIOUS_RTOL)
+    assert np.max(np.abs(w["rk4-swapped"] / w["rk4"] - 1)) > 1e3 * PREVIOUS_RTOL

@@ -53,18 +53,18 @@ def _heatmap(quick: bool) -> BenchResult:
 
     c = c_L(RHO, 2, "joint")
 
-    def run(method, spo=stride, a=alphas, **kw):
-        """One contender's heatmap: the library's methods, or a bench-only baseline (same outputs)."""
+    def run(contender, spo=stride, a=alphas, **kw):
+        """One contender's heatmap: a method of the library, or a bench-only baseline (same outputs)."""
         batch = np.repeat(np.asarray(a)[:, None], MU.size, axis=1)
-        if method == "numpy":
+        if contender == "numpy":
             jd, loss, log_s, status = rk4_heatmap_reference(batch, MU, c, (times[1] - times[0]) / spo, spo, n_out)
-        elif method == "solve_ivp":
+        elif contender == "solve_ivp":
             jd, loss, log_s, status = solve_ivp_heatmap(batch, MU, c, times, **kw)
         else:
-            if method != "reduction":
+            if contender != "reduction":
                 kw = {"steps_per_output": spo, **kw}
-            return dominant_index_heatmap(MU, RHO, a, times, method=method, **kw)
-        return Heatmap(a, times, "tau", jd, loss, log_s, status, None, method, c, MU)
+            return dominant_index_heatmap(MU, RHO, a, times, method=contender, **kw)
+        return Heatmap(a, times, "tau", jd, loss, log_s, status, None, contender, c, MU)
 
     ref = run("reduction-fixed", spo=8 * stride)
     rk4 = run("rk4")

@@ -1,9 +1,9 @@
 """Drop numba's on-disk caches of ``numerics/`` when any of its sources changed.
 
 numba keys a cached function on its *own* file's timestamp only. When a kernel calls a function from
-another module (``heatmap._A_batch_adaptive`` → ``l2_reduction._dopri_A``) and only the callee's file
-changes, the caller's cache still holds the old callee compiled in: stale results, silently (seen in this
-project while editing). On import, :func:`guard` hashes every ``numerics/*.py``; if the hash differs from the
+another module (``heatmap_reduction._A_batch_adaptive`` → ``l2_reduction._dopri_A``), or freezes another
+module's arrays (every Runge–Kutta kernel reads ``tableau``), and only that other file changes, the caller's
+cache still holds the old code compiled in: stale results, silently (seen in this project while editing). On import, :func:`guard` hashes every ``numerics/*.py``; if the hash differs from the
 stamp left in ``numerics/__pycache__``, it deletes that directory's ``*.nbi``/``*.nbc`` files (everything
 recompiles once) and writes the new stamp. Concurrent processes at worst delete each other's fresh cache
 files, which only costs a recompile. With ``NUMBA_CACHE_DIR`` set numba keeps its files in

@@ -11,7 +11,9 @@ l2           mu_j (w_j - c_L mu_j w_j^{L-1} / T)^{L-1},  T = ||mu ⊙ w^{L-1}||_
 ===========  =====================================================================
 
 Two methods, each a small ``@njit(cache=True)`` kernel behind :func:`integrate_reduced_flow` (which validates
-and allocates), plus :func:`integrate_reduced_flow_reference`, a plain-numpy RK4 used in the tests:
+and allocates), plus :func:`integrate_reduced_flow_reference`, a plain-numpy RK4 used in the tests. Both
+methods read their coefficients from :mod:`biasaudit.numerics.tableau` (``RK4`` unrolled, ``DOPRI5`` as a loop
+over stages); the reference steps with :func:`biasaudit.numerics.tableau.explicit_rk_step`:
 
 * ``method="rk4"``: classical fixed-step Runge-Kutta 4 (order 4); each output interval is split into equal
   steps no longer than ``dt``.
@@ -50,6 +52,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from biasaudit.numerics.tableau import DOPRI5, RK4, explicit_rk_step
 from biasaudit.plumbing import (InputError, as_finite_vector, choice, matching_length, nonnegative_scalar, positive_int,
                                 positive_scalar, positive_vector)
 
@@ -61,21 +64,10 @@ STATUSES = ("ok", "blowup", "collapsed", "step_underflow", "max_steps")
 W_MAX_DEFAULT = 1e100  # far below float overflow even for w^{L-1} products at moderate L; e^{mu tau} at ~230/mu
 _EPS = np.finfo(float).eps
 
-# Dormand-Prince 5(4) tableau (class-level data; checked in tests: rows sum to c_i, weights sum to 1).
-DP_C = np.array([0.0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1.0, 1.0])
-DP_A = np.array([
-    [0, 0, 0, 0, 0, 0],
-    [1 / 5, 0, 0, 0, 0, 0],
-    [3 / 40, 9 / 40, 0, 0, 0, 0],
-    [44 / 45, -56 / 15, 32 / 9, 0, 0, 0],
-    [19372 / 6561, -25360 / 2187, 64448 / 6561, -212 / 729, 0, 0],
-    [9017 / 3168, -355 / 33, 46732 / 5247, 49 / 176, -5103 / 18656, 0],
-    [35 / 384, 0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84],
-], dtype=float)
-DP_B5 = np.array([35 / 384, 0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84, 0])
-DP_B4 = np.array([5179 / 57600, 0, 7571 / 16695, 393 / 640, -92097 / 339200, 187 / 2100, 1 / 40])
-DP_ORDER = 5
-RK4_ORDER = 4
+# the tableaus (biasaudit.numerics.tableau) as module-level arrays: numba freezes them into the kernels
+_RK4_SUB = tuple(float(x) for x in RK4.a_subdiagonal)  # a_{i,i−1}: RK4 is unrolled (each stage reads the last)
+_RK4_B = tuple(float(x) for x in RK4.b)
+_DP_A, _DP_B, _DP_E = DOPRI5.a, DOPRI5.b, DOPRI5.b_error
 
 
 @dataclass(frozen=True)
@@ -171,19 +163,17 @@ def _state_flag(w, w_max, w_floor, L):
 
 
 @njit(cache=True)
-def _rk4_step(code, w, mu, rho, c, L, h, s, k1, k2, k3, k4, tmp, out):
-    _field(code, w, mu, rho, c, L, s, k1)
-    for j in range(w.shape[0]):
-        tmp[j] = w[j] + 0.5 * h * k1[j]
-    _field(code, tmp, mu, rho, c, L, s, k2)
-    for j in range(w.shape[0]):
-        tmp[j] = w[j] + 0.5 * h * k2[j]
-    _field(code, tmp, mu, rho, c, L, s, k3)
-    for j in range(w.shape[0]):
-        tmp[j] = w[j] + h * k3[j]
-    _field(code, tmp, mu, rho, c, L, s, k4)
-    for j in range(w.shape[0]):
-        out[j] = w[j] + h * (k1[j] + 2.0 * k2[j] + 2.0 * k3[j] + k4[j]) / 6.0
+def _rk4_step(code, w, mu, rho, c, L, h, s, K, tmp, out):
+    """One classical RK4 step (:data:`biasaudit.numerics.tableau.RK4`), unrolled: every stage reads only the
+    one before (a_{i,i−1} = ``_RK4_SUB``), weights ``_RK4_B``; K is (4, d) scratch."""
+    d = w.shape[0]
+    _field(code, w, mu, rho, c, L, s, K[0])
+    for st in range(1, 4):
+        for j in range(d):
+            tmp[j] = w[j] + _RK4_SUB[st - 1] * h * K[st - 1, j]
+        _field(code, tmp, mu, rho, c, L, s, K[st])
+    for j in range(d):
+        out[j] = w[j] + h * (_RK4_B[0] * K[0, j] + _RK4_B[1] * K[1, j] + _RK4_B[2] * K[2, j] + _RK4_B[3] * K[3, j])
 
 
 @njit(cache=True)
@@ -193,7 +183,8 @@ def _rk4_flow(code, w0, mu, rho, c, L, dt, w_max, w_floor, tau_out, w_out):
     w = w0.copy()
     wn = np.empty(d)
     s = np.empty(d)
-    k1, k2, k3, k4, tmp = np.empty(d), np.empty(d), np.empty(d), np.empty(d), np.empty(d)
+    K = np.empty((4, d))
+    tmp = np.empty(d)
     w_out[0, :] = w
     steps = 0
     flag = _state_flag(w, w_max, w_floor, L)
@@ -206,7 +197,7 @@ def _rk4_flow(code, w0, mu, rho, c, L, dt, w_max, w_floor, tau_out, w_out):
         h = span / n
         for k in range(n):
             _signs(code, L, w, s)
-            _rk4_step(code, w, mu, rho, c, L, h, s, k1, k2, k3, k4, tmp, wn)
+            _rk4_step(code, w, mu, rho, c, L, h, s, K, tmp, wn)
             _snap(code, L, w, wn)
             steps += 1
             flag = _state_flag(wn, w_max, w_floor, L)
@@ -232,29 +223,31 @@ def _rms_error(err, y, yn, rtol, atol):
 
 
 @njit(cache=True)
-def _dp_step(code, w, mu, rho, c, L, h, s, A, B5, B4, K, tmp, out, err):
+def _dp_step(code, w, mu, rho, c, L, h, s, K, tmp, out, err):
+    """One Dormand–Prince 5(4) step (:data:`biasaudit.numerics.tableau.DOPRI5`), a loop over its stages: the
+    5th-order solution into ``out`` and the error estimate h Σ_i (b_i − b̂_i) K[i] into ``err``; K is
+    (7, d) scratch."""
     d = w.shape[0]
-    for st in range(7):
+    for st in range(_DP_A.shape[0]):
         for j in range(d):
             acc = w[j]
             for m in range(st):
-                acc += h * A[st, m] * K[m, j]
+                acc += h * _DP_A[st, m] * K[m, j]
             tmp[j] = acc
         _field(code, tmp, mu, rho, c, L, s, K[st])
-        if st == 5:
-            for j in range(d):
-                acc = w[j]
-                for m in range(6):
-                    acc += h * B5[m] * K[m, j]
-                out[j] = acc
     for j in range(d):
+        acc = w[j]
         e = 0.0
-        for m in range(7):
-            e += (B5[m] - B4[m]) * K[m, j]
+        for m in range(_DP_B.shape[0]):
+            if _DP_B[m] != 0.0:  # b_7 = 0 (FSAL): the last stage only enters the error estimate
+                acc += h * _DP_B[m] * K[m, j]
+            e += _DP_E[m] * K[m, j]
+        out[j] = acc
         err[j] = h * e
 
 
 DP_SAFETY, DP_MIN_FACTOR, DP_MAX_FACTOR = 0.9, 0.2, 10.0
+_DP_EXPONENT = -1.0 / (DOPRI5.error_order + 1)  # err ~ h^{p̂+1}, p̂ = 4 the embedded order
 
 
 @njit(cache=True)
@@ -265,17 +258,17 @@ def dp_step_factor(err):
         return DP_MIN_FACTOR
     if err == 0.0:
         return DP_MAX_FACTOR
-    return min(DP_MAX_FACTOR, max(DP_MIN_FACTOR, DP_SAFETY * err ** (-1.0 / DP_ORDER)))
+    return min(DP_MAX_FACTOR, max(DP_MIN_FACTOR, DP_SAFETY * err ** _DP_EXPONENT))
 
 
 @njit(cache=True)
-def _dp_flow(code, w0, mu, rho, c, L, rtol, atol, w_max, w_floor, max_steps, A, B5, B4, tau_out, w_out):
+def _dp_flow(code, w0, mu, rho, c, L, rtol, atol, w_max, w_floor, max_steps, tau_out, w_out):
     """Adaptive Dormand-Prince 5(4) through the grid tau_out. Returns (rows, status, tau_stop, steps)."""
     d = w0.shape[0]
     w = w0.copy()
     wn = np.empty(d)
     s = np.empty(d)
-    K = np.empty((7, d))
+    K = np.empty((_DP_B.shape[0], d))
     tmp = np.empty(d)
     err = np.empty(d)
     w_out[0, :] = w
@@ -309,7 +302,7 @@ def _dp_flow(code, w0, mu, rho, c, L, rtol, atol, w_max, w_floor, max_steps, A, 
                 h = t_next - t
                 last = True
             _signs(code, L, w, s)
-            _dp_step(code, w, mu, rho, c, L, h, s, A, B5, B4, K, tmp, wn, err)
+            _dp_step(code, w, mu, rho, c, L, h, s, K, tmp, wn, err)
             steps += 1
             e = _rms_error(err, w, wn, rtol, atol)
             finite = e == e and e < 1e300
@@ -391,7 +384,7 @@ def integrate_reduced_flow(algorithm: str, mu, alpha, rho: float, depth: int, ta
             raise InputError("rtol", f"must be >= 100 float64 eps ({100 * _EPS:.1e})", rtol)
         max_steps = positive_int("max_steps", max_steps)
         rows, status, tau_stop, steps = _dp_flow(code, alpha_arr, mu_arr, rho_f, c, L, rtol, atol, w_max,
-                                                 w_floor, max_steps, DP_A, DP_B5, DP_B4, tau, w_out)
+                                                 w_floor, max_steps, tau, w_out)
     return FlowResult(tau[:rows].copy(), w_out[:rows].copy(), STATUSES[status], float(tau_stop), int(steps),
                       algorithm, L, float(c))
 
@@ -426,11 +419,7 @@ def integrate_reduced_flow_reference(algorithm: str, mu, alpha, rho: float, dept
                     return m * (x - r * s) ** (L - 1)
             else:
                 field = sym_field
-            k1 = field(wv, mu_arr, rho_f)
-            k2 = field(wv + h / 2 * k1, mu_arr, rho_f)
-            k3 = field(wv + h / 2 * k2, mu_arr, rho_f)
-            k4 = field(wv + h * k3, mu_arr, rho_f)
-            new = wv + h * (k1 + 2 * k2 + 2 * k3 + k4) / 6
+            new = explicit_rk_step(lambda t, x, field=field: field(x, mu_arr, rho_f), 0.0, wv, h, RK4)[0]
             if algorithm == "linf" and L % 2 == 0:
                 new = np.where((wv == 0) | (wv * new <= 0), 0.0, new)
             if algorithm == "l2" and L % 2 == 0 and np.any((wv != 0) & (wv * new <= 0)):

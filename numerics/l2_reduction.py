@@ -46,6 +46,7 @@ import numpy as np
 from numba import njit
 
 from biasaudit.numerics.flows import dp_step_factor
+from biasaudit.numerics.tableau import DOPRI5, RK4, explicit_rk_step
 from biasaudit.plumbing import (InputError, as_finite_vector, matching_length, positive_increasing, positive_scalar,
                                 positive_vector)
 
@@ -70,6 +71,14 @@ _NAMES = {COLLAPSE: "collapse", UNDECIDED: "undecided", ESCAPE: "escape"}
 # the collapse certificate fires); the global RK4 error at this step shifts α_c by < 1e-12 relative
 # (measured against the mpmath reference, see notes/sam-l2.md).
 DEFAULT_STEP_MU_D = 2e-3
+
+
+# The tableaus as module-level constants (numba freezes them into the kernels). The kernels below are unrolled
+# (a scalar ODE: no stage arrays) and read every coefficient from here.
+_RK4_SUB, _RK4_B, _RK4_C = RK4.a_subdiagonal, RK4.b, RK4.c
+_DP_A, _DP_B, _DP_C, _DP_E = DOPRI5.a, DOPRI5.b, DOPRI5.c, DOPRI5.b_error
+if not (DOPRI5.fsal and _DP_B[1] == 0.0 and _DP_E[1] == 0.0):  # what the unrolled _dopri_A leaves out
+    raise ImportError("l2_reduction._dopri_A assumes DOPRI5 is FSAL with b_2 = b̂_2 = 0")
 
 
 def default_step(mu: np.ndarray) -> float:
@@ -118,11 +127,12 @@ def _rk4_A_step(tau, A, dt, log_mu_alpha, mu, c):
 
 @njit(cache=True)
 def _rk4_A_step_k1(tau, A, dt, k1, log_mu_alpha, mu, c):
-    """One RK4 step given the first stage k1 = A'(τ, A) (already computed for the certificate test)."""
-    k2 = _A_rhs(tau + 0.5 * dt, A + 0.5 * dt * k1, log_mu_alpha, mu, c)
-    k3 = _A_rhs(tau + 0.5 * dt, A + 0.5 * dt * k2, log_mu_alpha, mu, c)
-    k4 = _A_rhs(tau + dt, A + dt * k3, log_mu_alpha, mu, c)
-    return A + dt * (k1 + 2.0 * k2 + 2.0 * k3 + k4) / 6.0
+    """One RK4 step (:data:`biasaudit.numerics.tableau.RK4`) given the first stage k1 = A'(τ, A) (already
+    computed for the certificate test)."""
+    k2 = _A_rhs(tau + _RK4_C[1] * dt, A + _RK4_SUB[0] * dt * k1, log_mu_alpha, mu, c)
+    k3 = _A_rhs(tau + _RK4_C[2] * dt, A + _RK4_SUB[1] * dt * k2, log_mu_alpha, mu, c)
+    k4 = _A_rhs(tau + _RK4_C[3] * dt, A + _RK4_SUB[2] * dt * k3, log_mu_alpha, mu, c)
+    return A + dt * (_RK4_B[0] * k1 + _RK4_B[1] * k2 + _RK4_B[2] * k3 + _RK4_B[3] * k4)
 
 
 @njit(cache=True)
@@ -248,22 +258,22 @@ def _dopri_A(log_alpha, mu, c, tau_out, rtol, atol, A_out, status_out, counts):
             if tau + hh >= tau_out[i]:
                 hh = tau_out[i] - tau
                 last = True
-            k2 = math.exp(-_log_S(tau + 0.2 * hh, A + hh * (0.2 * k1), lma, mu, c))
-            k3 = math.exp(-_log_S(tau + 0.3 * hh, A + hh * (3.0 / 40.0 * k1 + 9.0 / 40.0 * k2), lma, mu, c))
-            k4 = math.exp(-_log_S(tau + 0.8 * hh, A + hh * (44.0 / 45.0 * k1 - 56.0 / 15.0 * k2
-                                                            + 32.0 / 9.0 * k3), lma, mu, c))
-            k5 = math.exp(-_log_S(tau + 8.0 / 9.0 * hh, A + hh * (19372.0 / 6561.0 * k1 - 25360.0 / 2187.0 * k2
-                                                                  + 64448.0 / 6561.0 * k3 - 212.0 / 729.0 * k4),
+            # the DOPRI5 stages, unrolled; b_2 = b_7 = 0 and the 7th stage is f at the new point (FSAL)
+            k2 = math.exp(-_log_S(tau + _DP_C[1] * hh, A + hh * (_DP_A[1, 0] * k1), lma, mu, c))
+            k3 = math.exp(-_log_S(tau + _DP_C[2] * hh, A + hh * (_DP_A[2, 0] * k1 + _DP_A[2, 1] * k2), lma, mu, c))
+            k4 = math.exp(-_log_S(tau + _DP_C[3] * hh, A + hh * (_DP_A[3, 0] * k1 + _DP_A[3, 1] * k2
+                                                                 + _DP_A[3, 2] * k3), lma, mu, c))
+            k5 = math.exp(-_log_S(tau + _DP_C[4] * hh, A + hh * (_DP_A[4, 0] * k1 + _DP_A[4, 1] * k2
+                                                                 + _DP_A[4, 2] * k3 + _DP_A[4, 3] * k4),
                                   lma, mu, c))
-            k6 = math.exp(-_log_S(tau + hh, A + hh * (9017.0 / 3168.0 * k1 - 355.0 / 33.0 * k2
-                                                      + 46732.0 / 5247.0 * k3 + 49.0 / 176.0 * k4
-                                                      - 5103.0 / 18656.0 * k5), lma, mu, c))
-            A_new = A + hh * (35.0 / 384.0 * k1 + 500.0 / 1113.0 * k3 + 125.0 / 192.0 * k4
-                              - 2187.0 / 6784.0 * k5 + 11.0 / 84.0 * k6)
+            k6 = math.exp(-_log_S(tau + _DP_C[5] * hh, A + hh * (_DP_A[5, 0] * k1 + _DP_A[5, 1] * k2
+                                                                 + _DP_A[5, 2] * k3 + _DP_A[5, 3] * k4
+                                                                 + _DP_A[5, 4] * k5), lma, mu, c))
+            A_new = A + hh * (_DP_B[0] * k1 + _DP_B[2] * k3 + _DP_B[3] * k4 + _DP_B[4] * k5 + _DP_B[5] * k6)
             lS_new = _log_S(tau + hh, A_new, lma, mu, c)
             k7 = math.exp(-lS_new)
-            e = hh * (71.0 / 57600.0 * k1 - 71.0 / 16695.0 * k3 + 71.0 / 1920.0 * k4
-                      - 17253.0 / 339200.0 * k5 + 22.0 / 525.0 * k6 - 1.0 / 40.0 * k7)
+            e = hh * (_DP_E[0] * k1 + _DP_E[2] * k3 + _DP_E[3] * k4 + _DP_E[4] * k5 + _DP_E[5] * k6
+                      + _DP_E[6] * k7)
             err = abs(e) / (atol + rtol * max(abs(A), abs(A_new)))
             if err <= 1.0 and A_new == A_new:
                 fac = dp_step_factor(err)
@@ -352,11 +362,7 @@ def classify_l2_trajectory_reference(mu, alpha, c, *, dt=None, tau_max=None) -> 
             return Classification(ESCAPE, tau, A, tau_max)
         if tau >= tau_max:
             return Classification(UNDECIDED, tau, A, tau_max)
-        k1 = rhs(tau, A)
-        k2 = rhs(tau + dt / 2, A + dt / 2 * k1)
-        k3 = rhs(tau + dt / 2, A + dt / 2 * k2)
-        k4 = rhs(tau + dt, A + dt * k3)
-        A += dt * (k1 + 2 * k2 + 2 * k3 + k4) / 6
+        A = explicit_rk_step(rhs, tau, A, dt, RK4)[0]
         tau += dt
 
 

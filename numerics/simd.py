@@ -2,9 +2,9 @@ r"""Ask LLVM for 512-bit vectors in one numba function.
 
 LLVM's tuning for Intel server cores (Ice Lake, Sapphire Rapids) sets ``prefer-256-bit``: loops are
 vectorised with 256-bit registers even where AVX-512 exists, to avoid the frequency drop of 512-bit code on
-older parts. For a loop that is bound by FMA throughput and dependency latency, like the unrolled RK4 of
+older parts. For a loop that is bound by FMA throughput and dependency latency, like the batched RK4 of
 :mod:`biasaudit.numerics.heatmap_rk4`, 512-bit vectors carry twice the α per instruction: measured on this machine
-(2-core Xeon with AVX-512), 12.4 → 8.4 ns per α-step.
+(2-core Xeon with AVX-512), 12.4 → 8.4 ns per α-step (the d-specialised kernel of that time).
 
 :func:`prefer_wide_vectors` is a no-op intrinsic; calling it inside an ``@njit`` function attaches the
 function attribute ``"prefer-vector-width"="512"`` to the LLVM function being built, which is what clang's

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from biasaudit.numerics import flows
 from biasaudit.numerics.flows import integrate_reduced_flow, integrate_reduced_flow_reference
+from biasaudit.numerics.tableau import RK4
 from biasaudit.plumbing import InputError
 from biasaudit.theory.sam_gd import gd_blowup_times
 from biasaudit.theory.sam_linf import linf_deep_weights, linf_l2_weights, linf_zero_hit_time
@@ -22,25 +23,13 @@ def _order(hs, errs):
     return np.polyfit(np.log(np.asarray(hs)[keep]), np.log(errs[keep]), 1)[0]
 
 
-def test_flows_dormand_prince_tableau_invariants():
-    """Row sums equal c_i, both weight vectors sum to 1, FSAL row = 5th-order weights, order conditions."""
-    A, c, b5, b4 = flows.DP_A, flows.DP_C, flows.DP_B5, flows.DP_B4
-    np.testing.assert_allclose(A.sum(axis=1), c, atol=1e-15)
-    assert math.isclose(b5.sum(), 1.0, abs_tol=1e-15) and math.isclose(b4.sum(), 1.0, abs_tol=1e-15)
-    np.testing.assert_allclose(A[6], b5[:6], atol=0)
-    for k in range(1, 5):  # quadrature conditions sum b_i c_i^{k-1} = 1/k up to order 5 (4 for b4)
-        assert math.isclose(b5 @ c ** (k - 1), 1 / k, abs_tol=1e-14)
-        assert math.isclose(b4 @ c ** (k - 1), 1 / k, abs_tol=1e-14)
-    assert math.isclose(b5 @ c**4, 1 / 5, abs_tol=1e-14)
-
-
 def test_flows_rk4_order_on_linear_ode():
     """GD at L = 2 is linear, w = alpha e^{mu tau}: fitted log-error slope over h = 2^0..2^-10 is 4 +- 0.2."""
     mu, alpha = np.array([0.5, 1.0]), 0.5
     exact = alpha * np.exp(mu)
     errs = [np.max(np.abs(integrate_reduced_flow("gd", mu, alpha, 0.0, 2, 1.0, dt=h, n_out=2).w[-1] - exact)
                    / exact) for h in H]
-    assert abs(_order(H, errs) - flows.RK4_ORDER) <= 0.2
+    assert abs(_order(H, errs) - RK4.order) <= 0.2
 
 
 def test_flows_rk4_order_on_linf_closed_form():
@@ -49,7 +38,7 @@ def test_flows_rk4_order_on_linf_closed_form():
     exact = linf_deep_weights(mu, alpha, rho, [1.0], 3)
     errs = [np.max(np.abs(integrate_reduced_flow("linf", mu, alpha, rho, 3, 1.0, dt=h, n_out=2).w[-1] - exact))
             for h in H]
-    assert abs(_order(H, errs) - flows.RK4_ORDER) <= 0.2
+    assert abs(_order(H, errs) - RK4.order) <= 0.2
 
 
 @pytest.mark.parametrize("rtol", [1e-6, 1e-8, 1e-10, 1e-12])

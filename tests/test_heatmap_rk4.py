@@ -1,11 +1,10 @@
-"""numerics/heatmap_rk4.py, numerics/rsqrt.py, numerics/simd.py: the batched RK4 heatmap kernels.
+"""numerics/heatmap_rk4.py, numerics/rsqrt.py, numerics/simd.py: the batched RK4 heatmap kernel.
 
-The unrolled (generated) and generic kernels are checked against the plain numpy RK4 of the same update
-(``method="numpy"``), across d, padded blocks, collapse/escape mixes and renormalisation."""
+The kernel (``method="rk4"``) is checked against the plain numpy RK4 of the same update
+(:func:`biasaudit.numerics.heatmap_rk4.rk4_heatmap_reference`), across d, padded blocks, collapse/escape mixes
+and renormalisation."""
 
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -68,11 +67,20 @@ def test_prefer_wide_vectors_marks_the_llvm_function_and_changes_nothing_else():
     assert WIDE_VECTOR_ATTRIBUTE in llvm
 
 
+def _reference(mu, alphas, times, spo, rho=math.sqrt(2)):
+    """The plain-numpy RK4 of the same update, as a Heatmap."""
+    from biasaudit.theory.sam_l2 import c_L
+
+    mu, alphas, times = np.asarray(mu, float), np.asarray(alphas, float), np.asarray(times, float)
+    batch = np.repeat(alphas[:, None], mu.size, axis=1) if alphas.ndim == 1 else alphas
+    c = c_L(rho, 2, "joint")
+    jd, loss, logS, status = rk.rk4_heatmap_reference(batch, mu, c, (times[1] - times[0]) / spo, spo, times.size)
+    return hm.Heatmap(alphas, times, "tau", jd, loss, logS, status, None, "numpy", c, mu)
+
+
 def _heatmaps(mu, alphas, times, spo, rho=math.sqrt(2)):
-    out = {v: hm.dominant_index_heatmap(mu, rho, alphas, times, method="rk4", steps_per_output=spo, rk4_variant=v)
-           for v in ("generic", rk.kernel_variant(len(mu)))}
-    ref = hm.dominant_index_heatmap(mu, rho, alphas, times, method="numpy", steps_per_output=spo)
-    return ref, out
+    out = {"rk4": hm.dominant_index_heatmap(mu, rho, alphas, times, method="rk4", steps_per_output=spo)}
+    return _reference(mu, alphas, times, spo, rho), out
 
 
 def _assert_same(ref, h):
@@ -121,93 +129,23 @@ def test_kernels_agree_on_per_coordinate_alphas_and_the_initial_certificates():
 
 
 def test_negative_control_a_perturbed_step_is_caught():
-    """Half a percent more step in the generic kernel must break the agreement the tests above demand."""
+    """Half a percent more step in the kernel must break the agreement the tests above demand."""
     mu, alphas, times = np.array([1.0, 2.0, 3.0]), np.linspace(0.4, 1.2, 16), np.linspace(0.0, 6.0, 31)
-    ref = hm.dominant_index_heatmap(mu, math.sqrt(2), alphas, times, method="numpy", steps_per_output=50)
-    jd, loss, logS = (np.zeros((16, 31), dtype=np.int64), np.zeros((16, 31)), np.zeros((16, 31)))
-    status = np.zeros(16, dtype=np.int64)
+    ref = _reference(mu, alphas, times, 50)
     batch = np.repeat(alphas[:, None], 3, axis=1)
-    rk.rk4_batch(batch, mu, ref.c, 1.005 * 6.0 / 30 / 50, 50, jd, loss, logS, status, variant="generic")
+    jd, loss, logS, status = rk.rk4_heatmap(batch, mu, ref.c, 1.005 * 6.0 / 30 / 50, 50, 31)
     fin = np.isfinite(ref.log_S) & np.isfinite(logS)
     assert np.max(np.abs(ref.log_S[fin] - logS[fin])) > KERNEL_VS_NUMPY_LOG_S
 
 
-def test_generated_source_is_deterministic_and_specialised():
-    assert rk.unrolled_steps_source(5) == rk.unrolled_steps_source(5)
-    assert rk.unrolled_steps_source(5) != rk.unrolled_steps_source(4)
-    assert "y4 = m4 *" in rk.unrolled_steps_source(5) and "y5" not in rk.unrolled_steps_source(5)
-    assert rk.kernel_variant(5) == "unrolled-d5" and rk.kernel_variant(rk.MAX_UNROLLED_D + 1) == "generic"
-    with pytest.raises(ValueError, match="d: must be in"):
-        rk.unrolled_steps_source(0)
-    with pytest.raises(ValueError, match="variant: must be"):
-        rk.rk4_batch(np.ones((2, 3)), np.ones(3), 1.0, 0.1, 1, *(np.zeros((2, 2)),) * 3, np.zeros(2, np.int64),
-                     variant="unrolled-d4")
-
-
-def _forget_loaded(variant, monkeypatch):
-    prefix = f"biasaudit_kernel_heatmap_rk4_{variant.replace('-', '_')}_"
-    for name in [n for n in sys.modules if n.startswith(prefix)]:
-        monkeypatch.delitem(sys.modules, name)
-    return prefix
-
-
-def test_generated_module_is_written_once_under_the_cache_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("BIASAUDIT_CACHE_DIR", str(tmp_path))
-    _forget_loaded("unrolled-d2", monkeypatch)
-    module = rk._load("unrolled-d2")
-    files = list((tmp_path / "kernels").glob("*.py"))
-    assert module.__name__ in sys.modules and len(files) == 1
-    assert files[0].read_text() == rk._module_source("unrolled-d2")
-
-
-def test_a_tampered_kernel_file_is_replaced_before_anything_of_it_runs(tmp_path, monkeypatch):
-    monkeypatch.setenv("BIASAUDIT_CACHE_DIR", str(tmp_path))
-    _forget_loaded("unrolled-d2", monkeypatch)
-    module = rk._load("unrolled-d2")
-    path = Path(module.__file__)
-    marker = tmp_path / "pwned"
-    path.write_text(f"open({str(marker)!r}, 'w').close()\n" + rk._module_source("unrolled-d2"))
-    _forget_loaded("unrolled-d2", monkeypatch)
-    again = rk._load("unrolled-d2")
-    assert not marker.exists() and path.read_text() == rk._module_source("unrolled-d2")
-    assert again.__file__ == str(path) and callable(again.rk4_batch)
-
-
-def test_a_kernel_dir_others_can_write_is_not_imported_from(tmp_path, monkeypatch):
-    monkeypatch.setenv("BIASAUDIT_CACHE_DIR", str(tmp_path))
-    (tmp_path / "kernels").mkdir(mode=0o777)
-    (tmp_path / "kernels").chmod(0o777)
-    _forget_loaded("unrolled-d1", monkeypatch)
-    module = rk._load("unrolled-d1")
-    assert getattr(module, "__file__", None) is None and not list((tmp_path / "kernels").glob("*.py"))
-
-
-def test_unwritable_cache_dir_compiles_in_memory(tmp_path, monkeypatch):
-    blocker = tmp_path / "not-a-dir"
-    blocker.write_text("")
-    monkeypatch.setenv("BIASAUDIT_CACHE_DIR", str(blocker))
-    name_prefix = _forget_loaded("unrolled-d1", monkeypatch)
-    module = rk._load("unrolled-d1")
-    assert module.__name__.startswith(name_prefix)
-    jd, loss, logS = np.zeros((1, 3), dtype=np.int64), np.zeros((1, 3)), np.zeros((1, 3))
-    status = np.zeros(1, dtype=np.int64)
-    module.rk4_batch(np.array([[2.0]]), np.array([1.0]), 1.0, 0.01, 10, jd, loss, logS, status)
-    # d = 1: S = w and w' = w − c, so w(τ) = c + (α − c) e^τ
+def test_one_coordinate_kernel_follows_the_closed_form():
+    """d = 1: S = w and w' = w − c, so w(τ) = c + (α − c) e^τ (escape from α = 2 > c = 1)."""
+    jd, loss, logS, status = rk.rk4_heatmap(np.array([[2.0]]), np.array([1.0]), 1.0, 0.01, 10, 3)
     assert status[0] == 1 and np.allclose(logS[0], np.log(1.0 + np.exp([0.0, 0.1, 0.2])), rtol=0, atol=1e-9)
 
 
-def test_generated_module_name_changes_when_a_dependency_changes(tmp_path, monkeypatch):
-    """numba's cache only watches the caller's file: a changed dependency must give a new module (and file)."""
-    monkeypatch.setenv("BIASAUDIT_CACHE_DIR", str(tmp_path))
-    names = []
-    for deps in ("deps v1", "deps v2"):
-        monkeypatch.setattr(rk, "package_digest", lambda deps=deps: deps)
-        _forget_loaded("unrolled-d3", monkeypatch)
-        names.append(rk._load("unrolled-d3").__name__)
-    assert names[0] != names[1] and len(list((tmp_path / "kernels").glob("*.py"))) == 2
-    monkeypatch.undo()
-    # the digest covers the modules the generated source calls into
-    package = Path(rk.__file__).parent
-    called = {"heatmap_rk4", "heatmap_common", "rsqrt", "simd"}
-    assert called <= {p.stem for p in package.glob("*.py")}
-    assert "def _handle_events" in Path(rk.__file__).read_text() and "MAGIC" in (package / "rsqrt.py").read_text()
+def test_the_kernel_reads_rk4_from_the_tableau():
+    """The stage offsets and weights are the tableau's (a_{i,i−1}, b), not copies."""
+    from biasaudit.numerics.tableau import RK4
+
+    assert rk._SUB == tuple(RK4.a_subdiagonal) and rk._B == tuple(RK4.b)

@@ -44,7 +44,7 @@ from biasaudit.numerics.heatmap import dominant_index_heatmap
 from biasaudit.numerics.l2_boundaries import l2_sam_regime_boundaries
 import biasaudit.plumbing, biasaudit.theory, biasaudit.numerics, biasaudit.validation, biasaudit.cli
 assert abs(l2_sam_regime_boundaries([1.0, 2.0], 1.0).alpha_collapse - 0.5213212825997885) < 1e-9
-h = dominant_index_heatmap([1.0, 2.0, 3.0], 0.3, [0.05, 0.5], [0.0, 0.5, 1.0], method="rk4")  # a generated kernel
+h = dominant_index_heatmap([1.0, 2.0, 3.0], 0.3, [0.05, 0.5], [0.0, 0.5, 1.0], method="rk4")  # a numba kernel
 print(biasaudit.numerics.__file__)
 """
 
@@ -189,7 +189,7 @@ def test_this_install_has_one_import_root(tmp_path):
 def test_a_wheel_in_a_fresh_venv_has_one_import_root_and_works(tmp_path):
     """Build the wheel, check its top-level entries, install it (no dependencies) in a fresh virtual
     environment that sees this interpreter's third-party packages (not its editable biasaudit), and run
-    imports, a generated numba kernel and the CLI from outside the checkout."""
+    imports, a numba kernel and the CLI from outside the checkout."""
     wheels, source = tmp_path / "wheels", tmp_path / "source"
     # build from a copy: setuptools writes build/ and *.egg-info beside the sources
     shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".git", "build", "dist", "*.egg-info", "__pycache__",

@@ -1,4 +1,4 @@
-"""numerics/l2_reduction.py, numerics/heatmap.py, numerics/sam_mpmath.py: kernels against references."""
+"""numerics/l2_reduction.py, numerics/heatmap*.py, numerics/sam_mpmath.py: kernels against references."""
 
 import math
 
@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from biasaudit.numerics import heatmap as hm
+from biasaudit.numerics import heatmap_reduction as hr
 from biasaudit.numerics import l2_reduction as red
 from biasaudit.numerics.l2_boundaries import alpha_collapse
 from biasaudit.numerics.sam_mpmath import mp_A_at, mp_classify
@@ -73,13 +74,28 @@ def test_alpha_collapse_reproduces_to_12_digits_under_step_refinement():
     assert abs(a - b) / a < 1e-11
 
 
+def _contender(method, alphas, times, spo):
+    """The adaptive reduction, the plain-numpy RK4 (numerics' reference) or the bench's solve_ivp baseline."""
+    if method == "reduction":
+        return hm.dominant_index_heatmap(MU, math.sqrt(2), alphas, times, method=method)
+    from biasaudit.benchmarks.heatmap_baselines import solve_ivp_heatmap
+    from biasaudit.numerics.heatmap_rk4 import rk4_heatmap_reference
+
+    batch = np.repeat(alphas[:, None], MU.size, axis=1)
+    if method == "numpy":
+        jd, loss, logS, status = rk4_heatmap_reference(batch, MU, 1.0, (times[1] - times[0]) / spo, spo, times.size)
+    else:
+        jd, loss, logS, status = solve_ivp_heatmap(batch, MU, 1.0, times)
+    return hm.Heatmap(alphas, times, "tau", jd, loss, logS, status, None, method, 1.0, MU)
+
+
 @pytest.mark.parametrize("method", ["numpy", "reduction", "solve_ivp"])
 def test_heatmap_methods_agree_with_the_numba_kernel(method):
     ac = alpha_collapse(MU, math.sqrt(2))
     alphas = np.array([0.9, 1.01, 1.3, 2.5]) * ac
     times = np.linspace(0, 30, 61)
     ref = hm.dominant_index_heatmap(MU, math.sqrt(2), alphas, times, method="rk4", steps_per_output=100)
-    h = hm.dominant_index_heatmap(MU, math.sqrt(2), alphas, times, method=method, steps_per_output=100)
+    h = _contender(method, alphas, times, 100)
     assert np.array_equal(h.status, ref.status)
     assert np.mean(h.j_dagger == ref.j_dagger) > 0.99  # switch instants may land on either side
     both = np.isfinite(h.log_S) & np.isfinite(ref.log_S)
@@ -107,7 +123,7 @@ def test_heatmap_per_coordinate_alpha_matches_the_general_formula():
 def test_heatmap_iterations_record_tau_as_sum_of_steps_and_track_the_flow():
     ac = alpha_collapse(MU, math.sqrt(2))
     h = hm.dominant_index_heatmap(MU, math.sqrt(2), [1.5 * ac], np.arange(0, 2001, 100), time="iterations",
-                                  method="rk4", eta=0.01)
+                                  method="sam", eta=0.01)
     tau = h.tau[0]
     assert tau[0] == 0 and np.all(np.diff(tau) > 0) and tau[1] <= 100 * 0.01 * 0.5 + 1e-12  # h ≤ η σ(0)
     flow = red.l2_reduction_trajectory_reference(MU, np.full(5, 1.5 * ac), 1.0, tau)
@@ -128,12 +144,12 @@ def test_zero_gradient_defines_epsilon_zero():
     from biasaudit.numerics import heatmap_rk4 as rk
 
     mu = np.array([1.0, 2.0])
-    for variant in ("generic", "unrolled-d2"):  # a zero column kept live: the step kernels leave it at 0
-        X, m, scratch = rk._block_start(np.zeros((3, 2)), mu, 1.0, np.zeros(3, dtype=np.int64), rk.BLOCK)
-        V, kappa, s, vmx, live, watch = rk._rows(X, 2, rk.BLOCK)
-        live[:3] = 1.0
-        rk._load(variant).steps(X, mu, 0.01, 5, scratch)
-        assert np.all(V[:, :3] == 0) and np.all(np.isfinite(X))
+    # a zero column kept live: the step kernel leaves it at 0
+    X, m, scratch = rk._block_start(np.zeros((3, 2)), mu, 1.0, np.zeros(3, dtype=np.int64), rk.BLOCK)
+    V, kappa, s, vmx, live, watch = rk._rows(X, 2, rk.BLOCK)
+    live[:3] = 1.0
+    rk._steps(X, mu, 0.01, 5, scratch)
+    assert np.all(V[:, :3] == 0) and np.all(np.isfinite(X))
 
 
 def test_mpmath_classifier_agrees_with_float64_threshold():
@@ -166,7 +182,7 @@ def test_heatmap_discrete_kernel_matches_sam_core_run_sam(normalization):
     """Independent cross-check: sam-core's discrete SAM on the full 2 x d parameters (numerics.sam_discrete)."""
     sd = pytest.importorskip("biasaudit.numerics.sam_discrete")
     mu, rho, eta, alpha = np.array([1.0, 2.0, 3.0]), 0.4, 0.05, 0.25
-    h = hm.dominant_index_heatmap(mu, rho, [alpha], np.arange(0, 401, 50), time="iterations", method="rk4",
+    h = hm.dominant_index_heatmap(mu, rho, [alpha], np.arange(0, 401, 50), time="iterations", method="sam",
                                   eta=eta, normalization=normalization)
     tr = sd.run_sam(np.full((2, 3), alpha), mu[None, :], np.array([1.0]), algorithm="l2", rho=rho, eta=eta,
                     steps=400, normalization=normalization, record_every=50)
@@ -190,7 +206,7 @@ def test_reduction_block_kernel_matches_the_one_alpha_reference_kernel():
     alphas = np.linspace(0.81 * ac, 2.0 * ac, 37)  # not a multiple of the block size; not at alpha_c itself
     log_alphas = np.log(np.repeat(alphas[:, None], 5, axis=1))
     outs = []
-    for kernel in (hm._A_batch, hm._A_batch_scalar):
+    for kernel in (hr._A_batch, hr._A_batch_scalar):
         A, rows, status = np.zeros((37, 81)), np.zeros((37, 81), dtype=np.int64), np.zeros(37, dtype=np.int64)
         kernel(log_alphas, MU, 1.0, 40.0 / 8000, 100, A, rows, status)
         outs.append((A, rows, status))

@@ -5,7 +5,8 @@ Gradient flow θ' = −∇L(θ) is followed by a proxy from the same fixed initi
 * ``method="gd"`` (default, the quick tier): GD with the adaptive step h = c · 2/S, S re-measured
   every ``every`` steps (c = 0.5: half the stability step). GD with h·S ≤ 1 is monotone and stays close to
   the flow; the error in S along the path is O(h).
-* ``method="rk4"``: classical RK4 with the same adaptive step (4 gradients per step; more faithful, slower).
+* ``method="rk4"``: classical RK4 (:data:`biasaudit.numerics.tableau.RK4`) with the same adaptive step
+  (4 gradients per step; more faithful, slower).
 * ``method="exp"``: exponential Euler on the top of the spectrum. With the k algebraically largest eigenpairs
   (λ_i, v_i) of H = ∇²L (``deflate`` = k, default the number of classes: MSE and CE Hessians of a C-class
   network have about C outlier eigenvalues above a bulk) and P = Σ v_i v_iᵀ,
@@ -47,6 +48,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from biasaudit.numerics.tableau import RK4, explicit_rk_step
 from biasaudit.plumbing import InputError, choice, positive_int, positive_scalar
 from biasaudit.validation.gd_trainer import Problem
 from biasaudit.validation.sharpness import top_eigenpairs, top_eigenvalue
@@ -229,11 +231,8 @@ def gradient_flow_sharpness(problem: Problem, eps: float = 1e-2, *, method: str 
         elif method == "exp":
             theta = exp_euler_step(theta, g, V, lam_top, h)
         else:
-            k1 = g
-            k2 = f.grad(theta - 0.5 * h * k1)
-            k3 = f.grad(theta - 0.5 * h * k2)
-            k4 = f.grad(theta - h * k3)
-            theta = theta - (h / 6.0) * (k1 + 2 * k2 + 2 * k3 + k4)
+            # classical RK4 on θ' = −∇L(θ), its first stage the gradient already in hand
+            theta = explicit_rk_step(lambda _t, x: -f.grad(x), t, theta, h, RK4, k1=-g)[0]
         t += h
     return _result(crossed=crossed, running_max=running_max, eps=eps, lv=lv, t0=t0, steps=k, path=path,
                    all_converged=all_ok, method=method, fraction=fraction, rejected=rejected, deflate=deflate,

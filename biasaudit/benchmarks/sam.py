@@ -1,8 +1,9 @@
 """Benchmarks for l2-SAM at L = 2 : the j† heatmap and α_collapse.
 
 ``sam.l2_heatmap``: 256 α values × 20,000 RK4 steps, d = 5 (μ = (1, 1.5, 2, 2.5, 3), c = 1, τ ∈ [0, 40],
-401 outputs). Contenders: the numba RK4 over the batch, the same update vectorized in numpy, scipy's
-``solve_ivp`` once per α with its default RK45 and with DOP853 (each timed on 8 α and scaled, at the
+401 outputs). Contenders: the numba RK4 over the batch (``method="rk4"``), the same update vectorized in
+numpy (:func:`biasaudit.numerics.heatmap_rk4.rk4_heatmap_reference`), scipy's ``solve_ivp`` once per α
+(:mod:`biasaudit.benchmarks.heatmap_baselines`) with its default RK45 and with DOP853 (each timed on 8 α and scaled, at the
 loosest rtol of a fine ladder whose error matches the RK4 error, in w-space — the ODE the kernel steps — and in
 log space, u = ln w, a reformulation that suits adaptive steps far better), and the exact reduction (one scalar ODE per α): fixed-step
 RK4 at the coarsest step, and adaptive Dormand–Prince 5(4) at the loosest rtol, whose error matches the RK4
@@ -35,9 +36,11 @@ def _log_s_error(h, ref, rows=slice(None)):
 
 
 def _heatmap(quick: bool) -> BenchResult:
-    from biasaudit.numerics.heatmap import dominant_index_heatmap
-    from biasaudit.numerics.heatmap_rk4 import kernel_variant
+    from biasaudit.benchmarks.heatmap_baselines import solve_ivp_heatmap
+    from biasaudit.numerics.heatmap import Heatmap, dominant_index_heatmap
+    from biasaudit.numerics.heatmap_rk4 import rk4_heatmap_reference
     from biasaudit.numerics.l2_boundaries import alpha_collapse
+    from biasaudit.theory.sam_l2 import c_L
 
     n_alpha, steps, n_out = (64, 5000, 101) if quick else (256, 20000, 401)
     tau_end = 10.0 if quick else 40.0
@@ -48,8 +51,20 @@ def _heatmap(quick: bool) -> BenchResult:
     repeats = 3 if quick else 3
     res = BenchResult()
 
-    def run(method, spo=stride, a=alphas, **kw):
-        return dominant_index_heatmap(MU, RHO, a, times, method=method, steps_per_output=spo, **kw)
+    c = c_L(RHO, 2, "joint")
+
+    def run(contender, spo=stride, a=alphas, **kw):
+        """One contender's heatmap: a method of the library, or a bench-only baseline (same outputs)."""
+        batch = np.repeat(np.asarray(a)[:, None], MU.size, axis=1)
+        if contender == "numpy":
+            jd, loss, log_s, status = rk4_heatmap_reference(batch, MU, c, (times[1] - times[0]) / spo, spo, n_out)
+        elif contender == "solve_ivp":
+            jd, loss, log_s, status = solve_ivp_heatmap(batch, MU, c, times, **kw)
+        else:
+            if contender != "reduction":
+                kw = {"steps_per_output": spo, **kw}
+            return dominant_index_heatmap(MU, RHO, a, times, method=contender, **kw)
+        return Heatmap(a, times, "tau", jd, loss, log_s, status, None, contender, c, MU)
 
     ref = run("reduction-fixed", spo=8 * stride)
     rk4 = run("rk4")
@@ -68,8 +83,8 @@ def _heatmap(quick: bool) -> BenchResult:
         for method in ("RK45", "DOP853"):
             chosen, err_ivp = None, None
             for rtol in RTOL_LADDER:
-                e = _log_s_error(run("solve_ivp", a=alphas[sub], rtol=rtol, atol=rtol * 1e-2, ivp_method=method,
-                                     ivp_space=space), ref, sub)
+                e = _log_s_error(run("solve_ivp", a=alphas[sub], rtol=rtol, atol=rtol * 1e-2, method=method,
+                                     space=space), ref, sub)
                 if e <= err_rk4:
                     chosen, err_ivp = rtol, e
                     break
@@ -78,7 +93,7 @@ def _heatmap(quick: bool) -> BenchResult:
                 res.notes.append(f"solve_ivp {method} ({space}) never matched the RK4 error; timed at rtol "
                                  f"{chosen:g}")
             t_sub = median_time(lambda: run("solve_ivp", a=alphas[sub], rtol=chosen, atol=chosen * 1e-2,
-                                            ivp_method=method, ivp_space=space), 1, warmup=0)
+                                            method=method, space=space), 1, warmup=0)
             label = f"solve_ivp {method} {space}-space rtol={chosen:g} (x{n_alpha}/{n_sub} scaled)"
             res.timings[label] = t_sub * n_alpha / n_sub
             ivp[method, space] = (label, err_ivp)
@@ -139,7 +154,6 @@ def _heatmap(quick: bool) -> BenchResult:
         f"solve_ivp timed on {n_sub} of {n_alpha} alphas and scaled linearly; w-space is the ODE the kernel "
         f"steps (the issue's baseline), log-space (u = ln w) is nearly linear in tau, so adaptive steps are ~25x "
         f"longer: a stronger baseline than the issue asks for",
-        f"rk4 kernel: {kernel_variant(MU.size)}",
     ]
     return res
 

@@ -51,7 +51,7 @@ def register(sub) -> None:
                         "a subfolder named after it): the experiments on them run, else they are out of scope")
     cache = p.add_mutually_exclusive_group()
     cache.add_argument("--cache-dir", metavar="DIR",
-                       help="where training runs and generated kernels are cached (default: $BIASAUDIT_CACHE_DIR, "
+                       help="where training runs are cached (default: $BIASAUDIT_CACHE_DIR, "
                             "else ~/.cache/biasaudit); local workers inherit it, remote Dask workers keep their own")
     cache.add_argument("--no-cache", action="store_true",
                        help="reuse nothing: a fresh temporary cache for this run, removed at the end")

@@ -106,9 +106,9 @@ MUTANTS: tuple[Mutant, ...] = (
            "beta0_i * sp.exp(-4 * x_i * tau_sym)", "beta0_i * sp.exp(-2 * x_i * tau_sym)",
            "gradient-flow closed form with rate 2x for 4x", EOS),
     # ---- numerics -------------------------------------------------------------------------------------
-    Mutant("numerics.rk4_weight", "numerics/l2_reduction.py",
-           "return A + dt * (k1 + 2.0 * k2 + 2.0 * k3 + k4) / 6.0", "return A + dt * (k1 + 2.0 * k2 + k3 + 2.0 * k4) / 6.0",
-           "an RK4 weight swapped in the scalar A-ODE integrator", SAM),
+    Mutant("numerics.rk4_weight", "numerics/tableau.py",
+           'b=_rational(["1/6", "1/3", "1/3", "1/6"]),', 'b=_rational(["1/6", "1/3", "1/6", "1/3"]),',
+           "two RK4 weights swapped in the tableau every RK4 integrator reads (they still sum to 1)", SAM),
     Mutant("numerics.sam_ascent_sign", "numerics/sam_discrete.py",
            "Wp[l, j] = W[l, j] + eps[l, j]", "Wp[l, j] = W[l, j] - eps[l, j]",
            "SAM's ascent step taken downhill (flipped sign)", SAM, SAM_PIPELINE),

@@ -47,12 +47,9 @@ def sam_l2_heatmap(outdir: Path, tier: str) -> list[Path]:
     a_over_c = np.geomspace(0.6 * ac / c, 1.5 * reg.alpha_gd_like / c, n_alpha)
     delta = np.geomspace(1e-10, 1.2 * (reg.alpha_gd_like / ac - 1.0), n_alpha)
     times = np.linspace(0.0, 120.0, n_tau + 1)  # the heatmap's uniform grid; tau = 0 (a tie) is not drawn
-    # quick: RK4 step 1e-2/mu_d for the A-ODE (a picture; the claims check accuracy); full: the default 2e-3/mu_d
-    stride = int(np.ceil((times[1] - times[0]) / (1e-2 / mu[-1]))) if tier == "quick" else None
-    sam = dominant_index_heatmap(mu, SAM_RHO, a_over_c * c, times, method="reduction",
-                                 steps_per_output=stride).j_dagger[:, 1:]
-    zoom = dominant_index_heatmap(mu, SAM_RHO, ac * (1.0 + delta), times, method="reduction",
-                                  steps_per_output=stride).j_dagger[:, 1:]
+    # the adaptive reduction (Dormand-Prince 5(4) on the A-ODE at its default rtol) on both tiers
+    sam = dominant_index_heatmap(mu, SAM_RHO, a_over_c * c, times, method="reduction").j_dagger[:, 1:]
+    zoom = dominant_index_heatmap(mu, SAM_RHO, ac * (1.0 + delta), times, method="reduction").j_dagger[:, 1:]
     gd = dominant_index_heatmap(mu, SAM_RHO, a_over_c * c, times, method="gd").j_dagger[:, 1:]
     tau_log = tau_lin = times[1:]
 
@@ -109,7 +106,7 @@ def sam_l2_iterations(outdir: Path, tier: str) -> list[Path]:
     eta, n_iter = 0.1, _size(tier, 20_000, 200_000)
     alphas = np.geomspace(0.6 * ac, 1.5 * reg.alpha_gd_like, _size(tier, 64, 192))
     iters = np.arange(0, n_iter + 1, n_iter // 5000, dtype=float)
-    heat = dominant_index_heatmap(mu, rho, alphas, iters, method="rk4", time="iterations", eta=eta)
+    heat = dominant_index_heatmap(mu, rho, alphas, iters, method="sam", time="iterations", eta=eta)
     colors = ["#bdbdbd"] + [plt.get_cmap("viridis")(k / max(d - 1, 1)) for k in range(d)]
     cmap, norm = ListedColormap(colors), BoundaryNorm(np.arange(-0.5, d + 1.5), d + 1)
     fig, (ax_h, ax_t) = plt.subplots(1, 2, figsize=(13, 4.8), constrained_layout=True)

@@ -35,7 +35,7 @@ def _discrete_run(mu: tuple, rho: float, normalization: str, eta: float, alpha: 
     c = _c({"rho": rho, "normalization": normalization})
     n_iter, every = 100_000, 20
     hm = dominant_index_heatmap(mu_a, rho, np.array([alpha]), np.arange(0, n_iter + 1, every),
-                                time="iterations", method="rk4", eta=eta, normalization=normalization)
+                                time="iterations", method="sam", eta=eta, normalization=normalization)
     tau_k = hm.tau[0]
     flow = _flow(mu_a, np.full(mu_a.size, alpha), c, tau_k)
     track = float(np.max(np.abs(hm.log_S[0] - flow.log_S)))

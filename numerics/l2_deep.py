@@ -42,6 +42,7 @@ import numpy as np
 from numba import njit
 
 from biasaudit.numerics.flows import _dp_step, _rms_error, dp_step_factor
+from biasaudit.numerics.l2_reduction import COLLAPSE, ESCAPE, UNDECIDED
 from biasaudit.numerics.tableau import DOPRI5
 from biasaudit.plumbing import (InputError, matching_length, positive_increasing, positive_int, positive_scalar,
                                 positive_vector)
@@ -49,7 +50,6 @@ from biasaudit.plumbing import (InputError, matching_length, positive_increasing
 __all__ = ["COLLAPSE", "ESCAPE", "UNDECIDED", "DeepClassification", "classify_deep_trajectory",
            "classify_deep_trajectory_reference", "deep_certificate", "DEFAULT_RTOL", "DEFAULT_HORIZON"]
 
-COLLAPSE, UNDECIDED, ESCAPE = -1, 0, 1
 _NAMES = {COLLAPSE: "collapse", UNDECIDED: "undecided", ESCAPE: "escape"}
 _L2_CODE = 2  # numerics.flows algorithm code of l2
 _DP_STAGES = DOPRI5.stages  # a module-level int: numba freezes it into the kernel

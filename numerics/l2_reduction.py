@@ -64,7 +64,7 @@ __all__ = [
     "default_step",
 ]
 
-COLLAPSE, UNDECIDED, ESCAPE = -1, 0, 1
+COLLAPSE, UNDECIDED, ESCAPE = -1, 0, 1  # certificate outcome of a trajectory (also numerics.l2_deep)
 _NAMES = {COLLAPSE: "collapse", UNDECIDED: "undecided", ESCAPE: "escape"}
 
 # RK4 step in units of the fastest time scale 1/μ_d: the A-ODE is smooth (A' = 1/S ≤ 1/(cμ₁) before

@@ -1,7 +1,6 @@
 """Where biasaudit keeps what it can recompute: ``$BIASAUDIT_CACHE_DIR``, default ``~/.cache/biasaudit``.
 
-Users: the experiment caches (``validation-eos``, ``validation-sam``) and the generated numba kernels
-(``kernels``). A fresh run needs the variable pointed at an empty directory (or the directory removed).
+Users: the experiment caches (``validation-eos``, ``validation-sam``). A fresh run needs the variable pointed at an empty directory (or the directory removed).
 """
 
 from __future__ import annotations

@@ -7,7 +7,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from biasaudit.numerics import flows
 from biasaudit.numerics.flows import integrate_reduced_flow, integrate_reduced_flow_reference
 from biasaudit.numerics.tableau import RK4
 from biasaudit.plumbing import InputError

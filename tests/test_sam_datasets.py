@@ -1,5 +1,6 @@
-"""Data sets that cannot be bundled (issue 15 item 8): their designs run when the files are found (in the audit's
-``--data-dir`` or Debian's Fashion-MNIST folder) and their claims are out of scope, with the reason, when not."""
+"""Data sets that cannot be bundled (notes/validation-sam.md): their designs run when the files are found (in the
+audit's ``--data-dir`` or Debian's Fashion-MNIST folder) and their claims are out of scope, with the reason, when
+not."""
 
 import pickle
 

@@ -150,7 +150,7 @@ def test_discrete_flow_limit_gap_halves_with_eta():
     assert obs.error <= discrete_claims.DISCRETE_FLOW_LIMIT.tolerance.value, obs.detail
 
 
-# ------------------------------------------------------------ unnormalized SAM (USAM), issue 15 item 6
+# ------------------------------------------- unnormalized SAM (USAM), see notes/validation-sam.md
 @given(st.integers(1, 4), st.integers(1, 4), st.integers(1, 5), st.floats(0.0, 3.0), st.integers(0, 2**31 - 1))
 def test_discrete_unnormalized_kernel_matches_numpy_reference(L, d, n, rho, seed):
     rng = np.random.default_rng(seed)

@@ -27,19 +27,19 @@ L = sp.Symbol("L", integer=True, positive=True)
 # ----------------------------------------------------------------------------------------- (1) symbolic
 def test_gd_closed_forms_solve_their_odes():
     a, m, t = gd.alpha, gd.mu, gd.tau
-    assert sp.simplify(sp.diff(gd.GD_DEPTH1, t) - m) == 0
-    assert sp.simplify(sp.diff(gd.GD_L2, t) - m * gd.GD_L2) == 0
+    assert sp.simplify(sp.diff(gd.GD_DEPTH1.expr, t) - m) == 0
+    assert sp.simplify(sp.diff(gd.GD_L2.expr, t) - m * gd.GD_L2.expr) == 0
     for depth in (3, 4, 5, 7):
-        w = gd.GD_DEEP.subs(gd.L, depth)
+        w = gd.GD_DEEP.expr.subs(gd.L, depth)
         assert sp.simplify(sp.diff(w, t) - m * w ** (depth - 1)) == 0
         assert w.subs(t, 0).equals(a)
         # the base of the power vanishes exactly at the blow-up time
         base = (a ** (2 - gd.L) - (gd.L - 2) * m * t).subs(gd.L, depth)
-        assert sp.simplify(base.subs(t, gd.GD_BLOWUP_TIME.subs(gd.L, depth))) == 0
+        assert sp.simplify(base.subs(t, gd.GD_BLOWUP_TIME.expr.subs(gd.L, depth))) == 0
 
 
 def test_linf_l2_closed_form_solves_the_ode_and_hits_zero():
-    w = lf.LINF_L2
+    w = lf.LINF_L2.expr
     assert sp.simplify(sp.diff(w, tau) - mu * (w - rho)) == 0
     assert w.subs(tau, 0) == alpha
     assert sp.simplify(w.subs(tau, lf.LINF_ZERO_HIT)) == 0
@@ -47,9 +47,10 @@ def test_linf_l2_closed_form_solves_the_ode_and_hits_zero():
 
 def test_linf_deep_closed_forms_solve_their_odes():
     for depth in (3, 4, 5, 6):
-        grow = lf.LINF_DEEP_GROW.subs(lf.L, depth)
+        grow = lf.LINF_DEEP_GROW.expr.subs(lf.L, depth)
         assert sp.simplify(sp.diff(grow, tau) - mu * (grow - rho) ** (depth - 1)) == 0
-        below = (lf.LINF_ODD_BELOW if depth % 2 else lf.LINF_EVEN_BELOW).subs(lf.L, depth)
+        below = lf.LINF_DEEP_BELOW.expr.subs(lf.L, depth)
+        assert below == (lf.LINF_ODD_BELOW if depth % 2 else lf.LINF_EVEN_BELOW).subs(lf.L, depth)
         # below rho: w' = mu (w - rho)^{L-1} with (w - rho)^{L-1} = (-1)^{L-1} (rho - w)^{L-1}
         assert sp.simplify(sp.diff(below, tau) - mu * (-1) ** (depth - 1) * (rho - below) ** (depth - 1)) == 0
 
@@ -71,7 +72,7 @@ def test_linf_unbalanced_sum_solves_its_ode():
 @pytest.mark.parametrize("depth", [3, 4, 6])
 def test_gd_blowup_time_matches_mpmath_integral(depth):
     """tau* = int_alpha^inf dw / (mu w^{L-1}) at 30 digits against the lambdified closed form, 1e-12."""
-    f = sp.lambdify((gd.mu, gd.alpha, gd.L), gd.GD_BLOWUP_TIME, modules="mpmath")
+    f = sp.lambdify((gd.mu, gd.alpha, gd.L), gd.GD_BLOWUP_TIME.expr, modules="mpmath")
     with mpmath.workdps(30):
         m, a = mpmath.mpf("1.7"), mpmath.mpf("0.37")
         integral = mpmath.quad(lambda w: 1 / (m * w ** (depth - 1)), [a, mpmath.inf])
@@ -90,7 +91,7 @@ def test_linf_zero_hit_time_matches_mpmath_integral(depth):
 
 
 # ----------------------------------------------------------------------------------------- limit rule
-def test_linf_limit_spec_example_gives_e1():
+def test_linf_limit_worked_example_gives_e1():
     lim = linf_sam_limit([1, 2, 3], [0.2, 0.14, 0.13], 0.1, 3)
     assert (lim.kind, lim.index) == ("basis", 1)
     assert linf_sam_limit([1, 2, 3], [0.2, 0.14, 0.13], 0.1, 2).index == 3  # at L = 2 the major one wins

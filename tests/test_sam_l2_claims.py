@@ -1,5 +1,6 @@
 """The sam.l2.* claims: verdicts through run_claim (parts 2 and 4), property tests over each domain
-(part 3, hypothesis), and the spec's reference values. Part 1 (symbolic) is in test_sam_l2_theory.py."""
+(part 3, hypothesis), and the reference values (derived here, see notes/sam-l2.md). Part 1 (symbolic) is in
+test_sam_l2_theory.py."""
 
 import math
 
@@ -48,7 +49,7 @@ def test_sam_l2_heavy_claim_verdict_is_confirmed(claim_id):
 
 
 def test_alpha_collapse_spec_table_reproduces():
-    for mu, value in separatrix.SPEC_TABLE:
+    for mu, value in separatrix.REFERENCE_TABLE:
         params = {"d": len(mu), "mu": mu, "rho": 1.0, "normalization": "joint"}
         assert abs(separatrix.ALPHA_COLLAPSE.predict(params) - value) <= 5e-6, mu
 

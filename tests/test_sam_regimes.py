@@ -1,5 +1,5 @@
-"""SAM on networks where the theory puts the effect (issue 15): statistics, the collapse test, the diagonal
-network model, the regime grid end to end, and the claims' verdict logic on made-up results."""
+"""SAM on networks where the theory puts the effect (notes/validation-sam.md): statistics, the collapse test, the
+diagonal network model, the regime grid end to end, and the claims' verdict logic on made-up results."""
 
 import math
 

@@ -21,6 +21,29 @@ THEORY = [c for c in all_claims() if c.kind == "theory" and c.defined_in.startsw
 
 # predictions computed by bisection, integration, optimisation or simulation: no closed form to show
 NO_CLOSED_FORM: set[str] = {
+    # paper 1 (sam): each claim's no_closed_form says why, in words
+    "sam.depth1.svm_direction",
+    "sam.depth1.svm_direction_linf",
+    "sam.linf.chatter_bound",
+    "sam.linf.limit_rule_L2",
+    "sam.flow.linear_loss",
+    "sam.discrete.balance_preserved",
+    "sam.discrete.zero_coordinate_invariant",
+    "sam.discrete.flow_limit",
+    "sam.l2.log_linear_reduction",
+    "sam.l2.certificates",
+    "sam.l2.alpha_collapse",
+    "sam.l2.alpha_collapse_scale_invariance",
+    "sam.l2.regime1_collapse",
+    "sam.l2.monotone_in_alpha",
+    "sam.l2.nonmonotone_in_tau",
+    "sam.l2.asymptotics",
+    "sam.l2.slowdown_near_alpha_c_only",
+    "sam.l2.discrete_vs_flow",
+    "sam.l2.discrete_trajectory_tracking",
+    "sam.l2.discrete_separatrix_shift",
+    "sam.l2.deep_even_alpha_collapse",
+    "sam.l2.deep_L3_sequences",
     # eos: read off GD simulations (sweeps, paths, fits to them) or numbers measured on the toy
     "eos.s_gf.large_init_continuous", "eos.gd.kink_fixed_point", "eos.gd.projected_monotone",
     "eos.gd.float64_vs_mpmath", "eos.gd.d2_endpoints_on_front", "eos.gd.d3_not_pareto", "eos.gd.d3_excess_9pct",

@@ -34,7 +34,11 @@ Symbols
 ``T``      ||mu ⊙ w^{L-1}||_2 (l2 only)
 ``c_L``    effective l2 radius per layer
 ``L``      depth
+``h``      the Euler step of one discrete step, ``eta sigma(-z~)``
 =========  ===========================================
+
+Each field is a :class:`~biasaudit.theory.formula.Formula` lambdified once per algorithm, depth and normalisation;
+:data:`SYMBOLS` holds the symbols the claims about the setting are stated in.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ import numpy as np
 import sympy as sp
 
 from biasaudit.plumbing import choice, positive_int
+from biasaudit.theory.formula import Formula
 
 __all__ = [
     "ALGORITHMS",
@@ -61,6 +66,11 @@ __all__ = [
     "rho",
     "T",
     "tau",
+    "L",
+    "h",
+    "F",
+    "EULER_STEP",
+    "SYMBOLS",
 ]
 
 ALGORITHMS = ("gd", "linf", "l2")
@@ -71,6 +81,26 @@ mu = sp.Symbol("mu", positive=True)
 rho = sp.Symbol("rho", positive=True)
 T = sp.Symbol("T", nonnegative=True)
 tau = sp.Symbol("tau", nonnegative=True)
+L = sp.Symbol("L", integer=True, positive=True)
+h = sp.Symbol("h", positive=True)  # the Euler step of one discrete step, eta sigma(-z~)
+F = sp.Function("F")(w)  # the reduced field at w
+
+#: One discrete SAM step is explicit Euler on the reduced field (``sam.flow.euler_step``).
+EULER_STEP = Formula("euler_step", w + h * F, (w, h, F))
+
+#: The symbols of the statements about the setting: the reduced fields, the flows and the discrete algorithms.
+SYMBOLS = {
+    "w": w, "mu": mu, "rho": rho, "T": T, "tau": tau, "L": L, "h": h, "F(w)": F,
+    "alpha": sp.Symbol("alpha", positive=True),
+    "eta": sp.Symbol("eta", positive=True),                       # step size
+    "z~": sp.Symbol("z~"),                                        # the perturbed margin
+    "epsilon": sp.Symbol("epsilon"),                              # SAM's perturbation
+    "L_lin": sp.Function("L_lin"),                                # the linear loss -<beta, mu>
+    "w_{k+1}": sp.Symbol("w_{k+1}"),                              # the next iterate
+    "w^(l)(0)": sp.Symbol("w^(l)(0)"), "w^(l)(t)": sp.Symbol("w^(l)(t)"), "w^(1)(t)": sp.Symbol("w^(1)(t)"),
+    "w_j^(l)(0)": sp.Symbol("w_j^(l)(0)"), "w_j^(l)(t)": sp.Symbol("w_j^(l)(t)"),
+    "gap(eta)": sp.Symbol("gap(eta)"), "gap(eta/2)": sp.Symbol("gap(eta/2)"),  # distance to the flow
+}
 
 
 def effective_radius(rho_value, depth: int, normalization: str = "joint"):
@@ -91,7 +121,8 @@ def effective_radius(rho_value, depth: int, normalization: str = "joint"):
 class ReducedField:
     """The per-coordinate field ``expr`` (sympy, in ``w, mu, rho`` and ``T`` for l2) and its numpy version.
 
-    ``numpy(w, mu, rho)`` evaluates the field for a whole vector ``w`` (it computes ``T`` itself).
+    ``numpy(w, mu, rho)`` evaluates the field for a whole vector ``w`` (it computes ``T`` itself) by calling
+    ``formula``, the field lambdified once for this algorithm, depth and normalisation.
     """
 
     algorithm: str
@@ -99,6 +130,7 @@ class ReducedField:
     normalization: str
     expr: sp.Expr
     numpy: Callable[[np.ndarray, np.ndarray, float], np.ndarray]
+    formula: Formula | None = None
 
     def __call__(self, w_value, mu_value, rho_value):
         return self.numpy(np.asarray(w_value, dtype=float), np.asarray(mu_value, dtype=float), float(rho_value))
@@ -123,7 +155,7 @@ def reduced_field(algorithm: str, depth: int, normalization: str = "joint") -> R
     expr = _field_expr(algorithm, depth, normalization)
     L = depth
     if algorithm == "l2":
-        raw = sp.lambdify((w, mu, rho, T), expr, modules="numpy")
+        raw = Formula(f"reduced_field_l2_L{depth}_{normalization}", expr, (w, mu, rho, T))
 
         def evaluate(wv, muv, rhov):
             t = float(np.sqrt(np.sum((muv * wv ** (L - 1)) ** 2)))
@@ -132,12 +164,12 @@ def reduced_field(algorithm: str, depth: int, normalization: str = "joint") -> R
             return np.broadcast_to(raw(wv, muv, rhov, t), np.broadcast(wv, muv).shape).astype(float)
 
     else:
-        raw = sp.lambdify((w, mu, rho), expr, modules="numpy")
+        raw = Formula(f"reduced_field_{algorithm}_L{depth}", expr, (w, mu, rho))
 
         def evaluate(wv, muv, rhov):
             return np.broadcast_to(raw(wv, muv, rhov), np.broadcast(wv, muv).shape).astype(float)
 
-    return ReducedField(algorithm, depth, normalization, expr, evaluate)
+    return ReducedField(algorithm, depth, normalization, expr, evaluate, raw)
 
 
 def _layer_symbols(depth: int, d: int) -> sp.Matrix:

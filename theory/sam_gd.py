@@ -9,7 +9,10 @@ The GD reduced field (rescaled time tau) is ``w_j' = mu_j w_j^{L-1}``, ``w_j(0) 
   ``tau_j = alpha_j^{2-L} / ((L-2) mu_j)``; the first coordinate to blow up,
   ``argmax_j mu_j alpha_j^{L-2}``, wins (``e_d`` for uniform alpha).
 
-Symbols: ``alpha`` initial weight, ``mu`` data coordinate, ``tau`` rescaled time, ``L`` depth.
+Symbols (:data:`SYMBOLS`, shared with the claims that state these forms): ``alpha`` initial weight, ``mu`` data
+coordinate, ``tau`` rescaled time, ``L`` depth; at depth 1 with several points, ``t`` time and ``beta_svm`` the l2
+max-margin vector. Each closed form is a :class:`~biasaudit.theory.formula.Formula` (the sympy expression and its
+function, lambdified once).
 """
 
 from __future__ import annotations
@@ -18,10 +21,11 @@ import numpy as np
 import sympy as sp
 
 from biasaudit.plumbing import InputError, as_finite_vector, matching_length, positive_int, positive_vector
+from biasaudit.theory.formula import Formula
 
 __all__ = [
-    "alpha", "mu", "tau", "L",
-    "GD_DEPTH1", "GD_L2", "GD_DEEP", "GD_BLOWUP_TIME",
+    "alpha", "mu", "tau", "L", "SYMBOLS",
+    "GD_DEPTH1", "DEPTH1_FIELD", "GD_L2", "GD_DEEP", "GD_BLOWUP_TIME",
     "depth1_weights", "gd_l2_weights", "gd_deep_weights", "gd_blowup_times", "gd_limit_index",
 ]
 
@@ -29,16 +33,24 @@ alpha = sp.Symbol("alpha", positive=True)
 mu = sp.Symbol("mu", positive=True)
 tau = sp.Symbol("tau", nonnegative=True)
 L = sp.Symbol("L", integer=True, positive=True)
+t = sp.Symbol("t", positive=True)
 
-GD_DEPTH1 = alpha + mu * tau
-GD_L2 = alpha * sp.exp(mu * tau)
-GD_DEEP = (alpha ** (2 - L) - (L - 2) * mu * tau) ** (1 / (2 - L))
-GD_BLOWUP_TIME = alpha ** (2 - L) / ((L - 2) * mu)
+#: The symbols of the GD and depth-1 statements (what a claim's statement is written in).
+SYMBOLS = {
+    "alpha": alpha, "mu": mu, "tau": tau, "L": L, "t": t,
+    "w(tau)": sp.Function("w")(tau),                               # one balanced coordinate along the flow
+    "tau_j": sp.Symbol("tau_j", positive=True),                    # blow-up time of coordinate j
+    "beta(t)": sp.Symbol("beta(t)"),                               # depth 1, several points
+    "beta_svm": sp.Symbol("beta_svm"),                             # the l2 max-margin (SVM) vector
+    "gamma_nonsupport": sp.Symbol("gamma_nonsupport", positive=True),  # margin of the non-support points
+}
 
-_depth1 = sp.lambdify((mu, alpha, tau), GD_DEPTH1, modules="numpy")
-_l2 = sp.lambdify((mu, alpha, tau), GD_L2, modules="numpy")
-_deep = sp.lambdify((mu, alpha, tau, L), GD_DEEP, modules="numpy")
-_blowup = sp.lambdify((mu, alpha, L), GD_BLOWUP_TIME, modules="numpy")
+GD_DEPTH1 = Formula("depth1_weights", alpha + mu * tau, (mu, alpha, tau))
+#: The field at depth 1, d/dtau of GD_DEPTH1: mu for GD, l_inf-SAM and l2-SAM alike.
+DEPTH1_FIELD = Formula("depth1_field", sp.diff(GD_DEPTH1.expr, tau), (mu,))
+GD_L2 = Formula("gd_l2_weights", alpha * sp.exp(mu * tau), (mu, alpha, tau))
+GD_DEEP = Formula("gd_deep_weights", (alpha ** (2 - L) - (L - 2) * mu * tau) ** (1 / (2 - L)), (mu, alpha, tau, L))
+GD_BLOWUP_TIME = Formula("gd_blowup_time", alpha ** (2 - L) / ((L - 2) * mu), (mu, alpha, L))
 
 
 def _mu_alpha(mu_value, alpha_value):
@@ -53,14 +65,14 @@ def depth1_weights(mu_value, alpha_value, tau_value) -> np.ndarray:
     """``alpha + mu tau`` (every algorithm at depth 1, one point); shape (d,) or (len(tau), d)."""
     m, a = _mu_alpha(mu_value, alpha_value)
     t = as_finite_vector("tau", tau_value)
-    return np.squeeze(_depth1(m[None, :], a[None, :], t[:, None]))
+    return np.squeeze(GD_DEPTH1(m[None, :], a[None, :], t[:, None]))
 
 
 def gd_l2_weights(mu_value, alpha_value, tau_value) -> np.ndarray:
     """``alpha e^{mu tau}`` (GD, L = 2)."""
     m, a = _mu_alpha(mu_value, alpha_value)
     t = as_finite_vector("tau", tau_value)
-    return np.squeeze(_l2(m[None, :], a[None, :], t[:, None]))
+    return np.squeeze(GD_L2(m[None, :], a[None, :], t[:, None]))
 
 
 def gd_deep_weights(mu_value, alpha_value, tau_value, depth: int) -> np.ndarray:
@@ -70,14 +82,14 @@ def gd_deep_weights(mu_value, alpha_value, tau_value, depth: int) -> np.ndarray:
     t = as_finite_vector("tau", tau_value)
     if np.any(t[:, None] >= gd_blowup_times(m, a, depth)[None, :]):
         raise InputError("tau", "must be below every blow-up time alpha^(2-L)/((L-2) mu)", tau_value)
-    return np.squeeze(_deep(m[None, :], a[None, :], t[:, None], depth))
+    return np.squeeze(GD_DEEP(m[None, :], a[None, :], t[:, None], depth))
 
 
 def gd_blowup_times(mu_value, alpha_value, depth: int) -> np.ndarray:
     """``tau_j = alpha_j^{2-L} / ((L-2) mu_j)`` for L >= 3."""
     m, a = _mu_alpha(mu_value, alpha_value)
     depth = positive_int("depth", depth, minimum=3)
-    return np.asarray(_blowup(m, a, depth), dtype=float)
+    return np.asarray(GD_BLOWUP_TIME(m, a, depth), dtype=float)
 
 
 def gd_limit_index(mu_value, alpha_value, depth: int) -> int:

@@ -1,6 +1,6 @@
 r"""l2-SAM on a balanced diagonal linear network: the L = 2 theory (and what changes at L > 2).
 
-Setting (spec ``paper-1-sam.md`` §C): one example (μ, +1), 0 < μ₁ < … < μ_d, balanced init w^(l)(0) = α,
+Setting (paper 1, §C "l2-SAM at L = 2"): one example (μ, +1), 0 < μ₁ < … < μ_d, balanced init w^(l)(0) = α,
 rescaled time τ. At depth 2, β_j = w_j² and the l2-SAM flow is
 
 .. math::
@@ -10,7 +10,8 @@ rescaled time τ. At depth 2, β_j = w_j² and the l2-SAM flow is
 with c = ρ/√2 (joint normalisation of the ascent direction over all 2d parameters, the default) or c = ρ
 (per-layer normalisation). In general c_L = ρ/√L (joint) or ρ (per layer).
 
-Derived statements encoded here (each a sympy expression, lambdified once at import):
+Derived statements encoded here (each a sympy expression; those evaluated are
+:class:`~biasaudit.theory.formula.Formula` objects, lambdified once at import):
 
 * **log-linear reduction** ln(w_j/α_j) = μ_j τ − c μ_j² A(τ), A' = 1/S;
 * **dominant index** j†(τ) = argmax_j [ln α_j + μ_j τ − c μ_j² A]; uniform α: argmax_j [μ_j − cμ_j²/H],
@@ -57,6 +58,7 @@ import numpy as np
 import sympy as sp
 
 from biasaudit.plumbing import choice, positive_increasing, positive_int, positive_scalar
+from biasaudit.theory.formula import Formula
 from biasaudit.theory.sam_fields import effective_radius
 
 __all__ = [
@@ -75,6 +77,17 @@ __all__ = [
     "deep_small_alpha_field",
     "SYMBOLS",
     "FORMULAS",
+    "ALPHA_GROW",
+    "SANDWICH_LOWER",
+    "ALPHA_GD_LIKE",
+    "LOG_LINEAR",
+    "JDAGGER_UNIFORM",
+    "JACOBIAN_OTHER",
+    "SWITCH_TIME",
+    "PLATEAU_EXIT_TIME",
+    "PLATEAU_EXIT_SLOPE",
+    "DEEP_PERTURBED_WEIGHT",
+    "DEEP_SMALL_ALPHA_FIELD",
 ]
 
 NORMALIZATIONS = ("joint", "layer")
@@ -89,48 +102,85 @@ mu_jp1 = sp.Symbol("mu_{j+1}", positive=True)
 w_j, alpha_j = sp.symbols("w_j alpha_j", positive=True)
 norm_mu = sp.Symbol("‖μ‖", positive=True)
 delta = sp.Symbol("delta", positive=True)
+A_inf = sp.Symbol("A_inf", positive=True)
+alpha_c = sp.Symbol("alpha_c", positive=True)
 
-SYMBOLS = {"tau": tau, "A": A, "H": H, "rho": rho, "c": c, "alpha": alpha, "S": S, "L": L,
-           "mu_j": mu_j, "mu_k": mu_k, "mu_1": mu_1, "mu_d": mu_d, "mu_dm1": mu_dm1, "norm_mu": norm_mu}
+#: The symbols of the l2-SAM statements: those of the formulas below, and the names of the quantities the claims
+#: state (alpha_c, the j† sequence, ...).
+SYMBOLS = {"tau": tau, "A": A, "H": H, "rho": rho, "c": c, "alpha": alpha, "S": S, "T": T, "L": L,
+           "mu_j": mu_j, "mu_k": mu_k, "mu_1": mu_1, "mu_d": mu_d, "mu_dm1": mu_dm1, "mu_jp1": mu_jp1,
+           "norm_mu": norm_mu, "w_j": w_j, "alpha_j": alpha_j, "delta": delta, "A_inf": A_inf, "alpha_c": alpha_c,
+           "alpha_grow": sp.Symbol("alpha_grow", positive=True),
+           "alpha_R3": sp.Symbol("alpha_R3", positive=True),         # the regime-3 (GD-like) boundary
+           "alpha_c(eta)": sp.Symbol("alpha_c(eta)", positive=True),  # separatrix of discrete SAM at step eta
+           "alpha_c(h)": sp.Symbol("alpha_c(h)", positive=True),      # separatrix of explicit Euler at step h
+           "eta": sp.Symbol("eta", positive=True), "h": sp.Symbol("h", positive=True),
+           "s": sp.Symbol("s", positive=True),                        # a scale of mu
+           "d": sp.Symbol("d", integer=True, positive=True),          # the number of coordinates
+           "w_j'": sp.Symbol("w_j'"), "A'": sp.Symbol("A'"),
+           "w_j^GD": sp.Symbol("w_j^GD", positive=True),              # GD's coordinate from the same init
+           "lambda_j": sp.Symbol("lambda_j"), "lambda_k": sp.Symbol("lambda_k"),  # Jacobian eigenvalues at c e_k
+           "j_dagger": sp.Symbol("j_dagger", integer=True, positive=True),   # argmax_j beta_j (1-based)
+           "j_dagger(0+)": sp.Symbol("j_dagger(0+)", integer=True, positive=True),
+           "j_dagger(inf)": sp.Symbol("j_dagger(inf)", integer=True, positive=True),
+           "j_dagger_sequence": sp.Symbol("j_dagger_sequence"),
+           "j_dagger(tau, alpha)": sp.Function("j_dagger")(tau, alpha),
+           "argmax": sp.Function("argmax"),
+           "loss(tau)": sp.Function("loss")(tau), "tau_star": sp.Symbol("tau_star", positive=True),
+           "tau_exit": sp.Symbol("tau_exit", positive=True),
+           "T_half^SAM": sp.Symbol("T_half^SAM", positive=True), "T_half^GD": sp.Symbol("T_half^GD", positive=True),
+           "ratio_mid_regime_2": sp.Symbol("ratio_mid_regime_2", positive=True),
+           "delta_4x": sp.Symbol("delta_4x", positive=True),
+           "max_k |ln S_k - ln S(tau_k)|": sp.Symbol("max_k |ln S_k - ln S(tau_k)|", nonnegative=True),
+           "collapse": sp.Symbol("collapse"), "escape": sp.Symbol("escape"),
+           "bisect": sp.Function("bisect"), "certificates": sp.Symbol("certificates"),
+           "alpha_c(mu, c)": sp.Function("alpha_c")}
 
 # ---- formulas ------------------------------------------------------------------------------------------
+# each closed form that is evaluated is a Formula (the expression and its function, lambdified once)
+ALPHA_GROW = Formula("alpha_grow", c * mu_d / norm_mu, (c, mu_d, norm_mu), "math")
+SANDWICH_LOWER = Formula("sandwich_lower", c * mu_1 / norm_mu, (c, mu_1, norm_mu), "math")
+ALPHA_GD_LIKE = Formula("alpha_gd_like", c * (mu_dm1 + mu_d) / norm_mu, (c, mu_dm1, mu_d, norm_mu), "math")
+LOG_LINEAR = Formula("log_linear", sp.log(alpha_j) + mu_j * tau - c * mu_j**2 * A, (alpha_j, mu_j, tau, c, A))
+JDAGGER_UNIFORM = Formula("jdagger_score_uniform", mu_j - c * mu_j**2 / H, (mu_j, c, H))  # argmax_j, H = τ/A
+JACOBIAN_OTHER = Formula("jacobian_other", mu_j * (1 - mu_j / mu_k), (mu_j, mu_k))
+SWITCH_TIME = Formula("switch_time", c * (mu_j + mu_jp1) * A, (c, mu_j, mu_jp1, A))  # β_j = β_{j+1} at τ = this
+PLATEAU_EXIT_TIME = sp.log(1 / delta) / mu_1                                          # + O(1)
+#: d τ_exit / d ln(1/δ): the slope of the plateau law
+PLATEAU_EXIT_SLOPE = Formula("plateau_exit_slope", sp.simplify(-delta * sp.diff(PLATEAU_EXIT_TIME, delta)), (mu_1,),
+                             "math")
+DEEP_PERTURBED_WEIGHT = Formula("deep_perturbed_weight", alpha - c * mu_j / norm_mu, (alpha, c, mu_j, norm_mu))
+DEEP_SMALL_ALPHA_FIELD = Formula("deep_small_alpha_field",
+                                 (-1) ** (L - 1) * c ** (L - 1) * mu_j**L / norm_mu ** (L - 1), (c, mu_j, norm_mu, L))
+
 FORMULAS = {
     "c_joint": effective_radius(rho, L, "joint"),
     "c_layer": effective_radius(rho, L, "layer"),
     "field": mu_j * w_j * (1 - c * mu_j / S),                       # w_j' at L = 2
+    "field_deep": mu_j * (w_j - c * mu_j * w_j ** (L - 1) / T) ** (L - 1),  # w_j' at depth L, uniform w > 0
     "log_growth_rate": mu_j - c * mu_j**2 / S,                       # (ln w_j)'
-    "log_linear": sp.log(alpha_j) + mu_j * tau - c * mu_j**2 * A,   # ln w_j(τ)
+    "log_linear": LOG_LINEAR.expr,                                   # ln w_j(τ)
     "A_prime": 1 / S,
-    "jdagger_score_uniform": mu_j - c * mu_j**2 / H,                 # argmax_j, H = τ/A
-    "jdagger_score_general": sp.log(alpha_j) + mu_j * tau - c * mu_j**2 * A,
+    "jdagger_score_uniform": JDAGGER_UNIFORM.expr,                   # argmax_j, H = τ/A
+    "jdagger_score_general": LOG_LINEAR.expr,
     "fixed_point": c,                                                # w = c e_k
     "jacobian_own": mu_k,
-    "jacobian_other": mu_j * (1 - mu_j / mu_k),
+    "jacobian_other": JACOBIAN_OTHER.expr,
     "certificate_collapse": sp.Lt(S, c * mu_1),
     "certificate_escape": sp.Gt(w_j, c),
-    "sandwich_lower": c * mu_1 / norm_mu,
-    "sandwich_upper": c * mu_d / norm_mu,
-    "alpha_grow": c * mu_d / norm_mu,
-    "alpha_gd_like": c * (mu_dm1 + mu_d) / norm_mu,
-    "switch_time": sp.Eq(tau, c * (mu_j + mu_jp1) * A),
+    "sandwich_lower": SANDWICH_LOWER.expr,
+    "sandwich_upper": ALPHA_GROW.expr,                               # the upper bound is alpha_grow
+    "alpha_grow": ALPHA_GROW.expr,
+    "alpha_gd_like": ALPHA_GD_LIKE.expr,
+    "switch_time": SWITCH_TIME.eq(tau),
     "plateau_beta": c**2,                                            # β ≈ c² e₁ = (ρ²/2) e₁ joint
-    "plateau_exit_time": sp.log(1 / delta) / mu_1,                   # + O(1)
-    "asymptotic_log_ratio_to_gd": -c * mu_j**2 * sp.Symbol("A_inf", positive=True),
-    "deep_perturbed_weight": alpha - c * mu_j / norm_mu,             # w̃_j at uniform α, any L
+    "plateau_exit_time": PLATEAU_EXIT_TIME,                          # + O(1)
+    "asymptotic_log_ratio_to_gd": -c * mu_j**2 * A_inf,
+    "deep_perturbed_weight": DEEP_PERTURBED_WEIGHT.expr,             # w̃_j at uniform α, any L
     "certificate_collapse_deep": sp.Le(T, c * mu_j * w_j ** (L - 2)),  # for every j ⟺ every w̃_j ≤ 0
     "certificate_grow_deep": sp.Ge(T, c * mu_j * w_j ** (L - 2)),      # for every j ⟺ every w̃_j ≥ 0
-    "deep_small_alpha_field": (-1) ** (L - 1) * c ** (L - 1) * mu_j**L / norm_mu ** (L - 1),
+    "deep_small_alpha_field": DEEP_SMALL_ALPHA_FIELD.expr,
 }
-
-# lambdified once
-_alpha_grow = sp.lambdify((c, mu_d, norm_mu), FORMULAS["alpha_grow"], "math")
-_alpha_lower = sp.lambdify((c, mu_1, norm_mu), FORMULAS["sandwich_lower"], "math")
-_alpha_gd_like = sp.lambdify((c, mu_dm1, mu_d, norm_mu), FORMULAS["alpha_gd_like"], "math")
-_log_linear = sp.lambdify((alpha_j, mu_j, tau, c, A), FORMULAS["log_linear"], "numpy")
-_score_uniform = sp.lambdify((mu_j, c, H), FORMULAS["jdagger_score_uniform"], "numpy")
-_jac_other = sp.lambdify((mu_j, mu_k), FORMULAS["jacobian_other"], "numpy")
-_deep_w_tilde = sp.lambdify((alpha, c, mu_j, norm_mu), FORMULAS["deep_perturbed_weight"], "numpy")
-_deep_field = sp.lambdify((c, mu_j, norm_mu, L), FORMULAS["deep_small_alpha_field"], "numpy")
 
 
 def c_L(rho_value: float, depth: int = 2, normalization: str = "joint") -> float:
@@ -163,40 +213,40 @@ def jacobian_at_fixed_point(d: int, k: int) -> sp.Matrix:
 def jacobian_spectrum(mu, k: int) -> np.ndarray:
     """Predicted eigenvalues at c e_k (k 0-based): μ_k at j = k, μ_j(1 − μ_j/μ_k) otherwise."""
     mu = positive_increasing("mu", mu)
-    out = _jac_other(mu, mu[k])
+    out = JACOBIAN_OTHER(mu, mu[k])
     out[k] = mu[k]
     return out
 
 
 def switch_time_residual(tau_value, A_value, mu_a, mu_b, c_value):
-    """τ − c(μ_a + μ_b)A: zero exactly when β_a = β_b (uniform α)."""
-    return tau_value - c_value * (mu_a + mu_b) * A_value
+    """τ − c(μ_a + μ_b)A (:data:`SWITCH_TIME`): zero exactly when β_a = β_b (uniform α)."""
+    return tau_value - SWITCH_TIME(c_value, mu_a, mu_b, A_value)
 
 
 def jdagger_uniform(mu, c_value: float, H_value) -> np.ndarray:
     """1-based argmax_j [μ_j − cμ_j²/H] for uniform α (H = τ/A, array-valued allowed)."""
     H_value = np.asarray(H_value, dtype=float)[..., None]
-    return np.argmax(_score_uniform(np.asarray(mu, float), c_value, H_value), axis=-1) + 1
+    return np.argmax(JDAGGER_UNIFORM(np.asarray(mu, float), c_value, H_value), axis=-1) + 1
 
 
 def jdagger_general(mu, alpha_vec, c_value: float, tau_value, A_value) -> np.ndarray:
     """1-based argmax_j [ln α_j + μ_j τ − cμ_j² A] (any per-coordinate α)."""
     tau_value = np.asarray(tau_value, float)[..., None]
     A_value = np.asarray(A_value, float)[..., None]
-    return np.argmax(_log_linear(np.asarray(alpha_vec, float), np.asarray(mu, float), tau_value, c_value,
+    return np.argmax(LOG_LINEAR(np.asarray(alpha_vec, float), np.asarray(mu, float), tau_value, c_value,
                                  A_value), axis=-1) + 1
 
 
 def deep_perturbed_weights(mu, alpha_value: float, c_value: float) -> np.ndarray:
     """w̃_j = α − c_L μ_j/‖μ‖ at uniform α, any depth."""
     mu = np.asarray(mu, float)
-    return _deep_w_tilde(alpha_value, c_value, mu, float(np.linalg.norm(mu)))
+    return DEEP_PERTURBED_WEIGHT(alpha_value, c_value, mu, float(np.linalg.norm(mu)))
 
 
 def deep_small_alpha_field(mu, c_value: float, depth: int) -> np.ndarray:
     """lim_{α→0} of the depth-L field at uniform α: (−1)^{L−1} c_L^{L−1} μ^L/‖μ‖^{L−1}."""
     mu = np.asarray(mu, float)
-    return _deep_field(c_value, mu, float(np.linalg.norm(mu)), depth)
+    return DEEP_SMALL_ALPHA_FIELD(c_value, mu, float(np.linalg.norm(mu)), depth)
 
 
 # ---- regime boundaries ---------------------------------------------------------------------------------
@@ -262,8 +312,8 @@ def l2_regime_statement(mu, rho_value: float, *, depth: int = 2, normalization: 
     mu, rho_value, depth = validate_regime_inputs(mu, rho_value, depth, normalization)
     cv = c_L(rho_value, depth, normalization)
     norm = float(np.linalg.norm(mu))
-    grow = _alpha_grow(cv, float(mu[-1]), norm)
-    shrink_all = _alpha_lower(cv, float(mu[0]), norm)
+    grow = ALPHA_GROW(cv, float(mu[-1]), norm)
+    shrink_all = SANDWICH_LOWER(cv, float(mu[0]), norm)
     formulas = {"c": FORMULAS["c_joint"].subs(L, depth) if normalization == "joint" else FORMULAS["c_layer"],
                 "alpha_grow": FORMULAS["alpha_grow"]}
     deep = {"w_tilde": FORMULAS["deep_perturbed_weight"], "small_alpha_field": FORMULAS["deep_small_alpha_field"]}
@@ -276,7 +326,7 @@ def l2_regime_statement(mu, rho_value: float, *, depth: int = 2, normalization: 
     bisection = {"alpha_collapse (no closed form; bisection inside the sandwich)": sp.Interval(
         FORMULAS["sandwich_lower"], FORMULAS["sandwich_upper"])}
     if depth == 2:
-        gd_like = _alpha_gd_like(cv, float(mu[-2]), float(mu[-1]), norm) if mu.size > 1 else cv
+        gd_like = ALPHA_GD_LIKE(cv, float(mu[-2]), float(mu[-1]), norm) if mu.size > 1 else cv
         formulas.update({
             "flow": sp.Eq(sp.Symbol("w_j'"), FORMULAS["field"]),
             "reduction": sp.Eq(sp.log(w_j / alpha_j), FORMULAS["log_linear"] - sp.log(alpha_j)),
@@ -305,7 +355,8 @@ def l2_regime_statement(mu, rho_value: float, *, depth: int = 2, normalization: 
 def rescaled_field_deep(w: np.ndarray, mu: np.ndarray, c_value: float, depth: int) -> np.ndarray:
     """Balanced depth-L l2-SAM field w' = μ ⊙ w̃^{L−1}, w̃ = w − c_L μ ⊙ w^{L−1}/T, T = ‖μ ⊙ w^{L−1}‖₂.
 
-    (Spec table "reduced field", valid for w > 0.) T = 0 (zero gradient) gives ε = 0: w̃ = w.
+    (The reduced field of :mod:`biasaudit.theory.sam_fields`, ``FORMULAS["field_deep"]``, valid for w > 0.)
+    T = 0 (zero gradient) gives ε = 0: w̃ = w.
     """
     p = w ** (depth - 1)
     t_norm = float(np.linalg.norm(mu * p))

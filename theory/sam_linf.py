@@ -8,7 +8,7 @@ Reduced field (rescaled time tau, sign(0) = 0): ``w_j' = mu_j (w_j - rho sign(w_
 * alpha_j < rho: w_j hits 0 at ``tau_0 = ln(rho / (rho - alpha_j)) / mu_j`` and slides at 0 (Filippov:
   the field is -mu_j rho above 0 and +mu_j rho below, sign(0) = 0 makes 0 a fixed point);
 * discrete iterates chatter around 0: once |w_j| <= h mu_j rho it stays there (h mu_j <= 1), so
-  ``|w_j| <= h mu_j rho <= 2 h mu_j rho`` (the spec's bound has a factor 2 of slack);
+  ``|w_j| <= h mu_j rho <= 2 h mu_j rho`` (the bound first stated, 2 h mu_j rho, has a factor 2 of slack);
 * unbalanced positive init (u, v): ``(u_j + v_j)' = mu_j (u_j + v_j - 2 rho)``, so coordinate j grows iff
   ``u_j(0) + v_j(0) > 2 rho`` (u - v decays like e^{-mu tau}).  The same recursion holds exactly for the
   discrete iterates: ``s_{k+1} - 2 rho = (1 + h_k mu_j)(s_k - 2 rho)``.
@@ -38,7 +38,10 @@ L = 1        d = 1                  basis e_1; d > 1: InputError (the limit dire
 Exact ties in the L >= 3 score have no single basis limit (the direction then tends to a mix with ratios
 (mu_k/mu_j)^{L/(L-2)}): :func:`linf_sam_limit` raises InputError for ties within 1e-12 relative.
 
-Symbols: ``alpha`` initial weight, ``mu`` data coordinate, ``rho`` radius, ``tau`` rescaled time, ``L`` depth.
+Symbols (:data:`SYMBOLS`, shared with the claims that state these forms): ``alpha`` initial weight, ``mu`` data
+coordinate, ``rho`` radius, ``tau`` rescaled time, ``L`` depth, ``h`` the Euler step of a discrete step. Each
+closed form that is evaluated is a :class:`~biasaudit.theory.formula.Formula` (the sympy expression and its
+function, lambdified once).
 """
 
 from __future__ import annotations
@@ -50,11 +53,14 @@ import sympy as sp
 
 from biasaudit.plumbing import (InputError, as_finite_vector, matching_length, positive_increasing, positive_int,
                                 positive_scalar, positive_vector)
+from biasaudit.theory.formula import Formula
+from biasaudit.theory.sam_fields import w
 
 __all__ = [
-    "alpha", "mu", "rho", "tau", "L",
-    "LINF_L2", "LINF_ZERO_HIT", "LINF_DEEP_GROW", "LINF_DEEP_BLOWUP", "LINF_DEEP_ZERO_HIT", "LINF_DEEP_SCORE",
-    "LINF_ODD_BELOW", "UNBALANCED_SUM", "UNBALANCED_THRESHOLD", "CHATTER_BOUND",
+    "alpha", "mu", "rho", "tau", "L", "SYMBOLS",
+    "LINF_L2", "LINF_FIELD_L2", "LINF_DEPARTURE_RATE", "LINF_ZERO_HIT", "LINF_DEEP_ZERO_HIT", "LINF_ZERO_HIT_TIME",
+    "LINF_DEEP_GROW", "LINF_DEEP_BLOWUP", "LINF_DEEP_SCORE", "LINF_DEEP_LOG_SCORE", "LINF_DEEP_BELOW",
+    "LINF_ODD_BELOW", "LINF_EVEN_BELOW", "UNBALANCED_SUM", "UNBALANCED_THRESHOLD", "CHATTER_BOUND", "CHATTER_SHARP",
     "LinfLimit", "linf_sam_limit", "linf_l2_weights", "linf_zero_hit_time", "linf_deep_weights",
     "linf_blowup_times", "linf_grows_unbalanced", "linf_chatter_bound", "linf_deep_scores",
     "linf_deep_log_scores",
@@ -68,29 +74,52 @@ L = sp.Symbol("L", integer=True, positive=True)
 h = sp.Symbol("h", positive=True)
 s0 = sp.Symbol("s_0", positive=True)  # u_j(0) + v_j(0)
 
-LINF_L2 = rho + (alpha - rho) * sp.exp(mu * tau)
+#: The symbols of the l_inf-SAM statements (``w`` is the coordinate of :mod:`biasaudit.theory.sam_fields`).
+SYMBOLS = {
+    "alpha": alpha, "mu": mu, "rho": rho, "tau": tau, "L": L, "h": h, "s_0": s0, "w": w,
+    "u_0": sp.Symbol("u_0", positive=True), "v_0": sp.Symbol("v_0", positive=True),  # unbalanced init, two layers
+    "w(tau)": sp.Function("w")(tau),
+    "tau_0": sp.Symbol("tau_0", positive=True),                  # zero-hit time
+    "k": sp.Symbol("k", integer=True, positive=True),            # the winning index of the L >= 3 rule
+    "beta_limit": sp.Symbol("beta_limit"),                       # lim beta (a direction, a point or 0)
+    "grows": sp.Symbol("grows"),                                 # coordinate j grows (unbalanced init)
+    "argmax": sp.Function("argmax"),
+    "e_max_G": sp.Symbol("e_{max G}"),                           # basis vector of the largest index in G
+    "1_E": sp.Symbol("1_E"),                                     # indicator of E = {alpha_j = rho}
+    "|G|": sp.Symbol("|G|", integer=True, nonnegative=True),      # the size of G = {j : alpha_j > rho}
+    "|E|": sp.Symbol("|E|", integer=True, nonnegative=True),      # the size of E = {j : alpha_j = rho}
+}
+
+LINF_L2 = Formula("linf_l2_weights", rho + (alpha - rho) * sp.exp(mu * tau), (mu, alpha, rho, tau))
+#: The reduced field at L = 2 above 0 (w > 0), and its slope there: the rate at which w - rho departs from 0.
+LINF_FIELD_L2 = mu * (w - rho)
+LINF_DEPARTURE_RATE = Formula("linf_departure_rate", sp.diff(LINF_FIELD_L2, w), (mu,))
 LINF_ZERO_HIT = sp.log(rho / (rho - alpha)) / mu
-LINF_DEEP_GROW = rho + ((alpha - rho) ** (2 - L) - (L - 2) * mu * tau) ** (1 / (2 - L))
-LINF_DEEP_BLOWUP = (alpha - rho) ** (2 - L) / ((L - 2) * mu)
 LINF_DEEP_ZERO_HIT = ((rho - alpha) ** (2 - L) - rho ** (2 - L)) / ((L - 2) * mu)
-LINF_DEEP_SCORE = mu * (alpha - rho) ** (L - 2)
-LINF_ODD_BELOW = rho - ((rho - alpha) ** (2 - L) + (L - 2) * mu * tau) ** (1 / (2 - L))
-LINF_EVEN_BELOW = rho - ((rho - alpha) ** (2 - L) - (L - 2) * mu * tau) ** (1 / (2 - L))
+#: tau_0 for alpha < rho at L = 2 and at even L >= 4 (the even-L branch tends to the L = 2 one as L -> 2).
+LINF_ZERO_HIT_TIME = Formula("linf_zero_hit_time", sp.Piecewise((LINF_ZERO_HIT, sp.Eq(L, 2)),
+                                                                (LINF_DEEP_ZERO_HIT, True)), (mu, alpha, rho, L))
+LINF_DEEP_GROW = Formula("linf_deep_grow", rho + ((alpha - rho) ** (2 - L) - (L - 2) * mu * tau) ** (1 / (2 - L)),
+                         (mu, alpha, rho, tau, L))
+LINF_DEEP_BLOWUP = Formula("linf_deep_blowup_time", (alpha - rho) ** (2 - L) / ((L - 2) * mu), (mu, alpha, rho, L))
+LINF_DEEP_SCORE = Formula("linf_deep_score", mu * (alpha - rho) ** (L - 2), (mu, alpha, rho, L))
+#: log of LINF_DEEP_SCORE, finite for every finite input (the score itself overflows for large L)
+LINF_DEEP_LOG_SCORE = Formula("linf_deep_log_score", sp.expand_log(sp.log(LINF_DEEP_SCORE.expr), force=True),
+                              (mu, alpha, rho, L))
+#: alpha < rho, L >= 3: x = rho - w has x^(2-L) = (rho - alpha)^(2-L) - (-1)^L (L-2) mu tau (odd L: w rises to
+#: rho; even L: w hits 0 at tau_0, then slides there)
+LINF_DEEP_BELOW = Formula("linf_deep_below",
+                          rho - ((rho - alpha) ** (2 - L) - (-1) ** L * (L - 2) * mu * tau) ** (1 / (2 - L)),
+                          (mu, alpha, rho, tau, L))
+LINF_ODD_BELOW = LINF_DEEP_BELOW.expr.subs((-1) ** L, -1)
+LINF_EVEN_BELOW = LINF_DEEP_BELOW.expr.subs((-1) ** L, 1)
 UNBALANCED_SUM = 2 * rho + (s0 - 2 * rho) * sp.exp(mu * tau)
 #: The growth threshold of s_0: where d/dtau UNBALANCED_SUM vanishes (2 rho).
-UNBALANCED_THRESHOLD = sp.solve(sp.diff(UNBALANCED_SUM, tau), s0)[0]
-CHATTER_BOUND = 2 * h * mu * rho
-
-_l2 = sp.lambdify((mu, alpha, rho, tau), LINF_L2, modules="numpy")
-_zero_hit = sp.lambdify((mu, alpha, rho), LINF_ZERO_HIT, modules="numpy")
-_deep_grow = sp.lambdify((mu, alpha, rho, tau, L), LINF_DEEP_GROW, modules="numpy")
-_deep_blowup = sp.lambdify((mu, alpha, rho, L), LINF_DEEP_BLOWUP, modules="numpy")
-_deep_zero_hit = sp.lambdify((mu, alpha, rho, L), LINF_DEEP_ZERO_HIT, modules="numpy")
-_deep_score = sp.lambdify((mu, alpha, rho, L), LINF_DEEP_SCORE, modules="numpy")
-_odd_below = sp.lambdify((mu, alpha, rho, tau, L), LINF_ODD_BELOW, modules="numpy")
-_even_below = sp.lambdify((mu, alpha, rho, tau, L), LINF_EVEN_BELOW, modules="numpy")
-_chatter = sp.lambdify((h, mu, rho), CHATTER_BOUND, modules="numpy")
-_unbalanced_threshold = sp.lambdify((rho,), UNBALANCED_THRESHOLD, modules="math")
+UNBALANCED_THRESHOLD = Formula("linf_unbalanced_threshold", sp.solve(sp.diff(UNBALANCED_SUM, tau), s0)[0], (rho,),
+                               "math")
+CHATTER_BOUND = Formula("linf_chatter_bound", 2 * h * mu * rho, (h, mu, rho))
+#: The sharp chatter bound (derived here, notes/sam-gd-linf.md): CHATTER_BOUND holds with a factor 2 to spare.
+CHATTER_SHARP = h * mu * rho
 
 TIE_RTOL = 1e-12  # relative gap below which two L >= 3 scores count as a tie
 
@@ -176,7 +205,7 @@ def linf_deep_scores(mu_value, alpha_value, rho_value, depth: int) -> np.ndarray
     depth = positive_int("depth", depth, minimum=3)
     out = np.full(m.size, -np.inf)
     grow = a > r
-    out[grow] = _deep_score(m[grow], a[grow], r, depth)
+    out[grow] = LINF_DEEP_SCORE(m[grow], a[grow], r, depth)
     return out
 
 
@@ -189,7 +218,7 @@ def linf_deep_log_scores(mu_value, alpha_value, rho_value, depth: int) -> np.nda
     depth = positive_int("depth", depth, minimum=3)
     out = np.full(m.size, -np.inf)
     grow = a > r
-    out[grow] = np.log(m[grow]) + (depth - 2) * np.log(a[grow] - r)
+    out[grow] = LINF_DEEP_LOG_SCORE(m[grow], a[grow], r, depth)
     return out
 
 
@@ -213,7 +242,7 @@ def linf_l2_weights(mu_value, alpha_value, rho_value, tau_value) -> np.ndarray:
     m, a = _mu_alpha(mu_value, alpha_value, increasing=False)
     r = positive_scalar("rho", rho_value)
     t = as_finite_vector("tau", tau_value)
-    return np.squeeze(np.maximum(_l2(m[None, :], a[None, :], r, t[:, None]), 0.0))
+    return np.squeeze(np.maximum(LINF_L2(m[None, :], a[None, :], r, t[:, None]), 0.0))
 
 
 def linf_zero_hit_time(mu_value, alpha_value, rho_value, depth: int = 2) -> np.ndarray:
@@ -223,10 +252,9 @@ def linf_zero_hit_time(mu_value, alpha_value, rho_value, depth: int = 2) -> np.n
     depth = positive_int("depth", depth, minimum=2)
     below = a < r
     out = np.full(m.size, np.inf)
-    if depth == 2:
-        out[below] = _zero_hit(m[below], a[below], r)
-    elif depth % 2 == 0:
-        out[below] = _deep_zero_hit(m[below], a[below], r, depth)
+    if depth % 2 == 0:  # L = 2 and even L >= 4 (odd L never reaches 0)
+        with np.errstate(divide="ignore", invalid="ignore"):  # numpy evaluates both branches; one is taken
+            out[below] = LINF_ZERO_HIT_TIME(m[below], a[below], r, depth)
     return out
 
 
@@ -237,7 +265,7 @@ def linf_blowup_times(mu_value, alpha_value, rho_value, depth: int) -> np.ndarra
     depth = positive_int("depth", depth, minimum=3)
     out = np.full(m.size, np.inf)
     g = a > r
-    out[g] = _deep_blowup(m[g], a[g], r, depth)
+    out[g] = LINF_DEEP_BLOWUP(m[g], a[g], r, depth)
     return out
 
 
@@ -251,13 +279,13 @@ def linf_deep_weights(mu_value, alpha_value, rho_value, tau_value, depth: int) -
     g, b = a > r, a < r
     if np.any(t >= linf_blowup_times(m, a, r, depth)):
         raise InputError("tau", "must be below every blow-up time (alpha - rho)^(2-L)/((L-2) mu)", tau_value)
-    out[g] = _deep_grow(m[g], a[g], r, t, depth)
+    out[g] = LINF_DEEP_GROW(m[g], a[g], r, t, depth)
     if depth % 2 == 1:
-        out[b] = _odd_below(m[b], a[b], r, t, depth)
+        out[b] = LINF_DEEP_BELOW(m[b], a[b], r, t, depth)
     else:
         hit = linf_zero_hit_time(m, a, r, depth)
         alive = b & (t < hit)
-        out[alive] = _even_below(m[alive], a[alive], r, t, depth)
+        out[alive] = LINF_DEEP_BELOW(m[alive], a[alive], r, t, depth)
         out[b & ~alive] = 0.0
     return out
 
@@ -268,11 +296,12 @@ def linf_grows_unbalanced(mu_value, u0, v0, rho_value) -> np.ndarray:
     u = matching_length("u0", positive_vector("u0", u0), m.size, "mu")
     v = matching_length("v0", positive_vector("v0", v0), m.size, "mu")
     r = positive_scalar("rho", rho_value)
-    return (u + v) > _unbalanced_threshold(r)
+    return (u + v) > UNBALANCED_THRESHOLD(r)
 
 
 def linf_chatter_bound(h_value, mu_value, rho_value) -> np.ndarray:
-    """The spec's chatter bound ``2 h mu_j rho`` for discrete iterates sliding at 0 (L = 2)."""
+    """The chatter bound ``2 h mu_j rho`` for discrete iterates sliding at 0 (L = 2): the bound first stated, which
+    follows from the sharp ``h mu_j rho`` (:data:`CHATTER_SHARP`)."""
     hv = positive_scalar("h", h_value)
     m = positive_vector("mu", mu_value)
-    return np.asarray(_chatter(hv, m, positive_scalar("rho", rho_value)), dtype=float)
+    return np.asarray(CHATTER_BOUND(hv, m, positive_scalar("rho", rho_value)), dtype=float)

@@ -10,11 +10,13 @@ r"""Paper 1, "Minor First, Major Last": GD, l_inf-SAM and l2-SAM on depth-L diag
 * ``l2/``: l2-SAM: the log-linear reduction, alpha_c, the three regimes, their dynamics, depth L > 2;
 * ``torch/``: the same questions on trained networks (experiment claims).
 
-Theory claims predict from :mod:`biasaudit.theory` (sympy, lambdified once) and observe with independent
+Theory claims predict from :mod:`biasaudit.theory` (its formulas, lambdified once) and observe with independent
 numerics: the numba integrators of :mod:`biasaudit.numerics.flows`, the discrete algorithms of
-:mod:`biasaudit.numerics.sam_discrete`, scipy's ``solve_ivp``/``minimize``, complex-step derivatives, mpmath.
+:mod:`biasaudit.numerics.sam_discrete`, scipy's ``solve_ivp``/``minimize``, complex-step derivatives, mpmath. A
+claim's statement is built from the same theory formulas its prediction evaluates (``Claim.formulas``), in the
+symbols of the theory modules (``SYMBOLS``); a prediction with no closed form says why (``Claim.no_closed_form``).
 Conventions (sign(0) = 0, Filippov sliding, c_L, rescaled time for several points) are in
-``notes/sam-gd-linf.md`` and ``notes/sam-l2.md``; ``_common.py`` holds the symbols and helpers the folders share.
+``notes/sam-gd-linf.md`` and ``notes/sam-l2.md``; ``_common.py`` holds the helpers the folders share.
 """
 
 __all__ = ["FOLDERS"]

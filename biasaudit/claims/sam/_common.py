@@ -1,13 +1,13 @@
-r"""What the paper 1 foundation claim modules share: the paper, sympy symbols, parameter helpers.
+r"""What the paper 1 foundation claim modules share: the paper, parameter helpers. Their statements are written in
+the symbols and formulas of :mod:`biasaudit.theory` (``sam_fields``, ``sam_gd``, ``sam_linf``: each has ``SYMBOLS``).
 
-Symbols: ``mu`` data (0 < mu_1 < ... < mu_d), ``alpha`` balanced init, ``rho`` radius, ``eta`` step, ``L``
+Notation: ``mu`` data (0 < mu_1 < ... < mu_d), ``alpha`` balanced init, ``rho`` radius, ``eta`` step, ``L``
 depth, ``tau`` rescaled time, ``h_k = eta sigma(-z~_k)`` the Euler step of one discrete step.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import sympy as sp
 
 from biasaudit.domain import Choice, Vector
 
@@ -15,10 +15,6 @@ __all__ = []
 
 EPS = np.finfo(float).eps
 PAPER = "sam"
-
-_mu_s, _a_s, _r_s, _t_s, _w_s = sp.symbols("mu alpha rho tau w", positive=True)
-_L_s = sp.Symbol("L", integer=True, positive=True)
-
 
 def _arr(params, key):
     return np.asarray(params[key], dtype=float)

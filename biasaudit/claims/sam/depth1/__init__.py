@@ -9,16 +9,21 @@ import math
 import numpy as np
 import sympy as sp
 
-from biasaudit.claims.sam._common import PAPER, _L_s, _a_s, _arr, _mu_domain, _mu_s, _t_s
+from biasaudit.claims.sam._common import PAPER, _arr, _mu_domain
 from biasaudit.domain import Choice, Domain, Integer, Real
 from biasaudit.ledger import AT_10X_PRECISION, Claim, Observation, Tolerance, shifted_prediction, two_sided
+from biasaudit.theory import sam_gd as theory
+
+SYM = theory.SYMBOLS  # the symbols the statements are written in
+
+_L, _mu, _t, _tau = SYM["L"], SYM["mu"], SYM["t"], SYM["tau"]
 
 __all__ = ["CLAIMS"]
 
 
 # ============================================================================================ depth 1
 def _depth1_predict(p):
-    return tuple(_arr(p, "mu"))  # every reduced field equals mu at L = 1
+    return tuple(theory.DEPTH1_FIELD(_arr(p, "mu")))  # every reduced field equals mu at L = 1
 
 
 def _depth1_evaluate(p, predicted):
@@ -41,8 +46,9 @@ def _depth1_evaluate(p, predicted):
 DEPTH1_SAME = Claim(
     id="sam.depth1.same_direction", paper=PAPER, source="A (depth 1)",
     title="at depth 1 all three fields equal mu: w(tau) = alpha + mu tau for GD, l_inf-SAM and l2-SAM",
-    hypotheses=(sp.Eq(_L_s, 1), sp.Gt(_mu_s, 0, evaluate=False)),
-    statement=sp.Eq(sp.Function("w")(_t_s), _a_s + _mu_s * _t_s),
+    hypotheses=(sp.Eq(_L, 1), sp.Gt(_mu, 0, evaluate=False)),
+    statement=sp.And(theory.DEPTH1_FIELD.eq(sp.Derivative(SYM["w(tau)"], _tau)), theory.GD_DEPTH1.eq(SYM["w(tau)"])),
+    formulas=(theory.DEPTH1_FIELD,),
     predict=_depth1_predict, evaluate=_depth1_evaluate,
     tolerance=Tolerance("euler_exact_roundoff", 1e-12,
                         "Euler on a constant field is exact; 200 steps of roundoff ~ 200 * eps relative",
@@ -180,13 +186,18 @@ def _rotate(vec, degrees):
     return tuple(out)
 
 
+_SVM_HYPOTHESES = (sp.Eq(_L, 1), sp.Ge(SYM["gamma_nonsupport"], sp.Rational(3, 2), evaluate=False))
+_SVM_STATEMENT = sp.Eq(sp.Limit(SYM["beta(t)"] / sp.log(_t), _t, sp.oo), SYM["beta_svm"])
+_SVM_NO_CLOSED_FORM = ("the l2 max-margin vector of the sampled data set is the solution of a quadratic programme "
+                       "(hard-margin SVM without intercept), solved here by scipy's SLSQP")
+
 DEPTH1_SVM = Claim(
     id="sam.depth1.svm_direction", paper=PAPER, source="A (depth 1, several points)",
     title="depth 1, several points: the SAM flow has beta(t) = beta_svm log t + O(1), so its direction tends "
           "to the l2 max-margin (SVM) direction",
-    hypotheses=(sp.Eq(_L_s, 1), sp.Symbol("gamma_nonsupport") >= sp.Rational(3, 2)),
-    statement=sp.Eq(sp.Limit(sp.Symbol("beta(t)") / sp.log(sp.Symbol("t")), sp.Symbol("t"), sp.oo),
-                    sp.Symbol("beta_svm")),
+    hypotheses=_SVM_HYPOTHESES,
+    statement=_SVM_STATEMENT,
+    no_closed_form=_SVM_NO_CLOSED_FORM,
     predict=_svm_predict, evaluate=_svm_evaluate,
     tolerance=Tolerance("log_t_slope", 1e-6,
                         "beta = beta_svm log t + rho~ + r(t), r decaying like t^(-lambda) with a data-dependent "
@@ -207,8 +218,9 @@ DEPTH1_SVM_LINF = Claim(
     id="sam.depth1.svm_direction_linf", paper=PAPER, source="A (depth 1, several points)",
     title="depth 1, several points, l_inf-SAM: beta(t) = beta_svm log t + O(1), so its direction tends to the l2 "
           "max-margin (SVM) direction — also where a gradient sign slides at 0",
-    hypotheses=(sp.Eq(_L_s, 1), sp.Symbol("gamma_nonsupport") >= sp.Rational(3, 2)),
-    statement=DEPTH1_SVM.statement,
+    hypotheses=_SVM_HYPOTHESES,
+    statement=_SVM_STATEMENT,
+    no_closed_form=_SVM_NO_CLOSED_FORM,
     predict=_svm_predict, evaluate=_svm_linf_evaluate,
     tolerance=DEPTH1_SVM.tolerance,
     domain=Domain({"data_seed": Integer(0, 10**6), "d": Integer(2, 3), "algorithm": Choice(("linf",)),

@@ -11,9 +11,14 @@ import math
 import numpy as np
 import sympy as sp
 
-from biasaudit.claims.sam._common import _ALG_DOMAIN, PAPER, _a_s, _arr, _mu_domain, _r_s, _sigma_neg
+from biasaudit.claims.sam._common import _ALG_DOMAIN, PAPER, _arr, _mu_domain, _sigma_neg
 from biasaudit.domain import Domain, Integer, Real, Vector
 from biasaudit.ledger import AT_10X_PRECISION, Claim, Observation, Tolerance, shifted_prediction, two_sided
+from biasaudit.theory import sam_fields as theory
+
+SYM = theory.SYMBOLS  # the symbols the statements are written in
+
+_a, _r = SYM["alpha"], SYM["rho"]
 
 __all__ = ["CLAIMS"]
 
@@ -43,8 +48,10 @@ def _balance_evaluate(p, predicted):
 DISCRETE_BALANCE = Claim(
     id="sam.discrete.balance_preserved", paper=PAPER, source="Setting (initialization)",
     title="GD, l_inf-SAM and l2-SAM (joint and per-layer) keep a balanced init balanced, for any data",
-    hypotheses=(sp.Eq(sp.Symbol("w^(l)(0)"), _a_s),),
-    statement=sp.Eq(sp.Symbol("w^(l)(t)") - sp.Symbol("w^(1)(t)"), 0),
+    hypotheses=(sp.Eq(SYM["w^(l)(0)"], _a),),
+    statement=sp.Eq(SYM["w^(l)(t)"] - SYM["w^(1)(t)"], 0),
+    no_closed_form="an exact invariant: the prediction is the constant 0 (no imbalance), not a formula of the "
+                   "parameters; the discrete algorithm is run to observe it",
     predict=lambda p: {"imbalance": 0.0, "init_perturbation": 0.0}, evaluate=_balance_evaluate,
     tolerance=Tolerance("float64_roundoff", 1e-12, "layers differ only by product order: a few ulp per step",
                         at_10x=AT_10X_PRECISION),
@@ -85,8 +92,10 @@ DISCRETE_ZERO = Claim(
     source="derived (B: sign(0) = 0 at the Filippov point; Setting: eps = 0 where the gradient is 0)",
     title="at depth L >= 2 a coordinate that is 0 in every layer stays exactly 0 under GD, l_inf-SAM (sign(0) = 0) "
           "and l2-SAM (joint and per-layer), for any data",
-    hypotheses=(sp.Ge(sp.Symbol("L", integer=True), 2, evaluate=False), sp.Eq(sp.Symbol("w_j^(l)(0)"), 0)),
-    statement=sp.Eq(sp.Symbol("w_j^(l)(t)"), 0),
+    hypotheses=(sp.Ge(SYM["L"], 2, evaluate=False), sp.Eq(SYM["w_j^(l)(0)"], 0)),
+    statement=sp.Eq(SYM["w_j^(l)(t)"], 0),
+    no_closed_form="an exact invariant: the prediction is the constant 0 (the coordinate never moves), not a "
+                   "formula of the parameters; the discrete algorithm is run to observe it",
     predict=lambda p: {"stays": 0.0, "init": 0.0}, evaluate=_zero_evaluate,
     tolerance=Tolerance("exact_zero", 0.0, "every factor of the coordinate's gradient and perturbation is an exact "
                         "float 0: any nonzero iterate refutes", at_10x="an exact zero: 10 x 0 = 0"),
@@ -139,8 +148,10 @@ def _flow_limit_evaluate(p, predicted):
 DISCRETE_FLOW_LIMIT = Claim(
     id="sam.discrete.flow_limit", paper=PAPER, source="Setting (flows: rho fixed, eta -> 0)",
     title="the discrete algorithm tracks the rescaled flow to O(eta): halving eta halves the gap",
-    hypotheses=(sp.Gt(_a_s, _r_s, evaluate=False),),
-    statement=sp.Eq(sp.Symbol("gap(eta)") / sp.Symbol("gap(eta/2)"), 2),
+    hypotheses=(sp.Gt(_a, _r, evaluate=False),),
+    statement=sp.Eq(SYM["gap(eta)"] / SYM["gap(eta/2)"], 2),
+    no_closed_form="a constant, not a formula of the parameters: the prediction is the ratio 2 of a first-order "
+                   "method, observed on discrete runs at eta, eta/2 and eta/4 against an integrated flow",
     predict=lambda p: 2.0, evaluate=_flow_limit_evaluate,
     tolerance=Tolerance("first_order_ratio", 0.05, "the next term of the global Euler error is O(eta^2): at "
                                                   "eta/4 <= 0.01 it moved the ratio by <= 2.4 % (64 samples)"),

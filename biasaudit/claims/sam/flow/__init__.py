@@ -8,9 +8,14 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from biasaudit.claims.sam._common import _ALG_DOMAIN, EPS, PAPER, _a_s, _arr, _mu_domain, _sigma_neg, _w_s
+from biasaudit.claims.sam._common import _ALG_DOMAIN, EPS, PAPER, _arr, _mu_domain, _sigma_neg
 from biasaudit.domain import Domain, Integer, Real, Vector
 from biasaudit.ledger import AT_10X_PRECISION, Claim, Observation, Tolerance, two_sided
+from biasaudit.theory import sam_fields as theory
+
+SYM = theory.SYMBOLS  # the symbols the statements are written in
+
+_a, _w, _eta = SYM["alpha"], SYM["w"], SYM["eta"]
 
 __all__ = ["CLAIMS"]
 
@@ -34,7 +39,7 @@ def _euler_predict(p, h_factor=1.0):
     F = reduced_field(p["algorithm"], L, p["normalization"])(w, mu, rho)
     zt = float(np.sum(mu * _perturbed_balanced(p["algorithm"], p["normalization"], w, mu, rho, L) ** L))
     h = p["eta"] * _sigma_neg(zt) * h_factor
-    return tuple(w + h * F) + (h,)
+    return tuple(theory.EULER_STEP(w, h, F)) + (h,)
 
 
 def _euler_evaluate(p, predicted):
@@ -56,8 +61,10 @@ FLOW_EULER = Claim(
     id="sam.flow.euler_step", paper=PAPER, source="Setting (flows, exact fact 2)",
     title="one discrete SAM step on the logistic loss is explicit Euler on the rescaled field with "
           "h_k = eta sigma(-z~_k)",
-    hypotheses=(sp.Gt(_a_s, 0, evaluate=False), sp.Gt(sp.Symbol("eta"), 0, evaluate=False)),
-    statement=sp.Eq(sp.Symbol("w_{k+1}"), _w_s + sp.Symbol("eta") / (1 + sp.exp(sp.Symbol("z~"))) * sp.Symbol("F(w)")),
+    hypotheses=(sp.Gt(_a, 0, evaluate=False), sp.Gt(_eta, 0, evaluate=False),
+                sp.Eq(SYM["h"], _eta / (1 + sp.exp(SYM["z~"])))),
+    statement=theory.EULER_STEP.eq(SYM["w_{k+1}"]),
+    formulas=(theory.EULER_STEP,),
     predict=_euler_predict, evaluate=_euler_evaluate,
     tolerance=Tolerance("float64_roundoff", 512 * EPS, "the same arithmetic in another order: a few ulp",
                         at_10x=AT_10X_PRECISION),
@@ -118,10 +125,12 @@ def _linear_loss_control(p, predicted, signed_size):
 FLOW_LINEAR = Claim(
     id="sam.flow.linear_loss", paper=PAPER, source="Setting (flows, exact fact 1)",
     title="the rescaled reduced field is the SAM flow on the linear loss -<beta, mu> (balanced states)",
-    hypotheses=(sp.Gt(_a_s, 0, evaluate=False),),
-    statement=sp.Eq(sp.Function("F")(sp.Symbol("w")),
-                    -sp.Derivative(sp.Function("L_lin")(sp.Symbol("w") + sp.Symbol("epsilon")), sp.Symbol("w")),
-                    evaluate=False),
+    hypotheses=(sp.Gt(_a, 0, evaluate=False),),
+    statement=sp.Eq(SYM["F(w)"], -sp.Derivative(SYM["L_lin"](_w + SYM["epsilon"]), _w), evaluate=False),
+    no_closed_form="one closed form per case, not one for the claim: the prediction is the reduced field of the "
+                   "sampled algorithm (GD, l_inf-SAM, l2-SAM joint or per layer) at the sampled depth "
+                   "(theory.sam_fields.reduced_field, a formula lambdified per algorithm, depth and normalisation); "
+                   "the statement is the identity it is checked against (complex-step derivatives of the linear loss)",
     predict=_linear_loss_predict, evaluate=_linear_loss_evaluate,
     tolerance=Tolerance("float64_roundoff", 512 * EPS, "complex-step derivatives are exact to roundoff",
                         at_10x=AT_10X_PRECISION),

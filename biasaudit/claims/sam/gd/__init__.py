@@ -9,9 +9,14 @@ import math
 import numpy as np
 import sympy as sp
 
-from biasaudit.claims.sam._common import PAPER, _L_s, _a_s, _mu_domain, _mu_s, _t_s
+from biasaudit.claims.sam._common import PAPER, _mu_domain
 from biasaudit.domain import Domain, Integer, Real, Vector
 from biasaudit.ledger import AT_10X_PRECISION, Claim, Observation, Tolerance, shifted_prediction
+from biasaudit.theory import sam_gd as theory
+
+SYM = theory.SYMBOLS  # the symbols the statements are written in
+
+_a, _L = SYM["alpha"], SYM["L"]
 
 __all__ = ["CLAIMS"]
 
@@ -48,8 +53,9 @@ def _gd_l2_evaluate(p, predicted):
 GD_L2 = Claim(
     id="sam.gd.l2_closed_form", paper=PAPER, source="GD closed forms (L = 2)",
     title="GD at L = 2: w_j(tau) = alpha_j e^{mu_j tau}, so beta/||beta|| -> e_d",
-    hypotheses=(sp.Eq(_L_s, 2), sp.Gt(_a_s, 0, evaluate=False)),
-    statement=sp.Eq(sp.Function("w")(_t_s), _a_s * sp.exp(_mu_s * _t_s)),
+    hypotheses=(sp.Eq(_L, 2), sp.Gt(_a, 0, evaluate=False)),
+    statement=theory.GD_L2.eq(SYM["w(tau)"]),
+    formulas=(theory.GD_L2,),
     predict=_gd_l2_predict, evaluate=_gd_l2_evaluate,
     tolerance=Tolerance("dp54_global", 1e-8, "DP5(4) at rtol = 1e-11 over <= 25 e-folds: global relative "
                                             "error ~ steps * rtol ~ 1e-9", at_10x=AT_10X_PRECISION),
@@ -91,8 +97,9 @@ def _blowup_evaluate(algorithm, p, predicted, rho):
 GD_BLOWUP = Claim(
     id="sam.gd.blowup_time", paper=PAPER, source="GD closed forms (L >= 3)",
     title="GD at L >= 3 blows up at tau_j = alpha_j^{2-L} / ((L-2) mu_j)",
-    hypotheses=(sp.Ge(_L_s, 3, evaluate=False), sp.Gt(_a_s, 0, evaluate=False)),
-    statement=sp.Eq(sp.Symbol("tau_j"), _a_s ** (2 - _L_s) / ((_L_s - 2) * _mu_s)),
+    hypotheses=(sp.Ge(_L, 3, evaluate=False), sp.Gt(_a, 0, evaluate=False)),
+    statement=theory.GD_BLOWUP_TIME.eq(SYM["tau_j"]),
+    formulas=(theory.GD_BLOWUP_TIME,),
     predict=_gd_blowup_predict, evaluate=lambda p, pred: _blowup_evaluate("gd", p, pred, 0.0),
     tolerance=Tolerance("blowup_stop", 1e-7, "the integrator stops when |w| > 1e100 or its step underflows "
                                              "(16 ulp of tau), i.e. within ~1e-12 relative of the singularity; "

@@ -15,7 +15,7 @@ Modules, by concept (the order of :data:`CLAIMS` is theirs, concatenated):
 
 * :mod:`~biasaudit.claims.sam.l2.reduction`: the exact log-linear reduction, the j† formula, the fixed points;
 * :mod:`~biasaudit.claims.sam.l2.separatrix`: α_c, the separatrix between collapse and escape (certificates,
-  sandwich, the bisection against mpmath and the spec's table, scale invariance);
+  sandwich, the bisection against mpmath and the reference table derived here, scale invariance);
 * :mod:`~biasaudit.claims.sam.l2.regimes`: the regimes and their boundaries (regime 1 collapse, α_grow, regime 3,
   regime 2);
 * :mod:`~biasaudit.claims.sam.l2.dynamics`: the dynamics between the boundaries (plateau law, switch times,

@@ -1,7 +1,8 @@
 r"""What the ``sam.l2.*`` claim modules share: the independent full-flow reference (DOP853 in log space,
-memoised), the exact reduction, the cached regime boundaries and α_c, τ grids for j† sequences, sympy symbols.
+memoised), the exact reduction, the cached regime boundaries and α_c, τ grids for j† sequences. The claims'
+statements are written in the symbols and formulas of :mod:`biasaudit.theory.sam_l2` (``SYMBOLS``).
 
-Symbols: μ (``mu``), α (``alpha``), ρ (``rho``), c = ρ/√2 (joint) or ρ (per layer), τ rescaled time,
+Notation: μ (``mu``), α (``alpha``), ρ (``rho``), c = ρ/√2 (joint) or ρ (per layer), τ rescaled time,
 A = ∫dτ/S, S = ‖μ⊙w‖₂, j† = argmax_j β_j (1-based).
 """
 
@@ -10,7 +11,6 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-import sympy as sp
 
 from biasaudit.domain import Choice, Integer, Real, Vector
 
@@ -20,11 +20,6 @@ PAPER = "sam"
 EPS = np.finfo(float).eps
 FLOW_RTOL = 1e-12  # DOP853 tolerances of the independent full-flow reference
 FLOW_ATOL = 1e-14
-
-_tau, _A, _cs, _rho, _alpha, _H = sp.symbols("tau A c rho alpha H", positive=True)
-_mu_j, _mu_1, _mu_d, _mu_dm1, _norm = sp.symbols("mu_j mu_1 mu_d mu_{d-1} ‖μ‖", positive=True)
-_S, _w, _L = sp.symbols("S w_j L", positive=True)
-
 
 def _arr(p, key="mu"):
     return np.asarray(p[key], dtype=float)
@@ -37,10 +32,10 @@ def _c(p):
 
 
 def _base(**extra):
-    spec = {"d": Integer(2, 5), "mu": Vector("d", 0.5, 2.0, increasing=(0.25, 1.0)),
-            "rho": Real(0.05, 2.0, log=True), "normalization": Choice(("joint", "layer"))}
-    spec.update(extra)
-    return spec
+    fields = {"d": Integer(2, 5), "mu": Vector("d", 0.5, 2.0, increasing=(0.25, 1.0)),
+              "rho": Real(0.05, 2.0, log=True), "normalization": Choice(("joint", "layer"))}
+    fields.update(extra)
+    return fields
 
 
 def _sequence(jd) -> tuple:

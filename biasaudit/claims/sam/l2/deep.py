@@ -9,10 +9,15 @@ import math
 import numpy as np
 import sympy as sp
 
-from biasaudit.claims.sam.l2._common import PAPER, _L, _arr, _base, _c, _cs, _mu_j, _norm, _sequence, _w
+from biasaudit.claims.sam.l2._common import PAPER, _arr, _base, _c, _sequence
 from biasaudit.domain import Choice, Domain, Fixed, Integer, Real
 from biasaudit.ledger import (AT_10X_EXACT, AT_10X_PRECISION, Claim, Observation, Reference, Tolerance,
                               broken_hypothesis, shifted_prediction, two_sided)
+from biasaudit.theory import sam_l2 as theory
+
+SYM = theory.SYMBOLS  # the symbols the statements are written in
+
+_L, _c_s = SYM["L"], SYM["c"]
 
 __all__ = ["CLAIMS"]
 
@@ -78,7 +83,8 @@ DEEP_EVEN = Claim(
     id="sam.l2.deep_even_collapse", paper=PAPER, source="l2-SAM at L > 2",
     title="even L: the small-alpha field −c_L^{L−1} mu^L/‖mu‖^{L−1} < 0, so small alpha collapses like L = 2",
     hypotheses=(sp.Eq(sp.Mod(_L, 2), 0),),
-    statement=sp.Eq(sp.Symbol("w'"), (-1) ** (_L - 1) * _cs ** (_L - 1) * _mu_j**_L / _norm ** (_L - 1)),
+    statement=theory.DEEP_SMALL_ALPHA_FIELD.eq(SYM["w_j'"]),
+    formulas=(theory.DEEP_SMALL_ALPHA_FIELD,),
     predict=_deep_predict, evaluate=_deep_evaluate,
     tolerance=EXACT_SIGN,
     domain=Domain(_base(depth=Choice((2, 4, 6)), frac=Real(0.05, 0.9))),
@@ -90,7 +96,8 @@ DEEP_ODD = Claim(
     id="sam.l2.deep_odd_no_collapse", paper=PAPER, source="l2-SAM at L > 2",
     title="odd L: the small-alpha field is +c_L^{L−1} mu^L/‖mu‖^{L−1} > 0 (w' = mu w~^{L−1} ≥ 0): never collapses",
     hypotheses=(sp.Eq(sp.Mod(_L, 2), 1),),
-    statement=sp.Eq(sp.Symbol("w'"), (-1) ** (_L - 1) * _cs ** (_L - 1) * _mu_j**_L / _norm ** (_L - 1)),
+    statement=theory.DEEP_SMALL_ALPHA_FIELD.eq(SYM["w_j'"]),
+    formulas=(theory.DEEP_SMALL_ALPHA_FIELD,),
     predict=_deep_predict, evaluate=_deep_evaluate,
     tolerance=EXACT_SIGN,
     domain=Domain(_base(depth=Choice((3, 5)), frac=Real(0.05, 0.9))),
@@ -133,7 +140,10 @@ DEEP_ALPHA_COLLAPSE = Claim(
     id="sam.l2.deep_even_alpha_collapse", paper=PAPER, source="l2-SAM at L > 2 (even L: collapse like L = 2)",
     title="even L ≥ 4: alpha_c exists and the certificate bisection (every w~_j ≤ 0 / escape) finds it to 10 digits",
     hypotheses=(sp.Eq(sp.Mod(_L, 2), 0), sp.Ge(_L, 4)),
-    statement=sp.Eq(sp.Symbol("alpha_c") / _cs, sp.Function("bisect")(sp.Symbol("L"))),
+    statement=sp.Eq(SYM["alpha_c"] / _c_s, SYM["bisect"](theory.FORMULAS["certificate_collapse_deep"],
+                                                         theory.FORMULAS["certificate_escape"])),
+    no_closed_form="alpha_c has no closed form: a certificate-driven bisection (every w~_j <= 0: collapse; "
+                   "max_j w_j > c_L or every w~_j >= 0: escape) on the integrated depth-L flow (numerics.l2_deep)",
     predict=_deep_ac_predict, evaluate=_deep_ac_evaluate,
     tolerance=Tolerance("bracket_rel", 1e-9, "10 significant digits (the precision the tool promises for alpha_collapse): "
                         "alpha_c(1 ± 2e-10) must fall on the two sides", at_10x=AT_10X_PRECISION),
@@ -236,7 +246,9 @@ DEEP_L3 = Claim(
     id="sam.l2.deep_L3_sequences", paper=PAPER, source="l2-SAM at L > 2 (sequences at L = 3)",
     title="L = 3, mu = (1..5): alpha/rho = 0.3 gives j† = 1,2,5; 0.5 gives 2,3,4,5 (joint normalisation)",
     hypotheses=(sp.Eq(_L, 3),),
-    statement=sp.Eq(sp.Symbol("w_j'"), _mu_j * (_w - _cs * _mu_j * _w**2 / sp.Symbol("T", positive=True)) ** 2),
+    statement=sp.Eq(SYM["w_j'"], theory.FORMULAS["field_deep"].subs(_L, 3)),
+    no_closed_form="a j† sequence read off the depth-3 flow, integrated by DOP853 (scipy) until max_j w_j blows "
+                   "up: no closed form",
     predict=lambda p: _L3_sequence(p, "DOP853"), evaluate=_L3_evaluate,
     tolerance=Tolerance("exact_sequence", 0.0, "a j† sequence matches or not", at_10x=AT_10X_EXACT),
     domain=Domain({"d": Fixed(5), "mu": Fixed((1.0, 2.0, 3.0, 4.0, 5.0)), "rho": Real(0.1, 2.0, log=True),
@@ -244,9 +256,9 @@ DEEP_L3 = Claim(
     negative_control=two_sided("alpha/rho across the nearest sequence boundary", 0.01, _L3_across),
     references=(
         Reference({"d": 5, "mu": (1.0, 2.0, 3.0, 4.0, 5.0), "rho": 1.0, "normalization": "joint", "depth": 3,
-                   "alpha_over_rho": 0.3}, (1, 2, 5), 0.0, "L=3, alpha/rho = 0.3"),
+                   "alpha_over_rho": 0.3}, (1, 2, 5), 0.0, "L=3, alpha/rho = 0.3", origin="derived"),
         Reference({"d": 5, "mu": (1.0, 2.0, 3.0, 4.0, 5.0), "rho": 1.0, "normalization": "joint", "depth": 3,
-                   "alpha_over_rho": 0.5}, (2, 3, 4, 5), 0.0, "L=3, alpha/rho = 0.5"),
+                   "alpha_over_rho": 0.5}, (2, 3, 4, 5), 0.0, "L=3, alpha/rho = 0.5", origin="derived"),
     ),
     samples={"ci": 6, "thorough": 16},
     notes="predict: the rescaled flow (DOP853); evaluate: discrete full-parameter SAM on the linear loss (no "

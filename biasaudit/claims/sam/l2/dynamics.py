@@ -9,12 +9,16 @@ import math
 import numpy as np
 import sympy as sp
 
-from biasaudit.claims.sam.l2._common import (PAPER, SEQ_RTOL, _A, _L, _alpha, _alpha_c, _arr, _base, _c, _cs, _flow,
-                                             _mu_1, _mu_j, _r2_alpha, _reduction, _regimes, _seq_grid, _sequence, _tau,
-                                             _w)
+from biasaudit.claims.sam.l2._common import (PAPER, SEQ_RTOL, _alpha_c, _arr, _base, _c, _flow, _r2_alpha, _reduction,
+                                             _regimes, _seq_grid, _sequence)
 from biasaudit.domain import Choice, Domain, Fixed, Integer, Real, Vector
 from biasaudit.ledger import (AT_10X_EXACT, AT_10X_PRECISION, Claim, Observation, Reference, Tolerance,
                               broken_hypothesis, shifted_prediction)
+from biasaudit.theory import sam_l2 as theory
+
+SYM = theory.SYMBOLS  # the symbols the statements are written in
+
+_L, _alpha, _tau = SYM["L"], SYM["alpha"], SYM["tau"]
 
 __all__ = ["CLAIMS"]
 
@@ -65,9 +69,10 @@ PLATEAU = Claim(
     id="sam.l2.plateau_law", paper=PAPER, source="C (plateau law)",
     title="escape time (1/mu_1) ln(1/delta) + O(1), delta = alpha/alpha_c − 1, spent on the plateau beta ≈ c² e_1 "
           "= (rho²/2) e_1: the time within 10 % of c² e_1 grows with the same slope 1/mu_1",
-    hypotheses=(sp.Gt(sp.Symbol("delta"), 0, evaluate=False),),
-    statement=sp.Eq(sp.Symbol("tau_exit"), sp.log(1 / sp.Symbol("delta")) / _mu_1 + sp.O(1)),
-    predict=lambda p: 1.0 / _arr(p)[0], evaluate=_plateau_evaluate,
+    hypotheses=(sp.Gt(SYM["delta"], 0, evaluate=False),),
+    statement=sp.Eq(SYM["tau_exit"], theory.PLATEAU_EXIT_TIME + sp.O(1)),
+    formulas=(theory.PLATEAU_EXIT_SLOPE,),
+    predict=lambda p: theory.PLATEAU_EXIT_SLOPE(_arr(p)[0]), evaluate=_plateau_evaluate,
     tolerance=Tolerance("slope_fit", 5e-3,
                         "relative, both slopes summed: the O(1) terms converge like delta; over delta = "
                         "1e-8..1e-10 each fitted slope is within ~1e-3 of 1/mu_1 (measured); the grid "
@@ -84,6 +89,8 @@ def _switch_predict(p):
     from scipy.interpolate import CubicSpline
     from scipy.optimize import brentq
 
+    from biasaudit.theory.sam_l2 import switch_time_residual
+
     mu, c = _arr(p), _c(p)
     alpha = np.full(mu.size, _alpha_c(p) * (1 + p["delta"]))
     grid = np.linspace(0.0, 200.0 / mu[0], 20001)
@@ -92,13 +99,14 @@ def _switch_predict(p):
     spline = CubicSpline(grid[ok], tr.A[ok])
     roots = []
     for j in range(mu.size - 1):
-        g = grid[ok] - c * (mu[j] + mu[j + 1]) * tr.A[ok]
+        g = switch_time_residual(grid[ok], tr.A[ok], mu[j], mu[j + 1], c)
         idx = np.nonzero((g[:-1] < 0) & (g[1:] >= 0) & (grid[ok][:-1] > 0))[0]
         if idx.size == 0:
             roots.append(math.nan)
             continue
         a, b = grid[ok][idx[0]], grid[ok][idx[0] + 1]
-        roots.append(brentq(lambda t, j=j: t - c * (mu[j] + mu[j + 1]) * spline(t), a, b, xtol=1e-12))
+        roots.append(brentq(lambda t, j=j: switch_time_residual(t, spline(t), mu[j], mu[j + 1], c), a, b,
+                            xtol=1e-12))
     return tuple(float(r) for r in roots)
 
 
@@ -131,7 +139,8 @@ SWITCH_TIMES = Claim(
     id="sam.l2.switch_times", paper=PAPER, source="C (switch times)",
     title="switch times solve tau = c(mu_j + mu_{j+1}) A(tau); 42.0, 58.7, 75.5, 92.3 at mu=(1,1.5,2,2.5,3), alpha_c(1+1e−8)",
     hypotheses=(sp.Eq(_L, 2),),
-    statement=sp.Eq(_tau, _cs * (_mu_j + sp.Symbol("mu_{j+1}", positive=True)) * _A),
+    statement=theory.SWITCH_TIME.eq(_tau),
+    formulas=(theory.SWITCH_TIME,),
     predict=_switch_predict, evaluate=_switch_evaluate,
     tolerance=Tolerance("crossing_interp", 1e-4,
                         "linear interpolation of a crossing on a grid of spacing ~1e-2 (error ~h²·curvature) "
@@ -142,7 +151,7 @@ SWITCH_TIMES = Claim(
     negative_control=shifted_prediction(0.01),
     references=(Reference({"d": 5, "mu": (1.0, 1.5, 2.0, 2.5, 3.0), "rho": math.sqrt(2), "normalization": "joint",
                            "delta": 1e-8}, (42.0, 58.7, 75.5, 92.3), 0.05 / 42.0,
-                          "switch times at alpha_c(1+1e-8), 1 decimal given"),),
+                          "switch times at alpha_c(1+1e-8), 1 decimal given", origin="derived"),),
     compare_reference=lambda pred, exp: float(np.max(np.abs(np.asarray(pred) - np.asarray(exp)))) / 42.0,
     samples={"ci": 2, "thorough": 16}, controls=1,
 )
@@ -170,7 +179,9 @@ MONOTONE_ALPHA = Claim(
     id="sam.l2.monotone_in_alpha", paper=PAPER, source="C (monotonicity: cooperative system)",
     title="j†(tau, alpha) is nondecreasing in alpha at every tau",
     hypotheses=(sp.Eq(_L, 2),),
-    statement=sp.Ge(sp.Derivative(sp.Function("j_dagger")(_tau, _alpha), _alpha), 0, evaluate=False),
+    statement=sp.Ge(sp.Derivative(SYM["j_dagger(tau, alpha)"], _alpha), 0, evaluate=False),
+    no_closed_form="an order, not a formula: the prediction is the sign +1 (nondecreasing in alpha), observed on the "
+                   "integrated flow over a grid of alpha and tau",
     predict=lambda p: 1, evaluate=_mono_evaluate,
     tolerance=Tolerance("exact_order", 0.0, "an order either holds or not", at_10x=AT_10X_EXACT),
     domain=Domain(_base()),
@@ -200,8 +211,10 @@ def _nonmono_evaluate(p, predicted):
 NONMONOTONE_TAU = Claim(
     id="sam.l2.nonmonotone_in_tau", paper=PAPER, source="C (monotonicity)",
     title="below alpha_grow j† need not be monotone in tau: mu=(1..10) near alpha_c gives 3,2,1,2,…,10",
-    hypotheses=(sp.Lt(_alpha, sp.Symbol("alpha_grow"), evaluate=False),),
-    statement=sp.Eq(sp.Symbol("j_dagger_sequence"), sp.Tuple(3, 2, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10)),
+    hypotheses=(sp.Lt(_alpha, SYM["alpha_grow"], evaluate=False),),
+    statement=sp.Eq(SYM["j_dagger_sequence"], sp.Tuple(3, 2, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10)),
+    no_closed_form="a j† sequence read off the exact reduction, integrated numerically from alpha_c(1 + delta) "
+                   "(alpha_c itself by bisection): no closed form",
     predict=_nonmono_predict, evaluate=_nonmono_evaluate,
     tolerance=Tolerance("exact_sequence", 0.0, "a j† sequence matches or not", at_10x=AT_10X_EXACT),
     domain=Domain({"d": Fixed(10), "mu": Fixed(_MU10), "rho": Real(0.1, 2.0, log=True),
@@ -209,7 +222,7 @@ NONMONOTONE_TAU = Claim(
     negative_control=broken_hypothesis("monotone sequence", lambda p, pred: (p, tuple(sorted(set(pred)))),
                                        reason="an order along tau has no boundary to move across"),
     references=(Reference({"d": 10, "mu": _MU10, "rho": 1.0, "normalization": "joint", "delta": 1e-4},
-                          (3, 2, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10), 0.0, "mu=(1..10) near alpha_c"),),
+                          (3, 2, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10), 0.0, "mu=(1..10) near alpha_c", origin="derived"),),
     samples={"ci": 1, "thorough": 12}, controls=1,
 )
 
@@ -245,8 +258,10 @@ def _asym_evaluate(p, predicted):
 ASYMPTOTICS = Claim(
     id="sam.l2.asymptotics", paper=PAPER, source="C (asymptotics)",
     title="A_inf < ∞, beta/‖beta‖ → e_d, ln(w_j/w_j^GD) → −c mu_j² A_inf",
-    hypotheses=(sp.Gt(_alpha, sp.Symbol("alpha_c"), evaluate=False),),
-    statement=sp.Eq(sp.Limit(sp.log(_w / sp.Symbol("w_j^GD")), _tau, sp.oo), -_cs * _mu_j**2 * sp.Symbol("A_inf")),
+    hypotheses=(sp.Gt(_alpha, SYM["alpha_c"], evaluate=False),),
+    statement=sp.Eq(sp.Limit(sp.log(SYM["w_j"] / SYM["w_j^GD"]), _tau, sp.oo),
+                    theory.FORMULAS["asymptotic_log_ratio_to_gd"]),
+    no_closed_form="A_inf = ∫_0^∞ dtau/S has no closed form: the exact reduction integrates it (to tau = 60/mu_1)",
     predict=_asym_predict, evaluate=_asym_evaluate,
     tolerance=Tolerance("converged_A", 1e-7, "A(60/mu_1) − A_inf ~ e^{−60 mu_d/mu_1}; RK4 vs DOP853 ~1e-9",
                         at_10x=AT_10X_PRECISION),

@@ -10,11 +10,15 @@ import math
 import numpy as np
 import sympy as sp
 
-from biasaudit.claims.sam.l2._common import (PAPER, _A, _L, _alpha, _arr, _base, _c, _cs, _flow, _mu_j, _reduction,
-                                             _sequence, _tau, _w)
+from biasaudit.claims.sam.l2._common import PAPER, _arr, _base, _c, _flow, _reduction, _sequence
 from biasaudit.domain import Domain, Integer, Vector
 from biasaudit.ledger import (AT_10X_EXACT, AT_10X_PRECISION, Claim, Observation, Tolerance, broken_hypothesis,
                               shifted_prediction, two_sided)
+from biasaudit.theory import sam_l2 as theory
+
+SYM = theory.SYMBOLS  # the symbols the statements are written in
+
+_L, _alpha, _alpha_j, _mu_j = SYM["L"], SYM["alpha"], SYM["alpha_j"], SYM["mu_j"]
 
 __all__ = ["CLAIMS"]
 
@@ -53,8 +57,11 @@ def _loglin_control(p, predicted, signed_size):
 LOG_LINEAR = Claim(
     id="sam.l2.log_linear_reduction", paper=PAPER, source="C (exact log-linear reduction)",
     title="ln(w_j/alpha_j) = mu_j tau − c mu_j^2 A(tau), A' = 1/S: the whole L=2 trajectory is one scalar ODE",
-    hypotheses=(sp.Eq(_L, 2), sp.Gt(_mu_j, 0, evaluate=False), sp.Gt(_alpha, 0, evaluate=False)),
-    statement=sp.Eq(sp.log(_w / _alpha), _mu_j * _tau - _cs * _mu_j**2 * _A),
+    hypotheses=(sp.Eq(_L, 2), sp.Gt(_mu_j, 0, evaluate=False), sp.Gt(_alpha_j, 0, evaluate=False),
+                sp.Eq(SYM["A'"], theory.FORMULAS["A_prime"])),
+    statement=sp.Eq(sp.log(SYM["w_j"] / _alpha_j), theory.LOG_LINEAR.expr - sp.log(_alpha_j)),
+    no_closed_form="A(tau) = ∫ dtau/S has no closed form: the reduction integrates the scalar ODE A' = 1/S (RK4, "
+                   "numerics.l2_reduction) and reads ln w_j off it",
     predict=_loglin_predict, evaluate=_loglin_evaluate,
     tolerance=Tolerance("rk4_vs_dop853", 1e-8,
                         "RK4 (dt = 2e-3/mu_d, global error ~1e-12) against DOP853 at rtol 1e-12 on the full "
@@ -101,8 +108,9 @@ def _jd_evaluate(p, predicted):
 JDAGGER = Claim(
     id="sam.l2.jdagger_formula", paper=PAPER, source="C (dominant index)",
     title="j†(tau) = argmax_j [ln alpha_j + mu_j tau − c mu_j^2 A] (uniform alpha: argmax mu_j − c mu_j^2/H)",
-    hypotheses=(sp.Eq(_L, 2), sp.Gt(_alpha, 0, evaluate=False)),
-    statement=sp.Eq(sp.Symbol("j_dagger"), sp.Function("argmax")(sp.log(_alpha) + _mu_j * _tau - _cs * _mu_j**2 * _A)),
+    hypotheses=(sp.Eq(_L, 2), sp.Gt(_alpha_j, 0, evaluate=False)),
+    statement=sp.Eq(SYM["j_dagger"], SYM["argmax"](theory.LOG_LINEAR.expr)),
+    formulas=(theory.LOG_LINEAR,),
     predict=_jd_predict, evaluate=_jd_evaluate,
     tolerance=Tolerance("exact_index", 0.0, "an index either matches or not (near-ties < 1e-7 excluded)",
                         at_10x=AT_10X_EXACT),
@@ -145,7 +153,9 @@ FIXED_POINTS = Claim(
     id="sam.l2.fixed_points", paper=PAPER, source="C (fixed points)",
     title="c e_k are fixed points with Jacobian eigenvalues {mu_k} ∪ {mu_j(1 − mu_j/mu_k)}",
     hypotheses=(sp.Eq(_L, 2),),
-    statement=sp.Eq(sp.Symbol("lambda_j"), _mu_j * (1 - _mu_j / sp.Symbol("mu_k", positive=True))),
+    statement=sp.And(sp.Eq(SYM["lambda_k"], theory.FORMULAS["jacobian_own"]),
+                     theory.JACOBIAN_OTHER.eq(SYM["lambda_j"])),
+    formulas=(theory.JACOBIAN_OTHER,),
     predict=_fp_predict, evaluate=_fp_evaluate,
     tolerance=Tolerance("central_difference", 1e-7,
                         "central differences at h = 1e-6 c: truncation ~h², roundoff ~eps/h·|f| ≈ 1e-10",

@@ -10,12 +10,16 @@ import math
 import numpy as np
 import sympy as sp
 
-from biasaudit.claims.sam.l2._common import (PAPER, SEQ_RTOL, _L, _alpha, _alpha_c, _arr, _base, _c, _cs, _flow,
-                                             _flow_outcome, _mu_d, _mu_dm1, _norm, _r2_alpha, _reduction, _regimes,
-                                             _seq_grid, _sequence, _tau)
+from biasaudit.claims.sam.l2._common import (PAPER, SEQ_RTOL, _alpha_c, _arr, _base, _c, _flow, _flow_outcome,
+                                             _r2_alpha, _reduction, _regimes, _seq_grid, _sequence)
 from biasaudit.domain import Domain, Real
 from biasaudit.ledger import (AT_10X_EXACT, AT_10X_PRECISION, Claim, Control, Observation, Reference, Tolerance,
                               broken_hypothesis, shifted_prediction)
+from biasaudit.theory import sam_l2 as theory
+
+SYM = theory.SYMBOLS  # the symbols the statements are written in
+
+_L, _alpha, _alpha_c_s, _tau = SYM["L"], SYM["alpha"], SYM["alpha_c"], SYM["tau"]
 
 __all__ = ["CLAIMS"]
 
@@ -67,8 +71,10 @@ REGIME1 = Claim(
     id="sam.l2.regime1_collapse", paper=PAPER, source="C (regime 1)",
     title="alpha < alpha_c: beta → 0 in finite tau and the loss rises to ln 2 (and alpha_c is where that stops: "
           "collapse at alpha_c(1 − 0.2%), escape at alpha_c(1 + 0.2%))",
-    hypotheses=(sp.Lt(_alpha, sp.Symbol("alpha_c"), evaluate=False),),
-    statement=sp.Eq(sp.Limit(sp.Function("loss")(_tau), _tau, sp.Symbol("tau_star")), sp.log(2)),
+    hypotheses=(sp.Lt(_alpha, _alpha_c_s, evaluate=False),),
+    statement=sp.Eq(sp.Limit(SYM["loss(tau)"], _tau, SYM["tau_star"]), sp.log(2)),
+    no_closed_form="alpha_c has no closed form (a certificate-driven bisection, numerics.l2_boundaries); the loss "
+                   "ln 2 at the collapse is a constant",
     predict=lambda p: {"alpha_c": _alpha_c(p), "loss": math.log(2.0)}, evaluate=_r1_evaluate,
     tolerance=Tolerance("loss_at_S_tiny", 1e-12,
                         "at S = 1e-10 c mu_1 the margin is < 1e-20, so the loss is ln 2 up to roundoff; a "
@@ -82,7 +88,8 @@ REGIME1 = Claim(
 
 # ========================================================================== alpha_grow
 def _grow_predict(p):
-    return _regimes(p).alpha_grow
+    mu = _arr(p)
+    return theory.ALPHA_GROW(_c(p), float(mu[-1]), float(np.linalg.norm(mu)))
 
 
 GROW_RESOLUTION = 2e-3  # below the prediction, α_grow is checked at α = α_grow(1 − 0.2 %)
@@ -115,8 +122,9 @@ ALPHA_GROW = Claim(
     id="sam.l2.alpha_grow", paper=PAPER, source="C (alpha_grow)",
     title="above alpha_grow = c mu_d/‖mu‖ every coordinate grows monotonically and j† is nondecreasing in tau; "
           "just below it (alpha_grow(1 − 0.2%)) the major coordinate shrinks at first",
-    hypotheses=(sp.Ge(_alpha, _cs * _mu_d / _norm, evaluate=False),),
-    statement=sp.Eq(sp.Symbol("alpha_grow"), _cs * _mu_d / _norm),
+    hypotheses=(sp.Ge(_alpha, theory.ALPHA_GROW.expr, evaluate=False),),
+    statement=theory.ALPHA_GROW.eq(SYM["alpha_grow"]),
+    formulas=(theory.ALPHA_GROW,),
     predict=_grow_predict, evaluate=_grow_evaluate,
     tolerance=Tolerance("sign_roundoff", 1e-12, "growth rates ≥ 0 exactly; roundoff of 1 − c mu_d/S is ~eps; a "
                                                 "missing shrink below, or a j† decrease, adds 1",
@@ -125,14 +133,15 @@ ALPHA_GROW = Claim(
     negative_control=shifted_prediction(0.01),
     references=(Reference({"d": 2, "mu": (1.0, 2.0), "rho": 1.0, "normalization": "joint", "above": 0.1}, 0.632,
                           5e-4 / 0.632,
-                          "alpha_grow = 0.632 rho at mu = (1, 2)"),),
+                          "alpha_grow = 0.632 rho at mu = (1, 2)", origin="derived"),),
     samples={"ci": 4, "thorough": 32},
 )
 
 
 # ========================================================================== regime 3
 def _r3_predict(p):
-    return _regimes(p).alpha_gd_like
+    mu = _arr(p)
+    return theory.ALPHA_GD_LIKE(_c(p), float(mu[-2]), float(mu[-1]), float(np.linalg.norm(mu)))
 
 
 def _r3_evaluate(p, predicted):
@@ -151,13 +160,14 @@ REGIME3 = Claim(
     id="sam.l2.regime3", paper=PAPER, source="C (regime 3, GD-like)",
     title="j†(tau) = d for all tau > 0 iff alpha ≥ c(mu_{d−1} + mu_d)/‖mu‖",
     hypotheses=(sp.Eq(_L, 2),),
-    statement=sp.Eq(sp.Symbol("alpha_R3"), _cs * (_mu_dm1 + _mu_d) / _norm),
+    statement=theory.ALPHA_GD_LIKE.eq(SYM["alpha_R3"]),
+    formulas=(theory.ALPHA_GD_LIKE,),
     predict=_r3_predict, evaluate=_r3_evaluate,
     tolerance=Tolerance("exact_sequence", 0.0, "a j† sequence matches or not", at_10x=AT_10X_EXACT),
     domain=Domain(_base()),
     negative_control=shifted_prediction(0.01),
     references=(Reference({"d": 2, "mu": (1.0, 2.0), "rho": 1.0, "normalization": "joint"}, 0.949, 5e-4 / 0.949,
-                          "alpha_R3 = 0.949 rho at mu = (1, 2)"),),
+                          "alpha_R3 = 0.949 rho at mu = (1, 2)", origin="derived"),),
     samples={"ci": 4, "thorough": 32},
 )
 
@@ -201,8 +211,11 @@ REGIME2 = Claim(
     id="sam.l2.regime2_sequential", paper=PAPER, source="C (regime 2)",
     title="alpha_c < alpha < alpha_R3: sequential amplification, minor first: j† starts at the minor index "
           "argmax_j mu_j(1 − c mu_j/(alpha‖mu‖)) < d and moves up to d",
-    hypotheses=(sp.Lt(sp.Symbol("alpha_c"), _alpha, evaluate=False), sp.Lt(_alpha, sp.Symbol("alpha_R3"), evaluate=False)),
-    statement=sp.Eq(sp.Symbol("j_dagger_inf"), sp.Symbol("d")),
+    hypotheses=(sp.Lt(_alpha_c_s, _alpha, evaluate=False), sp.Lt(_alpha, SYM["alpha_R3"], evaluate=False),
+                sp.Eq(SYM["H"], _alpha * SYM["norm_mu"])),  # at tau = 0+, H = tau/A = S(0) = alpha ||mu||
+    statement=sp.And(sp.Eq(SYM["j_dagger(0+)"], SYM["argmax"](theory.JDAGGER_UNIFORM.expr)),
+                     sp.Lt(SYM["j_dagger(0+)"], SYM["d"]), sp.Eq(SYM["j_dagger(inf)"], SYM["d"])),
+    formulas=(theory.JDAGGER_UNIFORM,),
     predict=_r2_predict, evaluate=_r2_evaluate,
     tolerance=Tolerance("exact_sequence", 0.0, "a j† sequence matches or not", at_10x=AT_10X_EXACT),
     domain=Domain(_base(u=Real(0.02, 0.98))),

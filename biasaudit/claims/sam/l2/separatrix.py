@@ -1,6 +1,7 @@
 r"""α_c, the separatrix between collapse and escape at L = 2: the certificates (``sam.l2.certificates``), the
-sandwich c μ₁/‖μ‖ ≤ α_c ≤ c μ_d/‖μ‖ (``sam.l2.sandwich``), the bisection against the spec's table and a 30-digit
-mpmath bracket (``sam.l2.alpha_collapse``), and its scale invariance (``sam.l2.alpha_collapse_scale_invariance``).
+sandwich c μ₁/‖μ‖ ≤ α_c ≤ c μ_d/‖μ‖ (``sam.l2.sandwich``), the bisection against the reference table (derived here,
+see notes/sam-l2.md) and a 30-digit mpmath bracket (``sam.l2.alpha_collapse``), and its scale invariance
+(``sam.l2.alpha_collapse_scale_invariance``).
 """
 
 from __future__ import annotations
@@ -10,15 +11,19 @@ import math
 import numpy as np
 import sympy as sp
 
-from biasaudit.claims.sam.l2._common import (PAPER, _L, _S, _alpha_c, _arr, _base, _c, _cs, _flow_outcome, _mu_1, _mu_d,
-                                             _mu_j, _norm, _rho, _w)
+from biasaudit.claims.sam.l2._common import PAPER, _alpha_c, _arr, _base, _c, _flow_outcome
 from biasaudit.domain import Choice, Domain, Integer, Real, Vector
 from biasaudit.ledger import (AT_10X_EXACT, AT_10X_PRECISION, Claim, Control, Observation, Reference, Tolerance,
                               shifted_prediction)
+from biasaudit.theory import sam_l2 as theory
+
+SYM = theory.SYMBOLS  # the symbols the statements are written in
+
+_L, _alpha_c_s, _c_s, _mu_j = SYM["L"], SYM["alpha_c"], SYM["c"], SYM["mu_j"]
 
 __all__ = ["CLAIMS"]
 
-SPEC_TABLE = (  # μ, α_c/c (spec "Reference values of α_c/c")
+REFERENCE_TABLE = (  # μ, α_c/c: the reference table (derived here, see notes/sam-l2.md)
     ((1.0, 2.0), 0.73726),
     ((1.0, 1.5, 2.0, 2.5, 3.0), 0.47179),
     ((1.0, 2.0, 3.0, 4.0, 5.0), 0.49111),
@@ -90,8 +95,10 @@ CERTIFICATES = Claim(
     id="sam.l2.certificates", paper=PAPER, source="C (regime 1 certificates)",
     title="S < c mu_1 ⇒ every coordinate shrinks forever (beta → 0); max_j w_j > c ⇒ escape",
     hypotheses=(sp.Eq(_L, 2),),
-    statement=sp.And(sp.Implies(sp.Lt(_S, _cs * _mu_1, evaluate=False), sp.Symbol("collapse")),
-                     sp.Implies(sp.Gt(_w, _cs, evaluate=False), sp.Symbol("escape"))),
+    statement=sp.And(sp.Implies(theory.FORMULAS["certificate_collapse"], SYM["collapse"]),
+                     sp.Implies(theory.FORMULAS["certificate_escape"], SYM["escape"])),
+    no_closed_form="the prediction is the certificate the sampled initial state satisfies (collapse or escape) and "
+                   "its threshold 1 (units of c mu_1 or c), not a formula; the check integrates the flow from there",
     predict=lambda p: {"outcome": p["case"], "threshold": 1.0}, evaluate=_cert_evaluate,
     tolerance=Tolerance("monotone_exact", 1e-10,
                         "S nonincreasing / max w ≥ c hold exactly; DOP853 at rtol 1e-11 adds ~1e-11 jitter",
@@ -115,7 +122,7 @@ CERTIFICATES = Claim(
 def _sandwich_predict(p):
     mu = _arr(p)
     n = float(np.linalg.norm(mu))
-    return (float(mu[0] / n), float(mu[-1] / n))  # units of c
+    return (float(theory.SANDWICH_LOWER(1.0, mu[0], n)), float(theory.ALPHA_GROW(1.0, mu[-1], n)))  # units of c (c = 1)
 
 
 def _sandwich_evaluate(p, predicted):
@@ -145,7 +152,9 @@ SANDWICH = Claim(
     id="sam.l2.sandwich", paper=PAPER, source="C (regime 1 sandwich)",
     title="c mu_1/‖mu‖ ≤ alpha_c ≤ c mu_d/‖mu‖",
     hypotheses=(sp.Eq(_L, 2),),
-    statement=sp.And(sp.Le(_cs * _mu_1 / _norm, sp.Symbol("alpha_c"), evaluate=False), sp.Le(sp.Symbol("alpha_c"), _cs * _mu_d / _norm, evaluate=False)),
+    statement=sp.And(sp.Le(theory.SANDWICH_LOWER.expr, _alpha_c_s, evaluate=False),
+                     sp.Le(_alpha_c_s, theory.ALPHA_GROW.expr, evaluate=False)),
+    formulas=(theory.SANDWICH_LOWER, theory.ALPHA_GROW),
     predict=_sandwich_predict, evaluate=_sandwich_evaluate,
     tolerance=Tolerance("exact_classification", 0.0, "collapse/escape at the bounds is a yes/no fact",
                         at_10x=AT_10X_EXACT),
@@ -159,7 +168,7 @@ SANDWICH = Claim(
     notes="Each bound is an inequality, so each can be wrong on one side only; the controls move it 1 % past "
           "alpha_c. The check never reads alpha_c itself (that would be the bisection checking its own interval).",
     references=(Reference({"d": 2, "mu": (1.0, 1.01), "rho": 1.0, "normalization": "joint"},
-                          (0.70358, 0.71062), 1e-5, "the lower bound at mu=(1,1.01) is 0.70358"),),
+                          (0.70358, 0.71062), 1e-5, "the lower bound at mu=(1,1.01) is 0.70358", origin="derived"),),
     compare_reference=lambda pred, exp: abs(pred[0] - exp[0]) / exp[0],
     samples={"ci": 4, "thorough": 32},
 )
@@ -186,11 +195,17 @@ def _ac_evaluate(p, predicted):
     return Observation("between 5e-10 and 2e-9", math.nan, "mpmath bracket inconclusive", decided=False)
 
 
+_ALPHA_C_NO_CLOSED_FORM = ("alpha_c has no closed form: a bisection inside the sandwich, classifying each trajectory "
+                           "of the exact reduction by the two certificates (numerics.l2_boundaries)")
+
 ALPHA_COLLAPSE = Claim(
     id="sam.l2.alpha_collapse", paper=PAPER, source="C (reference values of alpha_c/c)",
-    title="alpha_c (certificate-driven bisection, float64) matches the spec table and a 30-digit mpmath bracket",
-    hypotheses=(sp.Eq(_L, 2), sp.Gt(_rho, 0, evaluate=False)),
-    statement=sp.Eq(sp.Symbol("alpha_c") / _cs, sp.Function("bisect")(sp.Symbol("certificates"))),
+    title="alpha_c (certificate-driven bisection, float64) matches the reference table (derived here, see "
+          "notes/sam-l2.md) and a 30-digit mpmath bracket",
+    hypotheses=(sp.Eq(_L, 2), sp.Gt(SYM["rho"], 0, evaluate=False)),
+    statement=sp.Eq(_alpha_c_s / _c_s, SYM["bisect"](theory.FORMULAS["certificate_collapse"],
+                                                     theory.FORMULAS["certificate_escape"])),
+    no_closed_form=_ALPHA_C_NO_CLOSED_FORM,
     predict=lambda p: _alpha_c(p) / _c(p), evaluate=_ac_evaluate,
     tolerance=Tolerance("float64_vs_mpmath", 1e-9, "1e-9 relative agreement between float64 and mpmath (30 digits): mpmath certifies the float64 "
                         "alpha_c within 5e-10 (error 5e-10) or outside 2e-9 (error 2e-9)"),
@@ -198,8 +213,9 @@ ALPHA_COLLAPSE = Claim(
                    "rho": Real(0.05, 2.0, log=True), "normalization": Choice(("joint", "layer"))}),
     negative_control=shifted_prediction(0.01),
     references=tuple(Reference({"d": len(mu), "mu": mu, "rho": 1.0, "normalization": "joint"}, val, 5e-6 / val,
-                               f"alpha_c/c = {val} at mu = {mu} (5 digits: half a unit of the last digit)")
-                     for mu, val in SPEC_TABLE),
+                               f"alpha_c/c = {val} at mu = {mu} (5 digits: half a unit of the last digit)",
+                               origin="derived")
+                     for mu, val in REFERENCE_TABLE),
     samples={"ci": 1, "thorough": 8}, controls=1,
 )
 
@@ -227,8 +243,9 @@ def _scale_evaluate(p, predicted):
 SCALE_INVARIANCE = Claim(
     id="sam.l2.alpha_collapse_scale_invariance", paper=PAPER, source="C (regime boundaries: only alpha/c matters)",
     title="alpha_c/c depends only on the direction of mu: invariant to mu → s mu and to rho",
-    hypotheses=(sp.Eq(_L, 2), sp.Gt(sp.Symbol("s"), 0, evaluate=False)),
-    statement=sp.Eq(sp.Function("alpha_c")(sp.Symbol("s") * _mu_j, _cs) / _cs, sp.Function("alpha_c")(_mu_j, 1)),
+    hypotheses=(sp.Eq(_L, 2), sp.Gt(SYM["s"], 0, evaluate=False)),
+    statement=sp.Eq(SYM["alpha_c(mu, c)"](SYM["s"] * _mu_j, _c_s) / _c_s, SYM["alpha_c(mu, c)"](_mu_j, 1)),
+    no_closed_form=_ALPHA_C_NO_CLOSED_FORM,
     predict=lambda p: _alpha_c(p) / _c(p), evaluate=_scale_evaluate,
     tolerance=Tolerance("exact_classification", 0.0, "collapse below and escape above alpha_c(1 -/+ 1e-6) of the "
                                                       "rescaled problem is a yes/no fact of its full flow",

@@ -17,14 +17,16 @@ import math
 import numpy as np
 import sympy as sp
 
-from biasaudit.claims.sam.l2._common import PAPER, _alpha_c, _arr, _c, _flow, _mu_1, _regimes
+from biasaudit.claims.sam.l2._common import PAPER, _alpha_c, _arr, _c, _flow, _regimes
 from biasaudit.domain import Choice, Domain, Integer, Real, Vector
 from biasaudit.ledger import Claim, Observation, Tolerance, shifted_prediction, two_sided
+from biasaudit.theory import sam_l2 as theory
+
+SYM = theory.SYMBOLS  # the symbols the statements are written in
 
 __all__ = ["CLAIMS"]
 
-_delta = sp.Symbol("delta", positive=True)
-_T_sam, _T_gd = sp.symbols("T_half^SAM T_half^GD", positive=True)
+_delta = SYM["delta"]
 
 # δ = α/α_c − 1 of the delay's slope fit: the plateau law's range (its O(1) terms converge like δ; see
 # dynamics.PLATEAU_DELTAS). α_c bisected to float spacing, as there.
@@ -92,12 +94,14 @@ def _delay_evaluate(p, predicted):
 
 LOSS_HALVING_DELAY = Claim(
     id="sam.l2.loss_halving_delay", paper=PAPER,
-    source="derived (C: plateau law, read on the loss; issue 13 asked for the loss-halving comparison with GD)",
+    source="derived (C: plateau law, read on the loss; the loss-halving comparison with GD was asked for in the "
+           "review recorded in notes/verdict-power.md)",
     title="near alpha_c, SAM's loss-halving time exceeds GD's (same alpha, rescaled time tau) by "
           "(1/mu_1) ln(1/delta) + O(1): the loss plateau is the plateau law's",
     hypotheses=(sp.Gt(_delta, 0, evaluate=False),),
-    statement=sp.Eq(_T_sam - _T_gd, sp.log(1 / _delta) / _mu_1 + sp.O(1)),
-    predict=lambda p: 1.0 / _arr(p)[0], evaluate=_delay_evaluate,
+    statement=sp.Eq(SYM["T_half^SAM"] - SYM["T_half^GD"], theory.PLATEAU_EXIT_TIME + sp.O(1)),
+    formulas=(theory.PLATEAU_EXIT_SLOPE,),
+    predict=lambda p: theory.PLATEAU_EXIT_SLOPE(_arr(p)[0]), evaluate=_delay_evaluate,
     tolerance=Tolerance("delay_slope", 2e-3,
                         "relative error of the fitted slope: the O(1) terms converge like delta (~1e-8 here); the "
                         "crossing is interpolated in ln z on a step 0.0025/mu_1 (error ~1e-6 of tau); measured "
@@ -109,7 +113,7 @@ LOSS_HALVING_DELAY = Claim(
 )
 
 
-# ========================================================================== the slowdown, as measured in issue 13
+# ========================================================== the slowdown, as measured here (notes/verdict-power.md)
 SLOWDOWN_RESOLUTION = 0.1  # "equal" read as within 10 %; "within ~1e-6" read as within one decade of 1e-6
 SLOWDOWN_FACTOR = 4.0
 SLOWDOWN_DELTA = 1e-6
@@ -151,12 +155,14 @@ def _slowdown_moved(p, predicted, signed):
 
 SLOWDOWN_NEAR_ALPHA_C_ONLY = Claim(
     id="sam.l2.slowdown_near_alpha_c_only", paper=PAPER,
-    source="issue 13's measurement (not in the paper): 'SAM's loss-halving time is 4x GD's only within ~1e-6 of "
-           "alpha_c, equal at mid regime 2'",
+    source="measured here (notes/verdict-power.md; not in the paper): 'SAM's loss-halving time is 4x GD's only "
+           "within ~1e-6 of alpha_c, equal at mid regime 2'",
     title="SAM's loss-halving time (tau) is >= 4x GD's only within delta ~1e-6 of alpha_c, and equal to GD's "
           "(within 10 %) at mid regime 2",
     hypotheses=(sp.Gt(_delta, 0, evaluate=False),),
-    statement=sp.And(sp.Eq(sp.Symbol("ratio_mid_regime_2"), 1), sp.Eq(sp.Symbol("delta_4x"), sp.Float(1e-6))),
+    statement=sp.And(sp.Eq(SYM["ratio_mid_regime_2"], 1), sp.Eq(SYM["delta_4x"], sp.Float(1e-6))),
+    no_closed_form="a measurement stated as two constants (the ratio 1 at mid regime 2, delta_4x = 1e-6), not a "
+                   "formula; the check computes both halving times (a root for GD, the integrated flow for SAM)",
     predict=lambda p: {"ratio_mid": 1.0, "delta_4x": SLOWDOWN_DELTA}, evaluate=_slowdown_evaluate,
     tolerance=Tolerance("slowdown_resolution", 1.0,
                         "error in units of the statement's own resolution: 10 % on the mid-regime ratio, one "

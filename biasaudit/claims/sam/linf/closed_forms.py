@@ -9,10 +9,15 @@ import math
 import numpy as np
 import sympy as sp
 
-from biasaudit.claims.sam._common import PAPER, _L_s, _a_s, _arr, _mu_domain, _mu_s, _r_s, _sigma_neg, _t_s, _w_s
+from biasaudit.claims.sam._common import PAPER, _arr, _mu_domain, _sigma_neg
 from biasaudit.domain import Choice, Domain, Integer, Real, Vector
 from biasaudit.ledger import (AT_10X_EXACT, AT_10X_PRECISION, Claim, Observation, Tolerance, one_side,
                               shifted_prediction, two_sided)
+from biasaudit.theory import sam_linf as theory
+
+SYM = theory.SYMBOLS  # the symbols the statements are written in
+
+_a, _L, _mu, _r, _w = SYM["alpha"], SYM["L"], SYM["mu"], SYM["rho"], SYM["w"]
 
 __all__ = ["CLAIMS"]
 
@@ -61,8 +66,9 @@ _LINF_CLASS_DOMAIN = {"d": Integer(1, 4), "mu": _mu_domain(), "rho": Real(0.05, 
 LINF_L2 = Claim(
     id="sam.linf.l2_closed_form", paper=PAPER, source="B (L = 2)",
     title="l_inf-SAM at L = 2: w_j = rho + (alpha_j - rho) e^{mu_j tau}, sliding at 0 after it hits 0",
-    hypotheses=(sp.Eq(_L_s, 2), sp.Gt(_a_s, 0, evaluate=False), sp.Gt(_r_s, 0, evaluate=False)),
-    statement=sp.Eq(sp.Function("w")(_t_s), sp.Max(_r_s + (_a_s - _r_s) * sp.exp(_mu_s * _t_s), 0)),
+    hypotheses=(sp.Eq(_L, 2), sp.Gt(_a, 0, evaluate=False), sp.Gt(_r, 0, evaluate=False)),
+    statement=sp.Eq(SYM["w(tau)"], sp.Max(theory.LINF_L2.expr, 0)),
+    formulas=(theory.LINF_L2,),
     predict=_linf_l2_predict, evaluate=_linf_l2_evaluate,
     tolerance=Tolerance("dp54_global", 1e-8, "DP5(4) at rtol = 1e-11 over <= 15 e-folds; the snap to 0 at the "
                                             "crossing step is exact (the exact solution slides at 0)",
@@ -101,8 +107,9 @@ LINF_ZERO_HIT = Claim(
     id="sam.linf.zero_hit_time", paper=PAPER, source="B (L = 2; even L >= 4 generalised)",
     title="l_inf-SAM, alpha_j < rho: w_j hits 0 at tau_0 = ln(rho/(rho - alpha_j))/mu_j (L = 2), "
           "((rho - alpha)^{2-L} - rho^{2-L})/((L-2) mu) for even L",
-    hypotheses=(sp.Lt(_a_s, _r_s, evaluate=False), sp.Eq(sp.Mod(_L_s, 2), 0)),
-    statement=sp.Eq(sp.Symbol("tau_0"), sp.log(_r_s / (_r_s - _a_s)) / _mu_s),
+    hypotheses=(sp.Lt(_a, _r, evaluate=False), sp.Eq(sp.Mod(_L, 2), 0)),
+    statement=theory.LINF_ZERO_HIT_TIME.eq(SYM["tau_0"]),
+    formulas=(theory.LINF_ZERO_HIT_TIME,),
     predict=_zero_hit_predict, evaluate=_zero_hit_evaluate,
     tolerance=Tolerance("event_location", 1e-9, "DOP853 at rtol = 1e-13 with event root-finding: ~1e-12",
                         at_10x=AT_10X_PRECISION),
@@ -138,7 +145,8 @@ def _chatter_evaluate(p, predicted):
                                    f"(h = max eta sigma(-z~_k) = {np.max(h):.3g}); bound constant {bound}")
 
 
-CHATTER_SHARP = 1.0  # sup |w_j| / (h mu_j rho): the invariant interval of the chatter map is [-h mu rho, h mu rho]
+# sup |w_j| / (h mu_j rho): the invariant interval of the chatter map is [-h mu rho, h mu rho]
+CHATTER_SHARP_CONSTANT = 1.0
 
 
 def _chatter_bound_moved(p, predicted, signed_size):
@@ -147,11 +155,14 @@ def _chatter_bound_moved(p, predicted, signed_size):
 
 LINF_CHATTER = Claim(
     id="sam.linf.chatter_bound", paper=PAPER, source="B (L = 2, Filippov point); sharp constant derived",
-    title="discrete l_inf-SAM iterates chatter at 0 with |w_j| <= h mu_j rho (sharp; the spec's 2 h mu_j rho holds "
-          "with a factor 2 to spare)",
-    hypotheses=(sp.Eq(_L_s, 2), sp.Lt(_a_s, _r_s, evaluate=False), sp.Le(sp.Symbol("h") * _mu_s, 1, evaluate=False)),
-    statement=sp.Le(sp.Abs(_w_s), sp.Symbol("h") * _mu_s * _r_s, evaluate=False),
-    predict=lambda p: CHATTER_SHARP, evaluate=_chatter_evaluate,
+    title="discrete l_inf-SAM iterates chatter at 0 with |w_j| <= h mu_j rho (sharp; the bound first stated, "
+          "2 h mu_j rho, holds with a factor 2 to spare)",
+    hypotheses=(sp.Eq(_L, 2), sp.Lt(_a, _r, evaluate=False), sp.Le(SYM["h"] * _mu, 1, evaluate=False)),
+    statement=sp.Le(sp.Abs(_w), theory.CHATTER_SHARP, evaluate=False),
+    no_closed_form="the prediction is the sharp constant 1 of sup |w_j| / (h mu_j rho) (derived in "
+                   "notes/sam-gd-linf.md), compared with the sup over a discrete run whose step h is read off the run; "
+                   "no formula of the parameters is evaluated",
+    predict=lambda p: CHATTER_SHARP_CONSTANT, evaluate=_chatter_evaluate,
     tolerance=Tolerance("exact_inequality", 1e-12, "an inequality; 1e-12 absorbs float roundoff only",
                         at_10x="an inequality checked to roundoff: sup |w|/(h mu rho) is 0.86-0.9999 in the sampled "
                                "runs, 1e-11 above the bound changes nothing; the tight control (bound 1 % lower) is "
@@ -169,7 +180,8 @@ LINF_CHATTER = Claim(
 
 
 def _equilibrium_predict(p):
-    return tuple(_arr(p, "mu"))  # w - rho = (alpha - rho) e^{mu tau}: departure rate mu_j on both sides
+    # w - rho = (alpha - rho) e^{mu tau}: departure rate mu_j on both sides
+    return tuple(theory.LINF_DEPARTURE_RATE(_arr(p, "mu")))
 
 
 def _equilibrium_evaluate(p, predicted):
@@ -193,8 +205,9 @@ def _equilibrium_evaluate(p, predicted):
 LINF_EQUILIBRIUM = Claim(
     id="sam.linf.unstable_equilibrium", paper=PAPER, source="B (L = 2, alpha_j = rho)",
     title="l_inf-SAM at L = 2: alpha_j = rho is an equilibrium, unstable with departure rate mu_j on both sides",
-    hypotheses=(sp.Eq(_L_s, 2), sp.Eq(_a_s, _r_s)),
-    statement=sp.Eq(sp.Derivative(_mu_s * (_w_s - _r_s), _w_s), _mu_s, evaluate=False),
+    hypotheses=(sp.Eq(_L, 2), sp.Eq(_a, _r)),
+    statement=theory.LINF_DEPARTURE_RATE.eq(sp.Derivative(theory.LINF_FIELD_L2, _w)),
+    formulas=(theory.LINF_DEPARTURE_RATE,),
     predict=_equilibrium_predict, evaluate=_equilibrium_evaluate,
     tolerance=Tolerance("dp54_rate", 1e-6, "w - rho is computed with absolute error ~ rtol rho = 1e-12 rho, i.e. "
                                           "relative error <= 1e-8 for delta >= 1e-4; divided by "
@@ -258,8 +271,10 @@ def _unbalanced_evaluate(p, predicted):
 LINF_UNBALANCED = Claim(
     id="sam.linf.unbalanced_growth", paper=PAPER, source="B (L = 2, unbalanced init)",
     title="l_inf-SAM at L = 2 from positive (u, v): coordinate j grows iff u_j(0) + v_j(0) > 2 rho",
-    hypotheses=(sp.Eq(_L_s, 2), sp.Gt(sp.Symbol("u_0", positive=True), 0, evaluate=False), sp.Gt(sp.Symbol("v_0", positive=True), 0, evaluate=False)),
-    statement=sp.Equivalent(sp.Symbol("grows"), sp.Symbol("u_0") + sp.Symbol("v_0") > 2 * _r_s),
+    hypotheses=(sp.Eq(_L, 2), sp.Gt(SYM["u_0"], 0, evaluate=False), sp.Gt(SYM["v_0"], 0, evaluate=False)),
+    statement=sp.Equivalent(SYM["grows"],
+                            sp.Gt(SYM["u_0"] + SYM["v_0"], theory.UNBALANCED_THRESHOLD.expr, evaluate=False)),
+    formulas=(theory.UNBALANCED_THRESHOLD,),
     predict=_unbalanced_predict, evaluate=_unbalanced_evaluate,
     tolerance=Tolerance("exact_classification", 0.0, "a yes/no per coordinate; every one must match",
                         at_10x=AT_10X_EXACT),

@@ -9,11 +9,16 @@ import math
 import numpy as np
 import sympy as sp
 
-from biasaudit.claims.sam._common import PAPER, _L_s, _a_s, _mu_s, _r_s, _t_s, _w_s
+from biasaudit.claims.sam._common import PAPER
 from biasaudit.claims.sam.linf.closed_forms import _LINF_CLASS_DOMAIN, _alpha_from_classes
 from biasaudit.domain import Choice, Domain, Integer, Real
 from biasaudit.ledger import (AT_10X_EXACT, AT_10X_PRECISION, Claim, Observation, Reference, Tolerance,
                               broken_hypothesis, one_side, shifted_prediction, two_sided)
+from biasaudit.theory import sam_linf as theory
+
+SYM = theory.SYMBOLS  # the symbols the statements are written in
+
+_a, _L, _mu, _r = SYM["alpha"], SYM["L"], SYM["mu"], SYM["rho"]
 
 __all__ = ["CLAIMS"]
 
@@ -102,8 +107,14 @@ LINF_LIMIT_L2 = Claim(
     id="sam.linf.limit_rule_L2", paper=PAPER, source="B (limit rule at L = 2)",
     title="l_inf-SAM at L = 2: G = {alpha_j > rho} non-empty -> e_max G; else E = {alpha_j = rho} -> rho^2 1_E; "
           "else 0",
-    hypotheses=(sp.Eq(_L_s, 2),),
-    statement=sp.Symbol("beta_limit"),
+    hypotheses=(sp.Eq(_L, 2),),
+    statement=sp.Eq(SYM["beta_limit"], sp.Piecewise(
+        (SYM["e_max_G"], sp.Gt(SYM["|G|"], 0)),
+        (_r**2 * SYM["1_E"], sp.Gt(SYM["|E|"], 0)),
+        (0, True))),
+    no_closed_form="a case rule, not a formula: the limit is read off which of G = {alpha_j > rho} and "
+                   "E = {alpha_j = rho} is empty (theory.sam_linf.linf_sam_limit), and observed by integrating the "
+                   "flow",
     predict=_limit_predict, evaluate=_limit_evaluate_l2,
     tolerance=Tolerance("exact_classification", 1e-9, "kind and index must match; a fixed limit within 1e-9 "
                                                       "relative (the flow converges like e^{-mu tau})",
@@ -166,8 +177,9 @@ LINF_LIMIT_DEEP = Claim(
     id="sam.linf.limit_rule_deep", paper=PAPER, source="B (L >= 3)",
     title="l_inf-SAM at L >= 3: the limit is e_k, k = argmax over {alpha_j > rho} of mu_j (alpha_j - rho)^{L-2} "
           "(a minor feature can win)",
-    hypotheses=(sp.Ge(_L_s, 3, evaluate=False), sp.Gt(_a_s, _r_s, evaluate=False)),
-    statement=sp.Eq(sp.Symbol("k"), sp.Function("argmax")(_mu_s * (_a_s - _r_s) ** (_L_s - 2))),
+    hypotheses=(sp.Ge(_L, 3, evaluate=False), sp.Gt(_a, _r, evaluate=False)),
+    statement=sp.Eq(SYM["k"], SYM["argmax"](theory.LINF_DEEP_LOG_SCORE.expr)),
+    formulas=(theory.LINF_DEEP_LOG_SCORE,),
     predict=_limit_predict, evaluate=_limit_evaluate_deep,
     tolerance=Tolerance("exact_classification", 0.0, "the blowing-up index must match", at_10x=AT_10X_EXACT),
     domain=Domain({**_LINF_CLASS_DOMAIN, "d": Integer(2, 4), "depth": Integer(3, 6)}, derive=_alpha_from_classes,
@@ -176,7 +188,8 @@ LINF_LIMIT_DEEP = Claim(
     compare_reference=_compare_limit,
     references=(Reference({"mu": (1.0, 2.0, 3.0), "alpha": (0.2, 0.14, 0.13), "rho": 0.1, "depth": 3},
                           {"kind": "basis", "index": 1, "beta_limit": None}, 0.0,
-                          "spec example: alpha = (0.2, 0.14, 0.13), mu = (1, 2, 3), rho = 0.1 gives e_1"),),
+                          "worked example (derived here by the limit rule, see notes/sam-gd-linf.md): alpha = "
+                          "(0.2, 0.14, 0.13), mu = (1, 2, 3), rho = 0.1 gives e_1", origin="derived"),),
     notes="negative controls: the runner-up's score raised to 1.01x the winner's, or the winner's lowered to "
           "0.99x the runner-up's (one alpha moved); the kept prediction must be refuted (the domain keeps a 5 % "
           "gap between the top two scores so the unmoved case is decided)",
@@ -184,10 +197,8 @@ LINF_LIMIT_DEEP = Claim(
 
 
 def _parity_times(p):
-    from biasaudit.theory.sam_linf import LINF_DEEP_ZERO_HIT
-
     rho, a, mu, L = float(p["rho"]), p["alpha_over_rho"] * float(p["rho"]), float(p["mu"]), int(p["depth"])
-    t0 = float(LINF_DEEP_ZERO_HIT.subs({_mu_s: mu, _a_s: a, _r_s: rho, _L_s: L}))  # as if L were even
+    t0 = float(theory.LINF_DEEP_ZERO_HIT.subs({_mu: mu, _a: a, _r: rho, _L: L}))  # as if L were even
     return np.array([0.5 * t0, 2.0 * t0])
 
 
@@ -217,9 +228,9 @@ def _parity_evaluate(p, predicted):
 LINF_PARITY = Claim(
     id="sam.linf.parity", paper=PAPER, source="B (parity, L >= 3)",
     title="l_inf-SAM, alpha_j < rho, L >= 3: even L -> w_j hits 0 and slides; odd L -> w_j increases to rho",
-    hypotheses=(sp.Ge(_L_s, 3, evaluate=False), sp.Lt(_a_s, _r_s, evaluate=False)),
-    statement=sp.Eq((_r_s - _w_s) ** (2 - _L_s),
-                    (_r_s - _a_s) ** (2 - _L_s) - (-1) ** _L_s * (_L_s - 2) * _mu_s * _t_s),
+    hypotheses=(sp.Ge(_L, 3, evaluate=False), sp.Lt(_a, _r, evaluate=False)),
+    statement=theory.LINF_DEEP_BELOW.eq(SYM["w(tau)"]),
+    formulas=(theory.LINF_DEEP_BELOW,),
     predict=_parity_predict, evaluate=_parity_evaluate,
     tolerance=Tolerance("dp54_global", 1e-8, "DP5(4) at rtol = 1e-11 on an algebraic solution",
                         at_10x=AT_10X_PRECISION),

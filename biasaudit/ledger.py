@@ -141,10 +141,11 @@ class Reference:
 
     def __post_init__(self):
         if self.origin not in REFERENCE_ORIGINS:
-            raise ValueError(f"reference origin must be one of {REFERENCE_ORIGINS}, got {self.origin!r}")
+            raise ValueError(f"a reference states its origin, one of {REFERENCE_ORIGINS} (Reference(..., "
+                             f"origin=...)), got {self.origin!r}")
 
 
-REFERENCE_ORIGINS = ("", "derived", "stated", "measured")  # "" only until every claim states it
+REFERENCE_ORIGINS = ("derived", "stated", "measured")
 
 AT_10X_EXACT = ("an exact decision (a class, index, sign, order or set): 10 x 0 = 0, and a wrong decision is off "
                 "by a whole unit")

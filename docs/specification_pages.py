@@ -11,9 +11,8 @@ It writes
 * ``claims.md``: one table of every registered claim (plugins included), each id linked to its entry.
 
 Only the public registry API is used (``biasaudit.registry.all_claims()`` and the attributes of a claim), so
-moving a claim between modules changes nothing here. Text from the registry is written for a reader of the
-repository: references to documents that reader cannot open (project issues) are replaced by the notes file
-that records the same work, see :func:`public_text`.
+moving a claim between modules changes nothing here. The registry's prose is shown as it is: it names only what
+a reader of the repository can open (the papers' sections, notes/ files); tests/test_docs.py checks that.
 """
 
 from __future__ import annotations
@@ -61,78 +60,14 @@ ORIGINS = {
     "reported": "reported (a measurement made here, stated so that it can be refuted)",
 }
 
-# Where each reference value comes from (a claim's ``Reference`` has no such field):
-#   "derived"  derived here: by algebra from the paper's statements, or by computing exactly a quantity they
-#              define (a closed form, a root, a bisection with certificates), reproducible to the digits given;
-#   "stated"   stated by the paper;
-#   "measured" measured here: read off a simulation (GD or SAM iterations, a sweep, a trained network).
-# A value is a provenance for every reference of the claim, or a tuple with one entry per reference.
-# A claim with references and no entry here stops the build (warnings are errors): state where they come from.
-PROVENANCE = {
-    "sam.linf.limit_rule_deep": "derived",
-    "sam.l2.sandwich": "derived",
-    "sam.l2.alpha_collapse": "derived",
-    "sam.l2.alpha_grow": "derived",
-    "sam.l2.regime3": "derived",
-    "sam.l2.switch_times": "derived",
-    "sam.l2.nonmonotone_in_tau": "derived",
-    "sam.l2.deep_L3_sequences": "derived",
-    "eos.hessian.on_manifold_rank1": "derived",
-    "eos.min_norm.vertex": "derived",
-    "eos.min_norm.l2_interior": "derived",
-    "eos.min_sharpness.vertex": "derived",
-    "eos.minimizers.disjoint": "derived",
-    "eos.pareto.front": "derived",
-    "eos.stable_minima.thresholds": "derived",
-    "eos.gf.limit": "derived",
-    "eos.s_gf.small_init": "derived",
-    "eos.s_gf.small_alpha_rate": "derived",
-    "eos.s_gf.large_init": "derived",
-    "eos.gd.tracking_gap": "derived",
-    "eos.gd.kink_location": "derived",
-    "eos.gd.kink_fixed_point": "measured",
-    "eos.gd.d3_not_pareto": "measured",
-    "eos.gd.d3_excess_9pct": "measured",
-    "eos.risk.optimum": "derived",
-    "eos.risk.d2_ratio4": "derived",
-}
 PROVENANCE_WORDS = {"derived": "derived here", "stated": "stated by the paper", "measured": "measured here"}
-
-# The notes file that records the work of each numbered project issue (issues are not public).
-ISSUE_NOTES = {
-    "2": "notes/sam-gd-linf.md", "3": "notes/eos.md", "4": "notes/audit.md", "5": "notes/validation-sam.md",
-    "6": "notes/validation-eos.md", "12": "notes/conventions.md", "13": "notes/verdict-power.md",
-    "14": "notes/audit.md", "15": "notes/validation-sam.md", "16": "notes/validation-eos.md",
-    "17": "notes/hardening.md", "18": "notes/toolkit.md",
-}
-
-
-def _notes_for(number: str) -> str:
-    return ISSUE_NOTES.get(number, "notes/status.md")
-
-
-def public_text(text: str | None) -> str:
-    """Registry prose for a public page: an issue number becomes the notes file that records that work, the
-    internal file names of the papers' summaries go, and the short word for the specification is spelled
-    out (these pages are the project's specification)."""
-    text = (text or "").strip()
-    text = re.sub(r"\bissue #?(\d+)'s measurement", lambda m: f"a measurement recorded in {_notes_for(m[1])}",
-                  text, flags=re.I)
-    text = re.sub(r"\bissue #?(\d+) asked for", lambda m: f"the review recorded in {_notes_for(m[1])} asked for",
-                  text, flags=re.I)
-    text = re.sub(r"\bissue #?(\d+)(?:'s)?(?:,? items? \d+(?:(?:,| and|–|-) ?\d+)*)?",
-                  lambda m: f"see {_notes_for(m[1])}", text, flags=re.I)
-    text = re.sub(r"\s*\bpaper-\d-[\w-]+\.md\b,?", "", text)
-    text = re.sub(r"\bspec\b", "specification", text)
-    return re.sub(r"\bSpec\b", "Specification", text)
-
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|$#~])")
 
 
 def md_text(text: str | None) -> str:
     """Registry prose as literal Markdown (every character that Markdown or MyST would read escaped)."""
-    return _MD_SPECIAL.sub(r"\\\1", public_text(text))
+    return _MD_SPECIAL.sub(r"\\\1", (text or "").strip())
 
 
 def _number(value) -> str:
@@ -186,15 +121,6 @@ def group_of(claim, paper: str) -> str:
     return best
 
 
-def _provenance(claim, index: int) -> str | None:
-    if claim.references[index].origin:
-        return claim.references[index].origin
-    given = PROVENANCE.get(claim.id)
-    if isinstance(given, tuple):
-        given = given[index] if index < len(given) else None
-    return given
-
-
 def claim_lines(claim) -> tuple[list[str], list[str]]:
     """The Markdown of one claim's entry, and the problems found (a reference with no provenance)."""
     problems = []
@@ -210,10 +136,9 @@ def claim_lines(claim) -> tuple[list[str], list[str]]:
         lines += ["**Reference values** (the check runs each one besides its sampled cases):", "",
                   "| parameters | expected | within | from | note |", "| --- | --- | --- | --- | --- |"]
         for index, ref in enumerate(claim.references):
-            prov = _provenance(claim, index)
+            prov = ref.origin
             if prov not in PROVENANCE_WORDS:
-                problems.append(f"{claim.id}: reference {index + 1} has no provenance (add it to PROVENANCE in "
-                                f"docs/specification_pages.py)")
+                problems.append(f"{claim.id}: reference {index + 1} states no origin (Reference(origin=...))")
             lines.append(f"| {_code(_value(ref.params))} | {_code(_value(ref.expected))} | "
                          f"{_tolerance(ref.tolerance)} | {PROVENANCE_WORDS.get(prov, 'not stated')} | "
                          f"{md_text(ref.note)} |")

@@ -1,6 +1,6 @@
 r"""Classifying balanced l2-SAM trajectories at even depth L ≥ 4 by certificates: the collapse threshold.
 
-With balanced initialisation the depth-L l2-SAM flow (spec "reduced field") is, per coordinate,
+With balanced initialisation the depth-L l2-SAM flow (the reduced field) is, per coordinate,
 
 .. math::
 

@@ -41,7 +41,7 @@ __all__ = ["SamTrajectory", "run_sam", "run_sam_reference", "W_MAX"]
 
 ALGORITHM_CODES = {"gd": 0, "linf": 1, "l2": 2}
 NORMALIZATION_CODES = {"joint": 0, "layer": 1}
-NORMALIZATION_CODES["none"] = 2  # unnormalized SAM, eps = rho * g (issue 15 item 6); l2 only
+NORMALIZATION_CODES["none"] = 2  # unnormalized SAM (USAM), eps = rho * g; l2 only
 W_MAX = 1e150  # beyond this |W|^L overflows float64 for L >= 3: classify as diverged
 
 

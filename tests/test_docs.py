@@ -76,19 +76,6 @@ def test_hand_written_specification_names_only_registered_claims():
         assert named and not named - known, f"{paper}.md names unknown claims: {sorted(named - known)}"
 
 
-def test_registry_prose_is_made_public():
-    sys.path.insert(0, str(DOCS))
-    try:
-        from specification_pages import public_text
-    finally:
-        sys.path.remove(str(DOCS))
-    assert public_text("C (regime 2); issue 15 item 1") == "C (regime 2); see notes/validation-sam.md"
-    assert public_text("issue 13's measurement (not in the paper)") == (
-        "a measurement recorded in notes/verdict-power.md (not in the paper)")
-    assert public_text("paper 2, E3; spec paper-2-eos.md E3") == "paper 2, E3; specification E3"
-    assert not UNREADABLE.search(public_text("issue 16 items 1 and 2: the spec's 5e-3 (Spec)"))
-
-
 def test_tutorial_notebook_runs(tmp_path, monkeypatch):
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")

@@ -209,11 +209,8 @@ _PAPER_NAMES = {"1": "Minor First, Major Last", "2": "Conflicting Biases at the 
 
 
 def plain_words(text: str | None) -> str:
-    """Internal words spelled out for a reader of the report: "spec" is the specification (see
-    :data:`HOW_TO_READ`), "paper 1/2" the paper's title, "issue N" a project issue."""
-    text = re.sub(r"\bspec\b", "specification", text or "")
-    text = re.sub(r"\bpaper ([12])\b", lambda m: f'"{_PAPER_NAMES[m.group(1)]}"', text)
-    return re.sub(r"(?<!project )\bissue (\d+)", r"project issue \1", text)
+    """The papers' short names spelled out for a reader of the report: "paper 1/2" becomes the paper's title."""
+    return re.sub(r"\bpaper ([12])\b", lambda m: f'"{_PAPER_NAMES[m.group(1)]}"', text or "")
 
 
 def plain_source(source: str | None) -> str:

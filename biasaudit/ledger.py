@@ -286,6 +286,9 @@ class Claim:
     # integration), why not, in words (tests/test_statements.py checks both)
     formulas: tuple = ()
     no_closed_form: str = ""
+    # experiment claims: the pre-registered study (biasaudit.contract.ExperimentContract): statistic, positive
+    # control, data controls, equivalence margin; its data controls replace negative_control (then ())
+    contract: Any = None
     # where the claim is defined: the module's dotted name and the line of the call that built the claim, read
     # from the caller's frame (``biasaudit list --json`` shows them as a file path and a line)
     defined_in: str = field(default="", compare=False)
@@ -305,7 +308,11 @@ class Claim:
         elif callable(controls):
             controls = (_legacy_control(controls),)
         controls = tuple(controls)
-        if not controls or not all(isinstance(c, Control) for c in controls):
+        decided_by_data = self.contract is not None and self.contract.role != "cross_check"
+        if decided_by_data and controls:
+            raise ValueError(f"{self.id}: an experiment contract's data controls replace negative controls (a "
+                             "wrong prediction of the claim's own statistic is decided by its own rule)")
+        if (not controls and not decided_by_data) or not all(isinstance(c, Control) for c in controls):
             raise ValueError(f"{self.id}: negative_control must be a Control, a tuple of them or a callable")
         object.__setattr__(self, "negative_control", controls)
         if not all(hasattr(f, "expr") and callable(f) for f in self.formulas):
@@ -460,6 +467,8 @@ def verdict_inconsistency(record: Mapping) -> str:
             return f"confirmed with error {record.get('error')!r} outside the tolerance {tol!r}"
         control = record.get("negative_control") or {}
         runs = control.get("runs") or []
+        if control.get("data_controls"):  # an experiment contract: the gates are in the observation
+            return _contract_inconsistency(record.get("observed") or {})
         if not control.get("all_failed") or not runs:
             return "confirmed although its negative controls were not all refuted"
         for run in runs:
@@ -470,6 +479,21 @@ def verdict_inconsistency(record: Mapping) -> str:
         reference = str(record.get("detail", "")).startswith("reference value not reproduced")
         if not (reference or not error <= tol):
             return f"refuted with error {record.get('error')!r} within the tolerance {tol!r}"
+    return ""
+
+
+def _contract_inconsistency(observed: Mapping) -> str:
+    """Why a confirmed experiment-contract record is not confirmed by its own fields (``""`` when it is):
+    its decision says confirmed, its positive control (if any) is confirmed and every data control passed."""
+    decision = observed.get("decision") or {}
+    if decision.get("verdict") != Verdict.CONFIRMED.value:
+        return f"confirmed although its decision says {decision.get('verdict')!r}"
+    control = observed.get("positive_control")
+    if control is not None and (control or {}).get("verdict") != Verdict.CONFIRMED.value:
+        return "confirmed although its positive control was not confirmed"
+    failed = [c.get("name") for c in observed.get("data_controls") or [] if not c.get("equivalent")]
+    if failed or not observed.get("data_controls"):
+        return f"confirmed although its data controls did not all pass ({failed or 'none recorded'})"
     return ""
 
 
@@ -585,6 +609,8 @@ def _run_controls(claim: Claim, passed_samples: list, passed_references: list) -
                 run.update(failed=True, case=index)
                 break
         runs.append(run)
+    if not claim.negative_control:  # an experiment contract: its data controls are in the observation
+        return {"runs": [], "all_failed": True, "flags": [], "on_references": False, "data_controls": True}
     return {"runs": runs, "all_failed": bool(runs) and bool(cases) and all(run["failed"] for run in runs),
             "flags": control_flags(claim.negative_control, claim.inequality), "on_references": on_references,
             **({"inequality": claim.inequality} if claim.inequality else {})}

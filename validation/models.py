@@ -130,10 +130,35 @@ def _diag2(*, num_classes: int, in_channels: int, image_size: int, width: int | 
     return DiagonalNet()
 
 
+def _gated_cnn(*, num_classes: int, in_channels: int, image_size: int, width: int = 16):
+    r"""The small CNN behind an elementwise input gate: f(x) = CNN(u ⊙ x), u ∈ R^{C×H×W} initialised to 1.
+
+    Every input feature x_j then reaches the network through a product u_j · (first-layer weight), a depth-2
+    path as in the diagonal linear network of the theory (β_j = u_j v_j); ``make_model``'s ``init_scale`` α
+    scales the gate with every other parameter."""
+    import torch
+    import torch.nn as nn
+
+    body = _cnn(num_classes=num_classes, in_channels=in_channels, image_size=image_size, width=width)
+
+    class GatedCNN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.gate = nn.Parameter(torch.ones(in_channels, image_size, image_size))
+            self.body = body
+            self.cam_layer = body.cam_layer
+
+        def forward(self, x):
+            return self.body(x * self.gate)
+
+    return GatedCNN()
+
+
 register_model("cnn", _cnn)
 register_model("resnet", _resnet)
 register_model("diag2", _diag2)
-MODELS = ("cnn", "resnet", "diag2")
+register_model("gated_cnn", _gated_cnn)
+MODELS = ("cnn", "resnet", "diag2", "gated_cnn")
 
 
 def make_model(name: str, *, num_classes: int, in_channels: int, image_size: int, init_scale: float = 1.0,

@@ -1,0 +1,170 @@
+r"""The three-way decision of an experiment claim, and the data controls that gate it.
+
+An experiment claim reads one statistic per seed (a paired SAM − GD value, a kink location, ...). With the
+seed values v_1 … v_n, a predicted sign s ∈ {+1, −1}, an equivalence margin δ > 0 fixed before any claim seed
+ran, and a level α (Holm-adjusted to α_H within a family of claims):
+
+=============  ==============================================================================================
+verdict        rule (:func:`three_way`)
+=============  ==============================================================================================
+confirmed      the (1 − α_H) seed-level interval of the mean lies beyond 0 on the predicted side
+refuted        the (1 − α_H) interval lies beyond 0 on the other side (``opposite``), or the (1 − 2α) interval
+               lies inside (−δ, δ): the effect is absent (``equivalent``, two one-sided tests, TOST)
+undecided      otherwise, or fewer than ``min_seeds`` finite seed values
+=============  ==============================================================================================
+
+A *data control* (:func:`equivalence_control`) is the same statistic read on runs where no effect should be
+(the same optimizer twice on other seeds, a random perturbation in SAM's place, features of equal strength,
+...). It passes when its (1 − 2α) interval lies inside (−δ, δ); a control that fails shows the pipeline finds
+an effect where there is none. :func:`gated_verdict` keeps the claim undecided unless its positive control is
+confirmed and every data control passes.
+
+The seed-level interval is the hull of a percentile bootstrap over seeds and the Student-t interval
+(:func:`seed_interval`): the bootstrap alone under-covers at a few seeds.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from biasaudit.plumbing import InputError
+
+__all__ = ["Decision", "ControlResult", "seed_interval", "three_way", "equivalence_control", "gated_verdict",
+           "VERDICTS", "DEFAULT_LEVEL", "MIN_SEEDS"]
+
+VERDICTS = ("confirmed", "refuted", "undecided")
+DEFAULT_LEVEL = 0.05  # α: two-sided level of the decision interval; the TOST interval is (1 − 2α)
+MIN_SEEDS = 3  # fewer finite seed values than this: undecided
+N_BOOT = 10_000
+
+
+def _finite(values) -> np.ndarray:
+    v = np.asarray(values, dtype=float).ravel()
+    return v[np.isfinite(v)]
+
+
+def seed_interval(values, coverage: float) -> tuple[float, float]:
+    """Two-sided ``coverage`` interval of the mean of ``values``: the hull of the percentile bootstrap (fixed
+    generator, :data:`N_BOOT` resamples) and the Student-t interval; ``(nan, nan)`` below two values."""
+    from scipy import stats
+
+    v = _finite(values)
+    if not 0 < coverage < 1:
+        raise InputError("coverage", "must lie in (0, 1)", coverage)
+    if v.size < 2:
+        return (math.nan, math.nan)
+    q = (1 - coverage) / 2
+    boot = v[np.random.default_rng(0).integers(0, v.size, size=(N_BOOT, v.size))].mean(axis=1)
+    half = stats.t.ppf(1 - q, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size)
+    return (float(min(np.quantile(boot, q), v.mean() - half)), float(max(np.quantile(boot, 1 - q), v.mean() + half)))
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The three-way decision on one statistic's seed values.
+
+    ``verdict`` in :data:`VERDICTS`; ``rule``: ``predicted side``, ``opposite``, ``equivalent``, ``straddles``
+    or ``too few seeds``; ``interval``: the (1 − ``adjusted_level``) interval; ``tost_interval``: the
+    (1 − 2·``level``) interval; ``error``: 0 when confirmed, else how far the interval reaches onto the wrong
+    side of 0 (the ledger compares it with a tolerance of 0)."""
+
+    verdict: str
+    rule: str
+    mean: float
+    interval: tuple[float, float]
+    tost_interval: tuple[float, float]
+    delta: float
+    level: float
+    adjusted_level: float
+    direction: int
+    n: int
+    error: float
+
+    def to_json(self) -> dict:
+        """A JSON-ready dict of every field."""
+        return asdict(self)
+
+
+def _check(delta: float, level: float) -> None:
+    if not (isinstance(delta, (int, float)) and math.isfinite(delta) and delta > 0):
+        raise InputError("delta", "must be a finite number > 0 (the equivalence margin)", delta)
+    if not 0 < level < 0.5:
+        raise InputError("level", "must lie in (0, 0.5)", level)
+
+
+def three_way(values, *, direction: int, delta: float, level: float = DEFAULT_LEVEL,
+              adjusted_level: float | None = None, min_seeds: int = MIN_SEEDS) -> Decision:
+    """Confirmed, refuted or undecided from the seed values of one statistic (module docstring).
+
+    ``adjusted_level`` is the Holm-adjusted level of this claim within its family (default ``level``)."""
+    _check(delta, level)
+    if direction not in (1, -1):
+        raise InputError("direction", "must be +1 or -1", direction)
+    adj = level if adjusted_level is None else float(adjusted_level)
+    if not 0 < adj <= level:
+        raise InputError("adjusted_level", f"must lie in (0, level = {level}]", adjusted_level)
+    v = _finite(values)
+    mean = float(v.mean()) if v.size else math.nan
+    interval = seed_interval(v, 1 - adj) if v.size >= 2 else (math.nan, math.nan)
+    tost = seed_interval(v, 1 - 2 * level) if v.size >= 2 else (math.nan, math.nan)
+
+    def decision(verdict, rule, error):
+        return Decision(verdict, rule, mean, interval, tost, float(delta), float(level), adj, direction,
+                        int(v.size), float(error))
+
+    if v.size < min_seeds:
+        return decision("undecided", "too few seeds", math.nan)
+    lo, hi = sorted((direction * interval[0], direction * interval[1]))
+    if lo > 0:
+        return decision("confirmed", "predicted side", 0.0)
+    if hi < 0:
+        return decision("refuted", "opposite", -hi)
+    if -delta < tost[0] and tost[1] < delta:
+        return decision("refuted", "equivalent", max(-lo, 1e-12))
+    return decision("undecided", "straddles", -lo)
+
+
+@dataclass(frozen=True)
+class ControlResult:
+    """A data control: the claim's statistic on runs where no effect should be (``reads`` says which).
+
+    ``equivalent``: the (1 − 2·level) interval lies inside (−``margin``, ``margin``)."""
+
+    name: str
+    reads: str
+    mean: float
+    interval: tuple[float, float]
+    margin: float
+    n: int
+    equivalent: bool
+
+    def to_json(self) -> dict:
+        """A JSON-ready dict of every field."""
+        return asdict(self)
+
+
+def equivalence_control(name: str, values, *, margin: float, reads: str = "",
+                        level: float = DEFAULT_LEVEL, min_seeds: int = MIN_SEEDS) -> ControlResult:
+    """The TOST equivalence of a control's seed values to 0 within ±``margin`` (fails below ``min_seeds``)."""
+    _check(margin, level)
+    v = _finite(values)
+    interval = seed_interval(v, 1 - 2 * level) if v.size >= 2 else (math.nan, math.nan)
+    equivalent = bool(v.size >= min_seeds and -margin < interval[0] and interval[1] < margin)
+    return ControlResult(name, reads, float(v.mean()) if v.size else math.nan, interval, float(margin),
+                         int(v.size), equivalent)
+
+
+def gated_verdict(decision: Decision, controls: list[ControlResult],
+                  positive_control: str | None) -> tuple[str, str]:
+    """(verdict, why): the decision's verdict when ``positive_control`` (its verdict, ``None`` for a claim
+    that is itself a positive control) is ``"confirmed"`` and every data control is equivalent to 0;
+    otherwise undecided, saying which gate failed."""
+    if positive_control is not None and positive_control != "confirmed":
+        return "undecided", f"the positive control is {positive_control}, not confirmed"
+    failed = [c.name for c in controls if not c.equivalent]
+    if failed:
+        return "undecided", f"data control(s) not equivalent to 0 within the margin: {', '.join(failed)}"
+    return decision.verdict, f"{decision.rule}"

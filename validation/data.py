@@ -19,7 +19,12 @@ name                   source
                        crafted batch cannot run code.
 ``svhn``               ``train_32x32.mat`` / ``test_32x32.mat`` (scipy.io.loadmat) in ``data_dir``;
                        label 10 means digit 0.
-``synthetic-patches``  the controlled task of this project (:func:`synthetic_patches`).
+``synthetic-patches``  the controlled task of this project (:func:`synthetic_patches`); its two
+                       control layouts ``synthetic-patches-swapped`` (the faint patch where the bright
+                       one was, and back) and ``synthetic-patches-equal`` (both patches of one
+                       intensity: no minor and no major feature)
+``mnist5k-planted``    MNIST-5k with a faint class-coded patch planted in the border
+                       (:func:`plant_patches`): the digit is the major feature, the patch the minor one
 =====================  ==========================================================================
 
 Missing or malformed files (wrong idx magic number, truncated file, unreadable pickle/.mat, wrong shapes)
@@ -33,6 +38,9 @@ A ``size x size`` grey image, background ``U(0, noise)``. Class ``y`` in {0, 1} 
 ``minor``, default 0.25) at position ``B_y`` in the bottom half. Each patch alone predicts the label
 perfectly, so which one a network uses is purely an inductive bias. ``Dataset.info["masks"]`` holds the
 boolean pixel masks ``major`` (A_0 u A_1) and ``minor`` (B_0 u B_1) used for ablation and Grad-CAM mass.
+The masks follow the *strength* of a feature: in the ``swapped`` layout the faint patch sits in the top half,
+so ``minor`` is the top half's union; in the ``equal`` layout both patches have intensity
+:data:`EQUAL_INTENSITY` and the masks keep their positions (top ``major``, bottom ``minor``).
 """
 
 from __future__ import annotations
@@ -61,11 +69,18 @@ __all__ = [
     "write_idx",
     "synthetic_patches",
     "patch_masks",
+    "plant_patches",
+    "PATCH_LAYOUTS",
+    "EQUAL_INTENSITY",
     "teacher_regression",
     "FASHION_MNIST_DIR",
 ]
 
-DATASETS = ("mnist5k", "digits", "fashion-mnist", "mnist", "cifar10", "svhn", "synthetic-patches")
+DATASETS = ("mnist5k", "digits", "fashion-mnist", "mnist", "cifar10", "svhn", "synthetic-patches",
+            "synthetic-patches-swapped", "synthetic-patches-equal", "mnist5k-planted")
+PATCH_LAYOUTS = ("standard", "swapped", "equal")
+EQUAL_INTENSITY = 0.5  # both patches of the equal layout (between the faint 0.25 and the bright 1.0)
+PLANTED_INTENSITY = 0.25  # the faint class-coded patch planted in MNIST's border (the digit's strokes reach 1)
 FASHION_MNIST_DIR = Path("/usr/share/datasets/fashion-mnist")
 
 # idx type codes (third magic byte) -> numpy big-endian dtype
@@ -283,26 +298,65 @@ def patch_masks(size: int = 16, patch: int = 4) -> dict[str, np.ndarray]:
 
 
 def synthetic_patches(n: int, *, size: int = 16, patch: int = 4, major: float = 1.0, minor: float = 0.25,
-                      noise: float = 0.05, seed: int = 0) -> tuple[np.ndarray, np.ndarray, dict]:
-    """``n`` images of the patch task (balanced classes): ``(X float32 n x 1 x size x size, y int64, masks)``."""
+                      noise: float = 0.05, seed: int = 0, layout: str = "standard") -> tuple[np.ndarray, np.ndarray, dict]:
+    """``n`` images of the patch task (balanced classes): ``(X float32 n x 1 x size x size, y int64, masks)``.
+
+    ``layout``: ``"standard"`` (bright patch on top, faint at the bottom), ``"swapped"`` (faint on top, bright
+    at the bottom; the ``major``/``minor`` masks follow the intensities) or ``"equal"`` (both patches of
+    intensity :data:`EQUAL_INTENSITY`; the masks keep their positions)."""
     n = positive_int("n", n, minimum=2)
     major = nonnegative_scalar("major", major)
     minor = nonnegative_scalar("minor", minor)
     noise = nonnegative_scalar("noise", noise)
+    layout = choice("layout", layout, PATCH_LAYOUTS)
     if not (minor < major <= 1.0):
         raise InputError("minor", "must be below major, and major <= 1 (images live in [0, 1])", (minor, major))
     if noise >= minor:
         raise InputError("noise", "must be below the minor patch intensity (else the minor patch is invisible)",
                          noise)
-    masks = patch_masks(size, patch)
+    positions = patch_masks(size, patch)
+    top, bottom = {"standard": (major, minor), "swapped": (minor, major),
+                   "equal": (EQUAL_INTENSITY, EQUAL_INTENSITY)}[layout]
     rng = np.random.default_rng(seed)
     y = rng.permutation(np.arange(n) % 2)
     X = rng.uniform(0.0, noise, size=(n, size, size))
     for cls in (0, 1):
         sel = y == cls
-        X[sel] = np.where(masks[f"major_{cls}"], major, X[sel])
-        X[sel] = np.where(masks[f"minor_{cls}"], minor, X[sel])
+        X[sel] = np.where(positions[f"major_{cls}"], top, X[sel])
+        X[sel] = np.where(positions[f"minor_{cls}"], bottom, X[sel])
+    masks = positions
+    if layout == "swapped":  # the masks name strength, not position
+        masks = {k.replace("major", "@").replace("minor", "major").replace("@", "minor"): v
+                 for k, v in positions.items()}
     return X[:, None].astype(np.float32), y.astype(np.int64), masks
+
+
+def plant_patches(X: np.ndarray, y: np.ndarray, *, patch: int = 3, intensity: float = PLANTED_INTENSITY,
+                  num_classes: int = 10) -> tuple[np.ndarray, dict]:
+    """Plant a faint ``patch x patch`` square at a class-coded position of the border of each image.
+
+    ``X``: (n, 1, H, W) in [0, 1]; class k's square sits at the k-th of ``num_classes`` positions spaced along
+    the top and bottom rows of the border (where MNIST digits have no ink), at ``intensity`` (added, then
+    clipped to 1). Returns the images and ``{"minor": union of the positions, "major": the rest of the image,
+    "minor_k": class k's position}``."""
+    n, _, H, W = X.shape
+    per_row = -(-num_classes // 2)
+    step = (W - patch) // max(per_row - 1, 1)
+    masks: dict[str, np.ndarray] = {}
+    union = np.zeros((H, W), dtype=bool)
+    for k in range(num_classes):
+        row = 0 if k < per_row else H - patch
+        col = (k % per_row) * step
+        m = np.zeros((H, W), dtype=bool)
+        m[row:row + patch, col:col + patch] = True
+        masks[f"minor_{k}"] = m
+        union |= m
+    out = X.copy()
+    for k in range(num_classes):
+        sel = y == k
+        out[sel, 0] = np.where(masks[f"minor_{k}"], np.minimum(out[sel, 0] + intensity, 1.0), out[sel, 0])
+    masks["minor"], masks["major"] = union, ~union
+    return out, masks
 
 
 def teacher_regression(n_train: int = 256, n_test: int = 256, *, dim: int = 16, hidden: int = 8,
@@ -382,7 +436,7 @@ def dataset_location(name: str, data_dir: str | Path | None = None) -> Path | No
     Looked for, in order: ``data_dir/<name's folder>`` (``fashion-mnist``, ``mnist``, ``cifar-10-batches-py`` or
     ``cifar10``, ``svhn``), ``data_dir`` itself and, for Fashion-MNIST, the Debian package's folder. One
     ``--data-dir`` can therefore hold several data sets side by side. Bundled data sets (``mnist5k``,
-    ``digits``, ``synthetic-patches``) need no folder and return None.
+    ``digits``, ``synthetic-patches*``, ``mnist5k-planted``) need no folder and return None.
     """
     name = choice("dataset", name, DATASETS)
     if name not in _MARKER_FILES:
@@ -484,11 +538,17 @@ def load_dataset(name: str, *, data_dir: str | Path | None = None, n_train: int 
             raise InputError("n_train", f"n_train + n_test must be <= {len(y)} for digits", (n_tr, n_te))
         tr, te = perm[:n_tr], perm[n_tr:n_tr + n_te]
         return _to_dataset(name, X[tr], y[tr], X[te], y[te], 16.0, 10)
-    if name == "synthetic-patches":
+    if name.startswith("synthetic-patches"):
         n_tr = 512 if n_train is None else positive_int("n_train", n_train, minimum=2)
         n_te = 512 if n_test is None else positive_int("n_test", n_test, minimum=2)
-        X, y, masks = synthetic_patches(n_tr + n_te, seed=seed)
+        layout = name.removeprefix("synthetic-patches").lstrip("-") or "standard"
+        X, y, masks = synthetic_patches(n_tr + n_te, seed=seed, layout=layout)
         return _to_dataset(name, X[:n_tr], y[:n_tr], X[n_tr:], y[n_tr:], 1.0, 2, {"masks": masks})
+    if name == "mnist5k-planted":
+        base = load_dataset("mnist5k", n_train=n_train, n_test=n_test, seed=seed)
+        Xtr, masks = plant_patches(base.X_train.numpy(), base.y_train.numpy())
+        Xte, _ = plant_patches(base.X_test.numpy(), base.y_test.numpy())
+        return _to_dataset(name, Xtr, base.y_train.numpy(), Xte, base.y_test.numpy(), 1.0, 10, {"masks": masks})
     if name == "fashion-mnist":
         root = FASHION_MNIST_DIR if data_dir is None else Path(data_dir)
         if not root.is_dir():

@@ -23,6 +23,12 @@ Variants (exact updates in notes/validation-sam.md, "SAM variants")::
     unnormalized SAM (USAM)  SAM(..., normalization="none")                        eps = rho g
     ASAM (Kwon et al. 2021)  SAM(..., adaptive=True, eta_asam=0.01)                eps = rho T^2 g / ||T g||_2
     m-SAM / 1-SAM            opt.step_msharpness(loss_fn, x, y, m=m)               eps per group of m examples
+    RandSAM (a placebo)      SAM(..., direction="random", seed=s)                  eps = rho r / ||r||_2
+
+RandSAM replaces the gradient in the table by a fresh Gaussian vector r (one draw per step from a generator
+seeded with ``seed``): the same radius, the same two passes and the same cost as SAM, but no
+sharpness-awareness. It is the placebo of the network experiments: an effect that RandSAM shows too is not
+SAM's.
 
 ASAM: ``T = |theta| + eta_asam`` elementwise, for every parameter of a group with ``adaptive=True`` (biases
 included; the official ASAM code uses T = 1 on biases: put them in a param group with ``adaptive=False``).
@@ -72,6 +78,7 @@ __all__ = ["SAM", "asam_scale", "frozen_batchnorm_stats", "sam_perturbation"]
 
 NORMS = ("l2", "linf")
 NORMALIZATIONS = ("joint", "layer", "none")
+DIRECTIONS = ("gradient", "random")  # SAM's ascent direction, or RandSAM's random one (a placebo)
 ETA_ASAM = 0.01  # Kwon et al. (2021)'s default eta for T = |theta| + eta
 
 
@@ -150,7 +157,7 @@ class SAM(torch.optim.Optimizer):
 
     def __init__(self, params, base_optimizer=torch.optim.SGD, *, rho: float = 0.05, norm: str = "l2",
                  normalization: str = "joint", adaptive: bool = False, eta_asam: float = ETA_ASAM, model=None,
-                 **kwargs):
+                 direction: str = "gradient", seed: int = 0, **kwargs):
         options = {"rho": rho, "norm": norm, "normalization": normalization, "adaptive": adaptive, "eta_asam": eta_asam}
         _check_group(options)
         options["rho"], options["eta_asam"] = float(rho), float(eta_asam)
@@ -165,13 +172,20 @@ class SAM(torch.optim.Optimizer):
         self.defaults.update(self.base_optimizer.defaults)
         self.model = model
         self._perturbed: list[list] = []
+        self.direction = choice("direction", direction, DIRECTIONS)
+        self._noise = torch.Generator().manual_seed(int(seed)) if direction == "random" else None
 
     def _active(self):
-        """(group, params with a gradient, their gradients) for every group with rho > 0."""
+        """(group, params with a gradient, their gradients) for every group with rho > 0; RandSAM: a fresh
+        Gaussian draw in place of each gradient."""
         for group in self.param_groups:
             params = [p for p in group["params"] if p.grad is not None]
             if params and group["rho"] > 0:
-                yield group, params, [p.grad for p in params]
+                if self._noise is None:
+                    yield group, params, [p.grad for p in params]
+                else:
+                    yield group, params, [torch.randn(p.shape, generator=self._noise, dtype=p.dtype).to(p.device)
+                                          for p in params]
 
     @torch.no_grad()
     def first_step(self, zero_grad: bool = False) -> None:

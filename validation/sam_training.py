@@ -17,12 +17,20 @@ from typing import Any
 
 from biasaudit.plumbing import InputError, choice, nonnegative_scalar, positive_int, positive_scalar
 
-__all__ = ["RUN_CODE", "OPTIMIZERS", "TrainConfig", "validate_config", "train_run", "trained_threshold"]
+__all__ = ["RUN_CODE", "OPTIMIZERS", "PLACEBO", "SCHEDULES", "COLLAPSE_BAND", "TrainConfig", "validate_config", "train_run",
+           "trained_threshold", "run_outcome"]
 
 # The code a training run executes: its cache key hashes these sources (biasaudit.plumbing.runcache).
 RUN_CODE = ("biasaudit.validation.sam_training", "biasaudit.validation.models", "biasaudit.validation.sam",
             "biasaudit.validation.data", "biasaudit.validation.device", "biasaudit.validation.gradcam")
-OPTIMIZERS = ("gd", "sam")
+OPTIMIZERS = ("gd", "sam")  # the paired comparison of every design
+PLACEBO = "randsam"  # a random perturbation of norm rho in SAM's place (validation.sam): the placebo arm
+SCHEDULES = ("every", "dense")  # evaluations every eval_every steps; or every 2 steps to step 40, then every eval_every
+DENSE_UNTIL, DENSE_EVERY = 40, 2
+# Collapse is a signature, not a deadline: a run that did not reach its loss target is "collapsed" when its loss
+# stayed within COLLAPSE_BAND (relative) of its initial value over the second half of the run and its output
+# scale (mean |logit|) shrank over that half; otherwise it is "slow" (still moving at the horizon).
+COLLAPSE_BAND = 0.01
 
 
 @dataclass(frozen=True)
@@ -50,6 +58,9 @@ class TrainConfig:
     data_dir: str | None = None
     device: str = "cpu"
     keep_maps: int = 4  # probe images whose Grad-CAM map each evaluation stores (the overlay figure); 0: none
+    loss_target: float | None = None  # stop at the first evaluation with training loss <= target (None: run all steps)
+    schedule: str = "every"  # when to evaluate (SCHEDULES)
+    probe: bool = True  # Grad-CAM and low-intensity masses at each evaluation (off: the patch metrics only)
 
     def key(self) -> str:
         """Content address (biasaudit.plumbing.runcache) of the run: config, code, library versions and, for
@@ -74,7 +85,10 @@ def validate_config(cfg: TrainConfig) -> None:
 
     choice("dataset", cfg.dataset, DATASETS)
     choice("model", cfg.model, MODELS)
-    choice("optimizer", cfg.optimizer, OPTIMIZERS)
+    choice("optimizer", cfg.optimizer, (*OPTIMIZERS, PLACEBO))
+    choice("schedule", cfg.schedule, SCHEDULES)
+    if cfg.loss_target is not None:
+        positive_scalar("loss_target", cfg.loss_target)
     choice("norm", cfg.norm, ("l2", "linf"))
     choice("normalization", cfg.normalization, ("joint", "layer"))
     nonnegative_scalar("rho", cfg.rho)
@@ -198,6 +212,55 @@ def _patch_ablations(model, ev: dict) -> dict:
             "minor_margin_share": m_minor / both if both > 0 else math.nan}
 
 
+def _logit_scale(model, X) -> float:
+    """Mean |logit| over ``X``: the output scale whose shrinking marks a collapse."""
+    import torch
+
+    with torch.no_grad():
+        return float(model(X[:_ACCURACY_CHUNK]).float().abs().mean())
+
+
+def _input_gradient_share(model, ev: dict) -> float:
+    """|∂ margin / ∂x| mass on the minor patch over its mass on both patches, summed over the evaluation images
+    (in [0, 1]; NaN while both are 0). The margin is logit_y − max_{k≠y} logit_k, as in the ablations."""
+    import torch
+
+    X = ev["X"][:_ACCURACY_CHUNK].detach().clone().requires_grad_(True)
+    y = ev["y"][:_ACCURACY_CHUNK]
+    with torch.enable_grad():
+        logits = model(X).float()
+        true = logits.gather(1, y[:, None])[:, 0]
+        other = logits.scatter(1, y[:, None], -math.inf).amax(dim=1)
+        (grad,) = torch.autograd.grad((true - other).sum(), X)
+    mass = grad.abs().sum(dim=1)  # over channels: (n, H, W)
+    minor, major = float(mass[:, ev["minor"]].sum()), float(mass[:, ev["major"]].sum())
+    return minor / (minor + major) if minor + major > 0 else math.nan
+
+
+def _evaluation_steps(cfg: TrainConfig) -> set[int]:
+    """The steps at which a run is evaluated (the last step always is)."""
+    every = set(range(0, cfg.steps + 1, cfg.eval_every)) | {cfg.steps}
+    if cfg.schedule == "dense":
+        every |= set(range(0, min(DENSE_UNTIL, cfg.steps) + 1, DENSE_EVERY))
+    return every
+
+
+def run_outcome(curves: dict, reached_target: bool) -> str:
+    """``"ok"`` (reached its loss target), ``"collapsed"`` (the signature: loss within :data:`COLLAPSE_BAND` of its
+    initial value over the second half of the run, and a smaller output scale at the end than at the half) or
+    ``"slow"`` (neither: still moving at the horizon)."""
+    if reached_target:
+        return "ok"
+    steps, loss, scale = curves["step"], curves["loss"], curves.get("logit_scale", [])
+    if not steps:
+        return "slow"
+    half = steps[-1] / 2
+    second = [i for i, t in enumerate(steps) if t >= half]
+    flat = all(abs(loss[i] - loss[0]) <= COLLAPSE_BAND * loss[0] for i in second)
+    shrinking = bool(scale) and scale[-1] < scale[second[0]]
+    return "collapsed" if flat and shrinking else "slow"
+
+
 def _evaluate(model, ev: dict, n_keep_maps: int) -> dict:
     from biasaudit.validation.gradcam import cam_and_input_gradient, mass_share
 
@@ -206,7 +269,8 @@ def _evaluate(model, ev: dict, n_keep_maps: int) -> dict:
     try:
         acc, loss = _accuracy(model, ev["X"], ev["y"])
         out = {"acc": acc, "loss": loss}
-        has_cam = getattr(model, "cam_layer", None) is not None
+        out["logit_scale"] = _logit_scale(model, ev["X"])
+        has_cam = ev["probe_on"] and getattr(model, "cam_layer", None) is not None
         if has_cam:
             cam, inp = cam_and_input_gradient(model, ev["probe"], target=ev["probe_y"])
             cam_low = mass_share(cam, ev["low"])
@@ -217,6 +281,7 @@ def _evaluate(model, ev: dict, n_keep_maps: int) -> dict:
             out.update({"cam_low_images": [], "cam_maps": []})
         if "major" in ev:
             out.update(_patch_ablations(model, ev))
+            out["grad_minor_share"] = _input_gradient_share(model, ev)
             if has_cam:
                 cam_major, cam_minor = _nanmean(mass_share(cam, ev["major"])), _nanmean(mass_share(cam, ev["minor"]))
                 out["cam_major"], out["cam_minor"] = cam_major, cam_minor
@@ -258,15 +323,17 @@ def _train_run(cfg: TrainConfig, n_keep_maps: int) -> dict:
     ev = {"X": X[:cfg.n_eval], "y": y[:cfg.n_eval],
           "probe": ds.X_test[:cfg.n_probe].to(device), "probe_y": ds.y_test[:cfg.n_probe].to(device)}
     ev["low"] = _low_intensity_mask(ev["probe"], cfg.low_threshold)
+    ev["probe_on"] = cfg.probe
     if "masks" in ds.info:
         ev["major"] = torch.as_tensor(ds.info["masks"]["major"], device=device)
         ev["minor"] = torch.as_tensor(ds.info["masks"]["minor"], device=device)
     model = make_model(cfg.model, num_classes=ds.num_classes, in_channels=ds.in_channels,
                        image_size=ds.image_size, init_scale=cfg.init_scale, seed=cfg.seed,
                        width=cfg.width).to(device)
-    if cfg.optimizer == "sam":
-        opt = SAM(model.parameters(), torch.optim.SGD, rho=cfg.rho, norm=cfg.norm,
-                  normalization=cfg.normalization, lr=cfg.lr, model=model)
+    if cfg.optimizer in ("sam", PLACEBO):
+        opt = SAM(model.parameters(), torch.optim.SGD, rho=cfg.rho, norm=cfg.norm, normalization=cfg.normalization,
+                  lr=cfg.lr, model=model, direction="random" if cfg.optimizer == PLACEBO else "gradient",
+                  seed=cfg.seed)
     else:
         opt = torch.optim.SGD(model.parameters(), lr=cfg.lr)
     gen = torch.Generator().manual_seed(cfg.seed)
@@ -275,9 +342,10 @@ def _train_run(cfg: TrainConfig, n_keep_maps: int) -> dict:
     bad = torch.zeros((), dtype=torch.bool, device=device)
     curves: dict[str, list] = {"step": []}
     maps, images, status = [], [], "ok"
+    evaluate_at, reached = _evaluation_steps(cfg), False
     model.train()
     for step in range(cfg.steps + 1):
-        if step % cfg.eval_every == 0 or step == cfg.steps:
+        if step in evaluate_at:
             if bool(bad):  # the only host sync: once per evaluation
                 status = "diverged"
                 break
@@ -290,6 +358,9 @@ def _train_run(cfg: TrainConfig, n_keep_maps: int) -> dict:
             curves["step"].append(step)
             for k, v in metrics.items():
                 curves.setdefault(k, []).append(v)
+            if cfg.loss_target is not None and metrics["loss"] <= cfg.loss_target:
+                reached = True
+                break
         if step == cfg.steps:
             break
         if batch == n:
@@ -311,7 +382,9 @@ def _train_run(cfg: TrainConfig, n_keep_maps: int) -> dict:
         loss = opt.step(closure)
         bad |= ~torch.isfinite(loss.detach())
     final_acc = curves["acc"][-1] if curves.get("acc") else math.nan
-    if status == "ok" and not final_acc >= trained_threshold(ds.num_classes):
+    if status == "ok" and cfg.loss_target is not None:
+        status = run_outcome(curves, reached)
+    elif status == "ok" and not final_acc >= trained_threshold(ds.num_classes):
         status = "not trained"
     return {"config": asdict(cfg), "key": cfg.key(), "status": status, "num_classes": ds.num_classes,
             "curves": curves, "final_cam_low_images": images if curves["step"] else [],

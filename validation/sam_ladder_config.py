@@ -1,0 +1,124 @@
+r"""The design of "minor first, major last" on a ladder of models: what runs, fixed before any claim seed ran.
+
+The ladder: the depth-2 diagonal linear network (``diag``: the theory's own model, the positive control), the
+small CNN behind an elementwise input gate (``gated_cnn``: every input feature reaches the network through a
+depth-2 product, as in the theory) and the plain small CNN (``cnn``). Task: the bright/faint patch images
+(:func:`biasaudit.validation.data.synthetic_patches`: both patches predict the label; the faint one is the minor
+feature). Every run trains full-batch until its training loss reaches :data:`LOSS_TARGET` (or its horizon) and
+is evaluated every 2 steps up to step 40, then every ``eval_every`` (the ``dense`` schedule of
+:mod:`biasaudit.validation.sam_training`).
+
+Placement in α (the init scale). SAM's boundary α_50 (the α at which half of SAM's runs reach the loss target
+within the horizon) was measured per model on pilot seeds that no claim reads (:data:`PILOT_SEEDS`; the pilot
+is :func:`pilot_boundary`, its numbers are in notes/validation-sam.md). The claims read the multiples
+:data:`MULTIPLES` of it:
+
+* ``primary`` = 1.5 α_50: where the verdicts are read. On the diagonal network, where the theory is exact, the
+  major feature overtakes the minor one before the loss target only from about 1.3 α_50 on (the pilot: the
+  statistic D is −0.24 at 1.04 α_50 and −0.38 at 1.15 α_50, +0.11 at 1.26 α_50 and +0.06 at 1.48 α_50, on every
+  seed): nearer the boundary SAM's minor phase outlasts the loss target. 1.5 α_50 was fixed from the diagonal
+  network alone, before any seed of a network claim ran.
+* ``near`` = 1.1 α_50: the point nearest the boundary (its reading is a claim of its own: the failing side).
+* ``gd_like`` = 3 α_50: the GD-like regime (the dose-response's far end).
+
+Arms per seed s (GD and SAM of one seed share data and initialisation): ``sam``/``gd`` at each multiple; at the
+primary multiple also ``aa`` (GD on seed s + :data:`AA_OFFSET`, read against GD on seed s), ``randsam`` (a
+random perturbation of norm ρ in SAM's place), and SAM/GD on the ``equal`` and ``swapped`` patch layouts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from biasaudit.plumbing import InputError, choice
+
+__all__ = ["MODELS", "TIERS", "MULTIPLES", "LOSS_TARGET", "PILOT_SEEDS", "AA_OFFSET", "ARMS", "LadderRun",
+           "ladder_settings", "ladder_runs", "run_config", "pilot_boundary"]
+
+MODELS = ("diag", "gated_cnn", "cnn")
+TIERS = ("quick", "full")
+MULTIPLES = {"near": 1.1, "primary": 1.5, "gd_like": 3.0}
+LOSS_TARGET = 0.05
+PILOT_SEEDS = tuple(range(1000, 1008))  # the pilot's seeds: no claim reads them
+AA_OFFSET = 5000  # the A/A arm's GD run of seed s trains on seed s + AA_OFFSET (other data, other init)
+ARMS = ("sam", "gd", "aa", "randsam", "sam_equal", "gd_equal", "sam_swapped", "gd_swapped")
+
+_COMMON = dict(n_test=64, n_probe=4, batch_size=None, loss_target=LOSS_TARGET, schedule="dense", probe=False,
+               keep_maps=0, eval_every=10)
+# per model: the training setting, the pilot's alpha_50, the horizon; per tier: the seeds
+_SETTINGS = {
+    "diag": dict(dataset="synthetic-patches", model="diag2", n_train=256, n_eval=256, lr=0.2, rho=0.3,
+                 steps=4000, alpha_50=0.027),
+    "gated_cnn": dict(dataset="synthetic-patches", model="gated_cnn", downsample=2, width=4, n_train=256,
+                      n_eval=256, lr=0.1, rho=0.2, steps=2000, alpha_50=0.45),
+    "cnn": dict(dataset="synthetic-patches", model="cnn", downsample=2, width=4, n_train=256, n_eval=256, lr=0.1,
+                rho=0.2, steps=2000, alpha_50=0.9),
+}
+_SEEDS = {"quick": tuple(range(12)), "full": tuple(range(32))}
+
+
+def ladder_settings(model: str, tier: str) -> dict:
+    """The training setting of ``model`` at ``tier`` (keywords of :class:`~biasaudit.validation.sam_training.
+    TrainConfig`), with ``alpha_50`` and ``seeds``."""
+    choice("model", model, MODELS)
+    choice("tier", tier, TIERS)
+    return {**_COMMON, **_SETTINGS[model], "seeds": _SEEDS[tier]}
+
+
+@dataclass(frozen=True)
+class LadderRun:
+    """One run of the ladder: ``model``, ``multiple`` (a key of :data:`MULTIPLES`), ``arm`` (:data:`ARMS`) and
+    ``seed``."""
+
+    model: str
+    multiple: str
+    arm: str
+    seed: int
+
+
+def ladder_runs(model: str, tier: str) -> tuple[LadderRun, ...]:
+    """Every run the claims of ``model`` read at ``tier``: SAM and GD at each multiple, and the control arms at
+    the primary multiple."""
+    seeds = ladder_settings(model, tier)["seeds"]
+    runs = [LadderRun(model, m, arm, s) for m in MULTIPLES for s in seeds for arm in ("sam", "gd")]
+    runs += [LadderRun(model, "primary", arm, s) for s in seeds for arm in ARMS if arm not in ("sam", "gd")]
+    return tuple(runs)
+
+
+def run_config(run: LadderRun, tier: str, device: str = "cpu"):
+    """The :class:`~biasaudit.validation.sam_training.TrainConfig` of one ladder run."""
+    from biasaudit.validation.sam_training import TrainConfig
+
+    if run.multiple not in MULTIPLES:
+        raise InputError("multiple", f"must be one of {', '.join(MULTIPLES)}", run.multiple)
+    if run.arm not in ARMS:
+        raise InputError("arm", f"must be one of {', '.join(ARMS)}", run.arm)
+    settings = ladder_settings(run.model, tier)
+    alpha = round(settings["alpha_50"] * MULTIPLES[run.multiple], 10)
+    base = {k: v for k, v in settings.items() if k not in ("alpha_50", "seeds")}
+    optimizer = {"aa": "gd", "randsam": "randsam"}.get(run.arm, run.arm.split("_")[0])
+    seed = run.seed + AA_OFFSET if run.arm == "aa" else run.seed
+    dataset = base.pop("dataset")
+    if run.arm.endswith(("_equal", "_swapped")):
+        dataset = f"{dataset}-{run.arm.split('_')[1]}"
+    return TrainConfig(**base, dataset=dataset, optimizer=optimizer, init_scale=alpha, seed=seed, data_seed=seed,
+                       device=device)
+
+
+def pilot_boundary(model: str, alphas, *, seeds=PILOT_SEEDS, tier: str = "quick") -> dict:
+    """SAM's boundary α_50 of ``model`` from pilot runs (SAM only, on ``seeds``): the share of runs that reach
+    the loss target at each α of ``alphas``, and the logistic fit of :func:`biasaudit.validation.sam_stats.
+    logistic_boundary`. The audit never runs it; the design's ``alpha_50`` was read from its output."""
+    import numpy as np
+
+    from biasaudit.validation.sam_runs import cached_run
+    from biasaudit.validation.sam_stats import logistic_boundary
+    from biasaudit.validation.sam_training import TrainConfig
+
+    settings = ladder_settings(model, tier)
+    base = {k: v for k, v in settings.items() if k not in ("alpha_50", "seeds")}
+    alphas = [float(a) for a in alphas]
+    fits = np.array([[cached_run(replace(TrainConfig(**base), optimizer="sam", init_scale=a, seed=s, data_seed=s))
+                      ["status"] == "ok" for s in seeds] for a in alphas])
+    return {"model": model, "alphas": alphas, "seeds": list(seeds), "reached_target": fits.mean(axis=1).tolist(),
+            "boundary": logistic_boundary(alphas, fits)}

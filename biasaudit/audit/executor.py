@@ -27,8 +27,7 @@ from collections.abc import Callable, Iterator, Sequence
 from biasaudit.audit.units import execute, set_reporter
 from biasaudit.plumbing import InputError
 
-__all__ = ["InlineExecutor", "ProcessExecutor", "DaskExecutor", "make_executor", "usable_cpus",
-           "EXECUTORS", "CONNECT_TIMEOUT_S"]
+__all__ = ["InlineExecutor", "ProcessExecutor", "DaskExecutor", "make_executor", "EXECUTORS", "CONNECT_TIMEOUT_S"]
 
 EXECUTORS = ("local", "dask")
 CONNECT_TIMEOUT_S = 3.0  # the Dask scheduler must answer within this (a clear error otherwise)
@@ -38,7 +37,7 @@ _ADDRESS = re.compile(r"^[a-z][a-z0-9+]*://\S+$")
 Reporter = Callable[[tuple], None]
 
 
-def usable_cpus() -> int:
+def _usable_cpus() -> int:
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not Linux
@@ -147,7 +146,7 @@ class ProcessExecutor:
             return
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
-        threads = max(1, usable_cpus() // workers)
+        threads = max(1, _usable_cpus() // workers)
         self._pool = ProcessPoolExecutor(workers, mp_context=self._ctx, initializer=_init_worker,
                                          initargs=(self._queue, threads, os.getpid()))
         self._pool_workers = workers
@@ -303,5 +302,5 @@ def make_executor(executor: str = "local", workers: int | None = None, scheduler
     validate_executor(executor, scheduler, workers)
     if executor == "dask":
         return DaskExecutor(scheduler, timeout_s=timeout_s)
-    n = usable_cpus() if workers is None else workers
+    n = _usable_cpus() if workers is None else workers
     return InlineExecutor(reporter) if n == 1 else ProcessExecutor(n, reporter)

@@ -8,7 +8,7 @@ from pathlib import Path
 from biasaudit.audit.report_data import HOW_TO_READ, PAPERS, Report, Row, _show, error_text, plain_source
 from biasaudit.audit.store import atomic_write_text
 
-__all__ = ["render_markdown", "write_markdown"]
+__all__ = ["write_markdown"]
 
 
 def _cell(text: str) -> str:
@@ -45,7 +45,7 @@ def _evidence_block(row: Row) -> list[str]:
     return lines
 
 
-def render_markdown(report: Report) -> str:
+def _render_markdown(report: Report) -> str:
     m = report.meta
     counts = report.counts()
     code = m.code or {}
@@ -123,5 +123,5 @@ def render_markdown(report: Report) -> str:
 
 def write_markdown(report: Report, out: Path) -> Path:
     path = Path(out) / "report.md"
-    atomic_write_text(path, render_markdown(report))
+    atomic_write_text(path, _render_markdown(report))
     return path

@@ -38,6 +38,7 @@ Reporter = Callable[[tuple], None]
 
 
 def _usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask on Linux, else ``os.cpu_count()``), at least 1."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not Linux
@@ -67,6 +68,8 @@ class InlineExecutor:
         self.reporter = reporter
 
     def run(self, units: Sequence) -> Iterator[tuple[object, dict]]:
+        """Execute the units here, one after the other, yielding ``(unit, record)``; progress events go to the
+        reporter."""
         set_reporter(self.reporter)
         try:
             for unit in units:
@@ -75,6 +78,7 @@ class InlineExecutor:
             set_reporter(None)
 
     def close(self, abort: bool = False) -> None:
+        """Nothing to release: the units ran in this process."""
         pass
 
 
@@ -217,6 +221,8 @@ class ProcessExecutor:
         self._drain()
 
     def close(self, abort: bool = False) -> None:
+        """Shut the pool down and close the progress queue; with ``abort`` (Ctrl-C) cancel the waiting units and
+        terminate the running workers instead of waiting for them."""
         if self._pool is not None:
             if abort:  # Ctrl-C: do not wait for running checks; stop the worker processes
                 processes = list(getattr(self._pool, "_processes", {}).values())  # no public handle
@@ -252,6 +258,8 @@ class DaskExecutor:
             self.workers = 1
 
     def run(self, units: Sequence) -> Iterator[tuple[object, dict]]:
+        """Submit every unit to the cluster (with its Dask ``resources``) and yield ``(unit, record)`` as they complete;
+        a lost worker or an unpicklable result becomes an ``error`` record."""
         from distributed import as_completed
 
         token = uuid.uuid4().hex[:8]
@@ -271,6 +279,7 @@ class DaskExecutor:
             yield unit, record
 
     def close(self, abort: bool = False) -> None:
+        """Close the connection to the scheduler (the cluster keeps running)."""
         self.client.close()
 
 

@@ -46,6 +46,7 @@ def _evidence_block(row: Row) -> list[str]:
 
 
 def _render_markdown(report: Report) -> str:
+    """The report as Markdown: the header, the problems with their evidence, every claim, the figures."""
     m = report.meta
     counts = report.counts()
     code = m.code or {}
@@ -122,6 +123,7 @@ def _render_markdown(report: Report) -> str:
 
 
 def write_markdown(report: Report, out: Path) -> Path:
+    """Write the Markdown report to ``out/report.md`` atomically; return that path."""
     path = Path(out) / "report.md"
     atomic_write_text(path, _render_markdown(report))
     return path

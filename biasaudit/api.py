@@ -63,6 +63,7 @@ class SamRegimes:
     notes: str = ""
 
     def to_json(self) -> dict:
+        """The regimes as a JSON-ready dict, the formulas as strings."""
         out = {k: v for k, v in asdict(self).items() if k != "formulas"}
         out["formulas"] = {k: str(v) for k, v in self.formulas.items()}
         return _jsonable(out)
@@ -95,6 +96,7 @@ class LinfLimit:
     explanation: str
 
     def to_json(self) -> dict:
+        """The limit as a JSON-ready dict."""
         return _jsonable(asdict(self))
 
     def _repr_html_(self) -> str:
@@ -255,6 +257,13 @@ def eos_sweep(x, y, w0, eta_min: float, eta_max: float, n: int = 400, **options)
 
 @dataclass(frozen=True)
 class ClaimInfo:
+    """One row of :func:`list_claims`.
+
+    ``id``; ``paper`` (``sam``, ``eos`` or a plugin's); ``kind`` (``theory`` or ``experiment``); ``origin``: ``stated``
+    by the paper, ``derived`` by us from its statements, or ``reported`` (a measurement made here, stated so that it can
+    be refuted); ``source`` (paper, section, equation) and ``title``.
+    """
+
     id: str
     paper: str
     kind: str
@@ -263,6 +272,7 @@ class ClaimInfo:
     title: str
 
     def to_json(self) -> dict:
+        """The row as a dict."""
         return asdict(self)
 
 
@@ -287,6 +297,9 @@ def check_claim(claim_id: str, profile: str = "ci", seed: int = 0):
 
 @dataclass(frozen=True)
 class AuditSummary:
+    """What :func:`run_audit` returns: ``counts`` (verdict → number of claims) and, as strings, the paths of the report
+    folder ``out``, its ``index_html``, ``report_md`` and ``evidence`` (``evidence.jsonl``)."""
+
     counts: dict
     out: str
     index_html: str
@@ -294,6 +307,7 @@ class AuditSummary:
     evidence: str
 
     def to_json(self) -> dict:
+        """The summary as a dict."""
         return asdict(self)
 
     def _repr_html_(self) -> str:

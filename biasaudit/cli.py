@@ -25,6 +25,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``biasaudit`` argument parser, with a subcommand for each module of :data:`COMMANDS` that exists."""
     parser = _Parser(prog="biasaudit", description="Audit theorems about the implicit bias of optimizers "
                      "against simulation: SAM on deep diagonal networks, and norm vs sharpness at the edge of stability.")
     parser.add_argument("--version", action="version", version=f"biasaudit {__version__}")
@@ -41,6 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command line ``argv`` (default: ``sys.argv[1:]``) and return the exit status: the command's own, 2 for
+    bad input (one line on stderr), 130 when interrupted."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "run", None):

@@ -40,11 +40,13 @@ class Real:
             raise ValueError(f"bad Real domain [{self.lo}, {self.hi}] log={self.log}")
 
     def sample(self, rng: np.random.Generator, params: Params) -> float:
+        """A uniform draw from [lo, hi] (log-uniform when ``log``)."""
         if self.log:
             return float(math.exp(rng.uniform(math.log(self.lo), math.log(self.hi))))
         return float(rng.uniform(self.lo, self.hi))
 
     def strategy(self, params: Params):
+        """The hypothesis strategy over [lo, hi] (drawn in log space when ``log``)."""
         from hypothesis import strategies as st
 
         if self.log:
@@ -56,13 +58,17 @@ class Real:
 
 @dataclass(frozen=True)
 class Integer:
+    """An integer in ``[lo, hi]``, both ends included."""
+
     lo: int
     hi: int
 
     def sample(self, rng: np.random.Generator, params: Params) -> int:
+        """A uniform draw from lo, …, hi."""
         return int(rng.integers(self.lo, self.hi + 1))
 
     def strategy(self, params: Params):
+        """The hypothesis strategy of the integers in [lo, hi]."""
         from hypothesis import strategies as st
 
         return st.integers(self.lo, self.hi)
@@ -70,12 +76,16 @@ class Integer:
 
 @dataclass(frozen=True)
 class Choice:
+    """One of ``options``, each equally likely."""
+
     options: tuple
 
     def sample(self, rng: np.random.Generator, params: Params):
+        """A uniform draw from ``options``."""
         return self.options[int(rng.integers(len(self.options)))]
 
     def strategy(self, params: Params):
+        """The hypothesis strategy sampling from ``options``."""
         from hypothesis import strategies as st
 
         return st.sampled_from(self.options)
@@ -83,12 +93,16 @@ class Choice:
 
 @dataclass(frozen=True)
 class Fixed:
+    """A parameter that always takes ``value`` (recorded in the evidence like a drawn one)."""
+
     value: Any
 
     def sample(self, rng: np.random.Generator, params: Params):
+        """Always ``value`` (the generator and the earlier draws are unused)."""
         return self.value
 
     def strategy(self, params: Params):
+        """The hypothesis strategy that always gives ``value``."""
         from hypothesis import strategies as st
 
         return st.just(self.value)
@@ -114,6 +128,8 @@ class Vector:
         return int(params[self.length]) if isinstance(self.length, str) else int(self.length)
 
     def sample(self, rng: np.random.Generator, params: Params) -> tuple[float, ...]:
+        """A tuple of n floats, n = ``length`` or the value of the earlier parameter it names: independent draws in
+        [lo, hi], or with ``increasing`` the first draw plus cumulative gaps."""
         n = self._n(params)
         first = Real(self.lo, self.hi, self.log)
         if self.increasing is None:
@@ -123,6 +139,7 @@ class Vector:
         return tuple(float(v) for v in first.sample(rng, params) + np.concatenate([[0.0], np.cumsum(gaps)]))
 
     def strategy(self, params: Params):
+        """The hypothesis strategy of the same vectors."""
         from hypothesis import strategies as st
 
         n = self._n(params)
@@ -154,6 +171,8 @@ class Domain:
         return params
 
     def sample(self, rng: np.random.Generator) -> Params:
+        """One admissible parameter dict: each spec drawn in order, ``derive`` added, ``where`` checked;
+        :class:`DomainExhausted` after ``max_tries`` rejected draws."""
         for _ in range(self.max_tries):
             params: Params = {}
             for name, spec in self.params.items():

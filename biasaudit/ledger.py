@@ -78,6 +78,13 @@ PROFILES = ("ci", "thorough")
 
 
 class Verdict(str, enum.Enum):
+    """The outcome of a check (a ``str`` enum: compares equal to its value).
+
+    ``confirmed``; ``refuted`` (a counterexample); ``undecided`` (the numerics could not tell, or the negative control
+    was not refuted: never a pass); ``out-of-scope`` (the hypotheses do not cover the case); ``error`` (the check itself
+    broke).
+    """
+
     CONFIRMED = "confirmed"
     REFUTED = "refuted"
     UNDECIDED = "undecided"
@@ -179,6 +186,7 @@ class Control:
             raise ValueError(f"control size must be > 0 and finite, got {self.size!r}")
 
     def describe(self) -> dict:
+        """The control as JSON: ``side``, ``size``, ``target`` and ``reason``."""
         return {"side": self.side, "size": self.size, "target": self.target, "reason": self.reason}
 
 
@@ -260,6 +268,18 @@ def control_flags(controls: tuple[Control, ...] | list[dict], inequality: str = 
 
 @dataclass(frozen=True)
 class Claim:
+    """A registered claim: a statement of a paper, with everything needed to check it.
+
+    ``id`` (dotted, e.g. ``sam.l2.alpha_collapse``), ``paper``, ``source`` (section and equation, or
+    "derived …" / "measured …"), ``title``; ``hypotheses`` (sympy relations) and ``statement`` (the theory's sympy
+    object); ``predict(params)``, computed from ``formulas`` (or ``no_closed_form`` says why there are none);
+    ``evaluate(params, predicted)`` -> :class:`Observation`, the independent numerics; ``tolerance``; ``domain``, the
+    region sampled (``samples`` cases per profile); ``negative_control`` (:class:`Control` objects, at most
+    ``controls`` cases each); ``references`` (known values); ``kind`` (``theory`` or ``experiment``); ``inequality``
+    (for a bound, its tight side); ``compare_reference``; ``notes``; ``runs``, the training runs an experiment claim
+    reads. ``defined_in`` and ``line`` record where it was built.
+    """
+
     id: str
     paper: str
     source: str
@@ -375,6 +395,7 @@ class Claim:
             return Path(spec.origin).as_posix()
 
     def statement_text(self) -> str:
+        """The statement as sympy's plain text (``sympy.sstr``)."""
         import sympy
 
         return sympy.sstr(self.statement)
@@ -382,6 +403,14 @@ class Claim:
 
 @dataclass(frozen=True)
 class Evidence:
+    """The result of checking a claim (:func:`run_claim`), JSON-ready.
+
+    ``claim_id``, ``paper``, ``verdict``; the case it rests on (the counterexample, the undecided case, or the worst
+    passing one): ``params``, ``predicted``, ``observed`` and ``error`` (against ``tolerance``: name, value, reason);
+    ``n_cases`` checked; ``negative_control`` (each control's run); ``detail``, in words; ``seed``, ``profile``,
+    ``elapsed_s`` and the library ``versions``.
+    """
+
     claim_id: str
     paper: str
     verdict: Verdict
@@ -399,6 +428,7 @@ class Evidence:
     versions: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
+        """The evidence as a JSON-ready dict (the verdict as its string)."""
         out = asdict(self)
         out["verdict"] = str(self.verdict)
         return jsonable(out)
@@ -413,6 +443,7 @@ class Evidence:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "Evidence":
+        """The evidence stored by :meth:`to_json`."""
         values = dict(data)
         values["verdict"] = Verdict(values["verdict"])
         return cls(**values)

@@ -25,18 +25,23 @@ DEFAULT_SEEDS = (0, 1, 2, 3, 4)
 
 @dataclass(frozen=True)
 class StabilityRow:
+    """One claim's verdicts across seeds and profiles: ``runs`` is ``((profile, seed, verdict, detail), ...)``."""
+
     claim_id: str
     runs: tuple  # ((profile, seed, verdict, detail), ...)
 
     @property
     def verdicts(self) -> set[str]:
+        """The distinct verdicts of the runs."""
         return {verdict for _, _, verdict, _ in self.runs}
 
     @property
     def stable(self) -> bool:
+        """Whether every run gave the same verdict."""
         return len(self.verdicts) == 1
 
     def to_json(self) -> dict:
+        """The row as JSON, with ``stable``."""
         return {"claim_id": self.claim_id, "stable": self.stable,
                 "runs": [{"profile": p, "seed": s, "verdict": v, "detail": d} for p, s, v, d in self.runs]}
 
@@ -86,6 +91,7 @@ class ToleranceRow:
 
     @property
     def changes(self) -> bool:
+        """Whether the verdict at 10× the tolerance differs from the verdict at it."""
         return self.verdict != self.loosened_verdict
 
     @property
@@ -94,6 +100,7 @@ class ToleranceRow:
         return self.changes != bool(self.at_10x)
 
     def to_json(self) -> dict:
+        """The row as JSON, with ``changes`` and ``consistent``."""
         return {"claim_id": self.claim_id, "tolerance": self.tolerance, "verdict": self.verdict,
                 "verdict_at_10x": self.loosened_verdict, "changes": self.changes, "at_10x": self.at_10x,
                 "consistent": self.consistent, "worst_case_error": self.worst_case_error,

@@ -68,9 +68,11 @@ class AuditTier:
     resolve: Callable[[], str] = experiment_tier
 
     def sample(self, rng, params) -> str:
+        """The tier in force when the case is drawn, ``resolve()``."""
         return self.resolve()
 
     def strategy(self, params):
+        """The hypothesis strategy that calls ``resolve()`` at draw time."""
         from hypothesis import strategies as st
 
         return st.builds(self.resolve)

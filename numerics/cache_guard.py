@@ -29,6 +29,8 @@ _LOADED_DIGEST: list = []  # the digest of numerics/ as this process imported it
 
 
 def sources_digest(package: Path = _PACKAGE) -> str:
+    """Hex SHA-256 over the names and bytes of every ``*.py`` in ``package`` (sorted by name): the stamp kept beside
+    numba's caches."""
     h = hashlib.sha256()
     for path in sorted(package.glob("*.py")):
         h.update(path.name.encode())

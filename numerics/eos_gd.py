@@ -273,10 +273,12 @@ class GdSweep:
 
     @property
     def r(self) -> np.ndarray:
+        """The final residual r = ⟨x, β⟩ − y of each run, shape (n,)."""
         return self.r_tail[:, -1]
 
     @property
     def beta(self) -> np.ndarray:
+        """β = w⊙w at each final iterate, shape (n, d) (inf or NaN where a diverged run overflows)."""
         with _quiet_overflow():
             return self.w * self.w
 
@@ -288,6 +290,7 @@ class GdSweep:
 
     @property
     def lambda_max(self) -> np.ndarray:
+        """The top algebraic Hessian eigenvalue λ_max at each final iterate, shape (n,)."""
         return self.eigenvalues[:, -1]
 
     @property
@@ -298,30 +301,37 @@ class GdSweep:
 
     @property
     def beta_l1(self) -> np.ndarray:
+        """‖β‖₁ = ‖w‖₂² of each final iterate, shape (n,)."""
         return self.beta.sum(axis=1)
 
     @property
     def beta_l2(self) -> np.ndarray:
+        """‖β‖₂ of each final iterate, shape (n,)."""
         with _quiet_overflow():
             return np.sqrt((self.beta**2).sum(axis=1))
 
     @property
     def w_l1(self) -> np.ndarray:
+        """‖w‖₁ of each final iterate, shape (n,)."""
         return np.abs(self.w).sum(axis=1)
 
     @property
     def w_l2(self) -> np.ndarray:
+        """‖w‖₂ of each final iterate, shape (n,)."""
         with _quiet_overflow():
             return np.sqrt((self.w**2).sum(axis=1))
 
     @property
     def converged(self) -> np.ndarray:
+        """Boolean mask (n,) of the runs that converged (``|r| < tol``)."""
         return self.outcome == CONVERGED
 
     def outcome_names(self) -> list[str]:
+        """The outcome of each run by name (converged, period-2, bounded-chaotic, diverged or unsettled)."""
         return [OUTCOMES[k] for k in self.outcome]
 
     def counts(self) -> dict:
+        """The number of runs in each outcome class, ``{name: count}`` over every name in :data:`OUTCOMES`."""
         return {name: int(np.sum(self.outcome == k)) for k, name in enumerate(OUTCOMES)}
 
 

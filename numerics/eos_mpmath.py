@@ -32,6 +32,13 @@ __all__ = ["MpRun", "gd_run_mpmath"]
 
 @dataclass(frozen=True)
 class MpRun:
+    """One GD run in mpmath (:func:`gd_run_mpmath`).
+
+    ``eta`` the step; ``outcome`` a code indexing :data:`~biasaudit.numerics.eos_gd.OUTCOMES`; ``steps`` the steps
+    taken; ``w`` the final weights and ``r_tail`` the last residuals, oldest first (``mpf`` entries); ``dps`` the
+    working precision in decimal digits.
+    """
+
     eta: float
     outcome: int
     steps: int
@@ -41,10 +48,12 @@ class MpRun:
 
     @property
     def outcome_name(self) -> str:
+        """The outcome by name (converged, period-2, bounded-chaotic, diverged or unsettled)."""
         return OUTCOMES[self.outcome]
 
     @property
     def beta(self) -> np.ndarray:
+        """β = w⊙w of the final iterate, rounded to float64, shape (d,)."""
         return np.array([float(v * v) for v in self.w])
 
 

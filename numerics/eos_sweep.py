@@ -122,6 +122,8 @@ class EosSweep:
     gap_median: float | None  # median 1 - eta S/2 of converged runs above 1.05 eta_c
 
     def to_json(self) -> dict:
+        """The sweep as JSON: the regimes, then per η the outcome, steps, final sharpness, eigenvalues, norms and
+        residual (null for a diverged run, the reason in ``null_reasons``), the outcome counts and the kink."""
         from biasaudit.plumbing import jsonable
 
         s = self.gd

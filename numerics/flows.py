@@ -85,6 +85,7 @@ class FlowResult:
 
     @property
     def beta(self) -> np.ndarray:
+        """β = w^L on the grid (w raised to the depth elementwise), shape (m, d)."""
         return self.w ** self.depth
 
 

@@ -69,6 +69,14 @@ DEFAULT_MAX_STEPS = 2_000_000
 
 @dataclass(frozen=True)
 class DeepClassification:
+    """The result of :func:`classify_deep_trajectory`.
+
+    ``code`` is :data:`COLLAPSE`, :data:`ESCAPE` or :data:`UNDECIDED`; ``sigma`` the rescaled time σ = c_L^{L−2} τ of
+    the decision; ``steps`` the accepted steps (function evaluations for the scipy reference); ``closest`` the smallest
+    max_j ``|ũ_j|`` met along the run (units of c_L: how near the interior equilibrium it passed; NaN where not
+    tracked).
+    """
+
     code: int        # COLLAPSE, ESCAPE or UNDECIDED
     sigma: float     # rescaled time σ = c_L^{L−2} τ at the decision (units of c_L)
     steps: int
@@ -76,6 +84,7 @@ class DeepClassification:
 
     @property
     def name(self) -> str:
+        """``"collapse"``, ``"escape"`` or ``"undecided"``."""
         return _NAMES[self.code]
 
 

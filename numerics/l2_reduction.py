@@ -321,6 +321,7 @@ class Classification:
 
     @property
     def kind(self) -> str:
+        """``"collapse"``, ``"escape"`` or ``"undecided"``."""
         return _NAMES[self.code]
 
 
@@ -396,6 +397,7 @@ class ReducedTrajectory:
 
     @property
     def log_S(self) -> np.ndarray:
+        """ln S(τ) = ½ ln Σ_j μ_j² w_j² on the grid, shape (n,) (−inf once collapsed)."""
         with np.errstate(divide="ignore"):
             x = 2.0 * (np.log(self.mu) + self.log_w)
             return 0.5 * np.logaddexp.reduce(x, axis=1)

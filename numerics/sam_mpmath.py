@@ -34,6 +34,9 @@ DEFAULT_DPS = 40
 
 @dataclass(frozen=True)
 class MpClassification:
+    """The result of :func:`mp_classify`: ``code`` −1 collapse (S <= cμ₁), +1 escape (max_j w_j > c), 0 undecided at the
+    horizon; ``tau`` and ``A`` (``mpf``) where it was decided."""
+
     code: int  # −1 collapse, +1 escape, 0 undecided
     tau: object
     A: object

@@ -105,6 +105,7 @@ class ButcherTableau:
 
     @property
     def stages(self) -> int:
+        """The number of stages s (the length of ``b``)."""
         return int(self.b.size)
 
     @property

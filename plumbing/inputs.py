@@ -48,6 +48,8 @@ def _show(value: object) -> str:
 
 
 def finite_scalar(name: str, value: float) -> float:
+    """``value`` as a float; :class:`InputError` naming ``name`` unless it is a real number and finite (no NaN or
+    inf)."""
     try:
         out = float(value)
     except (TypeError, ValueError):
@@ -58,6 +60,7 @@ def finite_scalar(name: str, value: float) -> float:
 
 
 def positive_scalar(name: str, value: float) -> float:
+    """``value`` as a finite float > 0 (else :class:`InputError` naming ``name``)."""
     out = finite_scalar(name, value)
     if out <= 0:
         raise InputError(name, "must be > 0", value)
@@ -65,6 +68,7 @@ def positive_scalar(name: str, value: float) -> float:
 
 
 def nonnegative_scalar(name: str, value: float) -> float:
+    """``value`` as a finite float >= 0 (else :class:`InputError` naming ``name``)."""
     out = finite_scalar(name, value)
     if out < 0:
         raise InputError(name, "must be >= 0", value)
@@ -72,6 +76,8 @@ def nonnegative_scalar(name: str, value: float) -> float:
 
 
 def positive_int(name: str, value: int, minimum: int = 1) -> int:
+    """``value`` as an int >= ``minimum``. An integral float (``2.0``) is accepted; a fraction, a string or anything
+    ``int()`` refuses is an :class:`InputError` naming ``name``."""
     try:
         out = int(value)
     except (TypeError, ValueError):
@@ -82,6 +88,8 @@ def positive_int(name: str, value: int, minimum: int = 1) -> int:
 
 
 def as_finite_vector(name: str, value: Iterable[float] | float, ndim: int = 1) -> np.ndarray:
+    """``value`` as a new float array with ``ndim`` axes (a scalar becomes a length-1 vector when ``ndim`` is 1),
+    non-empty and finite; :class:`InputError` naming ``name`` otherwise."""
     try:
         arr = np.array(value, dtype=float)
     except (TypeError, ValueError):
@@ -98,6 +106,7 @@ def as_finite_vector(name: str, value: Iterable[float] | float, ndim: int = 1) -
 
 
 def positive_vector(name: str, value: Iterable[float] | float) -> np.ndarray:
+    """A non-empty, finite 1-d float array with every entry > 0 (else :class:`InputError`)."""
     arr = as_finite_vector(name, value)
     if np.any(arr <= 0):
         raise InputError(name, "must be strictly positive", value)
@@ -105,6 +114,8 @@ def positive_vector(name: str, value: Iterable[float] | float) -> np.ndarray:
 
 
 def positive_increasing(name: str, value: Iterable[float]) -> np.ndarray:
+    """A 1-d float array, strictly positive and strictly increasing: the data point μ of paper 1, 0 < μ₁ < … < μ_d (else
+    :class:`InputError` naming ``name``)."""
     arr = as_finite_vector(name, value)
     if np.any(arr <= 0) or np.any(np.diff(arr) <= 0):
         raise InputError(name, "must be strictly positive and strictly increasing", value)
@@ -112,12 +123,16 @@ def positive_increasing(name: str, value: Iterable[float]) -> np.ndarray:
 
 
 def matching_length(name: str, arr: np.ndarray, d: int, other: str) -> np.ndarray:
+    """``arr`` unchanged when its last axis has length ``d``, the length of the parameter ``other``; else
+    :class:`InputError` naming ``name``."""
     if arr.shape[-1] != d:
         raise InputError(name, f"must have length {d} (the length of {other})", arr)
     return arr
 
 
 def choice(name: str, value: str, options: Sequence[str]) -> str:
+    """``value`` unchanged when it is one of ``options``; else :class:`InputError` naming ``name`` and listing the
+    options."""
     if value not in options:
         raise InputError(name, f"must be one of {', '.join(options)}", value)
     return value

@@ -82,6 +82,8 @@ def vector_in_range(name: str, values, *, zero: bool | str = False) -> np.ndarra
 
 
 def depth_in_range(name: str, depth: int) -> int:
+    """``depth`` unchanged when 1 <= depth <= :data:`MAX_DEPTH`; else :class:`InputError` naming ``name`` (the caller
+    checks that it is an integer first)."""
     if not 1 <= depth <= MAX_DEPTH:
         raise InputError(name, f"must be an integer in [1, {MAX_DEPTH}]", depth)
     return depth

@@ -64,6 +64,8 @@ def code_fingerprint(modules: tuple[str, ...]) -> str:
 
 
 def clear_fingerprints() -> None:
+    """Forget the memoized :func:`code_fingerprint` values, so the next key rereads the sources (tests that edit a
+    source file in the same process)."""
     code_fingerprint.cache_clear()
 
 
@@ -93,12 +95,17 @@ _COUNTS = {"computed": 0, "reused": 0}
 
 
 def count_run(*, computed: bool) -> None:
+    """Count one experiment run in this process: ``computed=True`` when it was trained, ``False`` when it was read from
+    the run cache."""
     _COUNTS["computed" if computed else "reused"] += 1
 
 
 def run_counts() -> dict[str, int]:
+    """A copy of this process's run counts since the last :func:`reset_run_counts`: ``{"computed": n, "reused": m}``."""
     return dict(_COUNTS)
 
 
 def reset_run_counts() -> None:
+    """Set both run counts to zero (the audit does so before each unit, then stores :func:`run_counts` in the unit's
+    record)."""
     _COUNTS.update(computed=0, reused=0)

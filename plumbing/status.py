@@ -23,6 +23,8 @@ def set_status_sink(sink: Callable[[str], None] | None) -> None:
 
 
 def status(text: str) -> None:
+    """Send one status line to the installed sink, or to stderr when there is none; a sink that raises is ignored (a
+    status line must never break the work)."""
     if _sink is None:
         print(text, file=sys.stderr, flush=True)
         return

@@ -209,6 +209,7 @@ class EosRegimes:
     small_alpha_exponent: float | None
 
     def to_json(self) -> dict:
+        """The fields as a JSON-ready dict (numpy values converted by :func:`~biasaudit.plumbing.jsonable`)."""
         from biasaudit.plumbing import jsonable
 
         return jsonable(asdict(self))

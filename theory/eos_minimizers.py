@@ -111,10 +111,12 @@ def min_sharpness_face(x: np.ndarray) -> tuple[int, ...]:
 
 
 def min_norm_vertex(x: np.ndarray) -> int:
+    """The 1-based index j of the minimal-‖β‖₁ vertex v_j: x_j = x_max (the first such j on a tie)."""
     return min_norm_face(x)[0]
 
 
 def min_sharpness_vertex(x: np.ndarray) -> int:
+    """The 1-based index j of the minimal-sharpness vertex v_j: x_j = x_min (the first such j on a tie)."""
     return min_sharpness_face(x)[0]
 
 
@@ -128,6 +130,8 @@ def min_norm_solution(x, y, c=0.5) -> dict:
 
 
 def min_sharpness_solution(x, y, c=0.5) -> dict:
+    """The minimal-sharpness vertex and its values: ``vertex`` j (1-based, x_j = x_min), ``beta`` = (y/x_min) e_j,
+    ``beta_l1`` = y/x_min and ``sharpness`` S_min = 8c·y·x_min."""
     j = min_sharpness_vertex(x) - 1
     beta = np.zeros_like(x)
     beta[j] = VERTEX_NORM(x[j], y)

@@ -81,14 +81,17 @@ delta_jk = sp.Symbol("delta_jk", nonnegative=True)
 
 
 def xs(d: int):
+    """The sympy symbols x1, …, x_d (positive): the data point at an explicit dimension ``d``."""
     return sp.symbols(f"x1:{d + 1}", positive=True)
 
 
 def betas(d: int):
+    """The sympy symbols beta1, …, beta_d (nonnegative): β = w⊙w at an explicit dimension ``d``."""
     return sp.symbols(f"beta1:{d + 1}", nonnegative=True)
 
 
 def ws(d: int):
+    """The sympy symbols w1, …, w_d (real): the weights at an explicit dimension ``d``."""
     return sp.symbols(f"w1:{d + 1}", real=True)
 
 
@@ -119,6 +122,8 @@ def hessian_expr(d: int) -> sp.Matrix:
 
 
 def on_manifold_sharpness_expr(d: int):
+    """:data:`SHARPNESS` summed at an explicit dimension ``d``: S(β) = Σ_i 8c x_i² β_i over :func:`xs` and
+    :func:`betas`."""
     x, b = xs(d), betas(d)
     return sum(SHARPNESS_TERM.subs({x_i: xi, beta_i: bi}) for xi, bi in zip(x, b))
 
@@ -135,14 +140,17 @@ class EosProblem:
 
     @property
     def d(self) -> int:
+        """The dimension d (the length of ``x``)."""
         return self.x.size
 
     @property
     def beta0(self) -> np.ndarray:
+        """β(0) = w0⊙w0 (needs ``w0``)."""
         return self.w0 * self.w0
 
     @property
     def r0(self) -> float:
+        """The initial residual r(0) = ⟨x, β(0)⟩ − y: > 0 is a large init, <= 0 a small one (needs ``w0``)."""
         return float(self.x @ self.beta0 - self.y)
 
 
@@ -177,10 +185,12 @@ def residual(x: np.ndarray, y: float, w: np.ndarray) -> np.ndarray:
 
 
 def loss(x, y, w, c=0.5):
+    """L = c r², one value per row of ``w`` (batched over its leading axes)."""
     return c * residual(x, y, w) ** 2
 
 
 def gradient(x, y, w, c=0.5):
+    """∇L = 4c r (x⊙w), the shape of ``w`` (batched over its leading axes)."""
     return 4 * c * residual(x, y, w)[..., None] * x * w
 
 

@@ -81,6 +81,7 @@ def bayes_optimal_beta(x, y) -> np.ndarray:
 
 
 def bayes_optimal_risk(x, y) -> float:
+    """E R at the optimum β̄, y²(d−1)/(d²(d+1)) Σ_i x_i⁻²: the smallest Bayesian risk of any β."""
     return float(bayes_risk(x, y, bayes_optimal_beta(x, y)))
 
 

@@ -52,6 +52,8 @@ class Formula:
         self._function = sp.lambdify(self.args, self.expr, modules)
 
     def __call__(self, *values: Any) -> Any:
+        """Evaluate the lambdified ``expr`` at ``values``, in the order of ``args`` (inside :func:`traced` the call is
+        recorded)."""
         seen = getattr(_trace, "seen", None)
         if seen is not None:
             seen.append(self)

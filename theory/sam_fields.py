@@ -133,6 +133,8 @@ class ReducedField:
     formula: Formula | None = None
 
     def __call__(self, w_value, mu_value, rho_value):
+        """The field at ``w`` for the data point ``mu`` and the radius ``rho``: ``numpy`` on float arrays, one value per
+        coordinate."""
         return self.numpy(np.asarray(w_value, dtype=float), np.asarray(mu_value, dtype=float), float(rho_value))
 
 

@@ -278,6 +278,8 @@ class L2Regimes:
     notes: str = ""
 
     def to_json(self) -> dict:
+        """The boundaries as a JSON-ready dict, with α_c/c, the sandwich, the bracket, and the formulas and certificates
+        as sympy strings."""
         from biasaudit.plumbing import jsonable
 
         out = {k: getattr(self, k) for k in ("c", "alpha_collapse", "alpha_grow", "alpha_gd_like", "depth",

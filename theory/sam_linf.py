@@ -139,6 +139,7 @@ class LinfLimit:
     explanation: str
 
     def to_json(self) -> dict:
+        """The limit as a JSON-ready dict (``kind`` under the key ``limit``, the formula as a sympy string)."""
         return {"limit": self.kind, "index": self.index,
                 "beta_limit": None if self.beta_limit is None else list(self.beta_limit),
                 "formula": sp.sstr(self.formula), "explanation": self.explanation}

@@ -101,10 +101,12 @@ class Dataset:
 
     @property
     def in_channels(self) -> int:
+        """The number of channels C of the training images (``X_train`` is N × C × H × W)."""
         return int(self.X_train.shape[1])
 
     @property
     def image_size(self) -> int:
+        """The width W of the training images in pixels (the images are square)."""
         return int(self.X_train.shape[-1])
 
     def __repr__(self) -> str:

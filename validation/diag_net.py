@@ -45,6 +45,13 @@ NORMALIZATIONS = ("joint", "layer", "none")  # "none": unnormalized SAM, eps = r
 
 @dataclass(frozen=True)
 class DiagTrajectory:
+    """The recorded states of one run (:func:`torch_sam_trajectory`, :func:`numpy_sam_trajectory`).
+
+    ``steps`` (m,) the iterations recorded; ``W`` (m, L, d) the layers; ``beta`` (m, d) = w^(1) ⊙ … ⊙ w^(L); ``loss``
+    (m,); ``tau`` (m,) the rescaled time; ``status`` ``"ok"``, or ``"diverged"`` when a state was not finite or exceeded
+    ``W_MAX`` (the records then end at the last good one).
+    """
+
     steps: np.ndarray   # (m,) iteration numbers recorded
     W: np.ndarray       # (m, L, d)
     beta: np.ndarray    # (m, d)

@@ -80,6 +80,10 @@ class SweepConfig:
             raise InputError("model_kwargs", "must be a tuple of (name, value) pairs", self.model_kwargs)
 
     def key(self) -> str:
+        """The sweep's cache key, ``<arch>-<loss>-<dataset>-<hash>``: 16 hex digits of
+        :func:`~biasaudit.plumbing.runcache.run_key` over the fields and the source of :data:`RUN_CODE`. The device and
+        the data folder are left out, as are ``hvp_method``, ``image_pool`` and ``model_kwargs`` at their defaults;
+        file-based data add the files' sha256."""
         skip = ("device", "data_dir") + (("hvp_method",) if self.hvp_method == "forward-over-reverse" else ())
         skip += tuple(k for k, default in (("image_pool", 1), ("model_kwargs", ())) if getattr(self, k) == default)
         data = {k: v for k, v in dataclasses.asdict(self).items() if k not in skip}
@@ -92,6 +96,8 @@ class SweepConfig:
         return f"{self.arch}-{self.loss}-{self.dataset}-" + run_key(data, RUN_CODE, length=16)
 
     def multiples(self) -> list[float]:
+        """The grid: the distinct values of ``coarse`` and ``fine``, sorted (multiples of η_c, or step sizes when
+        ``absolute``)."""
         return sorted(set(float(m) for m in tuple(self.coarse) + tuple(self.fine)))
 
 

@@ -16,6 +16,9 @@ __all__ = ["TeacherData", "teacher_dataset", "load_data", "build_problem"]
 
 @dataclass(frozen=True)
 class TeacherData:
+    """The synthetic ``teacher`` data set as numpy arrays: inputs ``X_train`` (n_train, d) and ``X_test`` (n_test, d),
+    integer labels ``y_train`` and ``y_test`` in [0, ``num_classes``), and its ``name``."""
+
     X_train: np.ndarray
     y_train: np.ndarray
     X_test: np.ndarray

@@ -46,6 +46,8 @@ def json_float(x) -> float:
 
 
 def final_sharpness(run) -> tuple[float, bool]:
+    """``(|S|, converged)`` of a stored run's final sharpness ``run["final"]["S"]``; NaN and False when the run has
+    none."""
     S = (run.get("final") or {}).get("S") or {}
     return abs(json_float(S.get("value"))), bool(S.get("converged", False))
 

@@ -36,6 +36,7 @@ class FCN(torch.nn.Module):
                     p.mul_(init_scale)
 
     def forward(self, x):
+        """The logits (N, num_classes) of the inputs ``x`` (N, …), flattened first."""
         return self.net(x)
 
 

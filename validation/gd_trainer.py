@@ -158,16 +158,21 @@ class Problem:
 
     @property
     def loss_fn(self):
+        """The training loss ``(outputs, targets) -> scalar``: cross-entropy for ``loss="ce"``, else MSE in the
+        ``mse_convention`` (``"mean"``: :func:`mse_loss`, otherwise :func:`mse_half_sum_loss`)."""
         if self.loss == "ce":
             return ce_loss
         return mse_loss if self.mse_convention == "mean" else mse_half_sum_loss
 
     def targets(self, labels):
+        """What the loss compares the outputs with: one-hot rows in the problem's dtype for MSE, ``labels`` unchanged
+        for CE."""
         if self.loss == "mse":
             return torch.nn.functional.one_hot(labels, self.num_classes).to(DTYPES[self.dtype])
         return labels
 
     def test_loss(self) -> FlatLoss:
+        """A :class:`~biasaudit.validation.sharpness.FlatLoss` of the same model and loss on the test set."""
         return FlatLoss(self.model, self.loss_fn, self.X_test, self.targets(self.y_test), self.hvp_method)
 
 
@@ -273,6 +278,7 @@ class GDRun:
     theta: torch.Tensor | None = None
 
     def to_json(self) -> dict:
+        """The run as JSON (arrays as lists); θ and the final sharpness eigenvector (``S_vector``) are left out."""
         final = {k: v for k, v in self.final.items() if k != "S_vector"}
         return {"eta": self.eta, "eps": self.eps, "outcome": self.outcome, "steps": self.steps,
                 "loss": self.loss.tolist(), "l1": self.l1.tolist(), "l2": self.l2.tolist(),
@@ -280,6 +286,7 @@ class GDRun:
 
     @classmethod
     def from_json(cls, data: dict) -> "GDRun":
+        """The run stored by :meth:`to_json` (without θ)."""
         return cls(data["eta"], data["eps"], data["outcome"], data["steps"], np.asarray(data["loss"], float),
                    np.asarray(data["l1"], float), np.asarray(data["l2"], float), data["sharpness_path"],
                    data["final"], data["seconds"])

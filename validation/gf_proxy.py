@@ -66,6 +66,15 @@ PEAK_DROP = 0.02  # rkc: an estimate 2 % under its running max marks a passed pe
 
 @dataclass
 class GFResult:
+    """The gradient-flow proxy of one sweep (:func:`gradient_flow_sharpness`).
+
+    ``s_gf`` the largest sharpness measured along the path and ``eta_c`` = 2/s_gf; ``eps`` the loss threshold and
+    ``reached_eps`` whether the loss fell below it, after ``steps`` steps; ``path`` the measurements; ``sensitivity``
+    s_gf and η_c at each level of :func:`eps_levels`; ``all_converged`` whether every eigensolve converged; ``method``,
+    ``fraction`` (the step as a fraction of 2/S) and ``seconds``; then the counters (rejected steps, deflated
+    eigenpairs, ``rtol``, gradients, HVPs).
+    """
+
     s_gf: float
     eta_c: float
     eps: float
@@ -84,10 +93,12 @@ class GFResult:
     n_hvp: int = 0  # Hessian-vector products (sharpness measurements and, for exp, the eigenpair block)
 
     def to_json(self) -> dict:
+        """Every field, as a dict."""
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
     @classmethod
     def from_json(cls, data: dict) -> "GFResult":
+        """The result stored by :meth:`to_json`."""
         return cls(**data)
 
 

@@ -188,4 +188,5 @@ def make_model(name: str, *, num_classes: int, in_channels: int, image_size: int
 
 
 def count_parameters(model) -> int:
+    """The number of trainable entries (``requires_grad``) of ``model``'s parameters."""
     return sum(p.numel() for p in model.parameters() if p.requires_grad)

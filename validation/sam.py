@@ -300,9 +300,11 @@ class SAM(torch.optim.Optimizer):
         return total
 
     def state_dict(self):
+        """The base optimizer's state, with a ``sam_state`` placeholder (SAM keeps nothing between steps)."""
         return self.base_optimizer.state_dict() | {"sam_state": None}
 
     def load_state_dict(self, state_dict):
+        """Load a :meth:`state_dict` into the base optimizer and share its param groups again."""
         state_dict = {k: v for k, v in state_dict.items() if k != "sam_state"}
         self.base_optimizer.load_state_dict(state_dict)
         self.param_groups = self.base_optimizer.param_groups

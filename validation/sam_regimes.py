@@ -135,6 +135,8 @@ _GRID_KEYS = ("alphas", "seeds", "metrics", "match_on", "levels", "data_seed_per
 
 
 def design_settings(design: str, tier: str = "quick") -> dict:
+    """A copy of the settings of ``design`` at ``tier`` (from :data:`DESIGNS`); an unknown design, or a tier it lacks,
+    is an InputError."""
     choice("design", design, tuple(DESIGNS))
     choice("tier", tier, tuple(DESIGNS[design]))
     return dict(DESIGNS[design][tier])
@@ -264,6 +266,7 @@ def dose_response(result: dict, metric: str) -> list[tuple[float, float, tuple]]
 
 
 def trained_share_text(result: dict) -> str:
+    """One line of the collapse test: the share of SAM and of GD runs that trained, at each grid alpha."""
     c = result["collapse"]
     return ", ".join(f"alpha={a:g}: SAM {s:.2f} GD {g:.2f}" for a, s, g in
                      zip(c["alphas"], c["sam_fraction"], c["gd_fraction"]))

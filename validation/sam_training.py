@@ -35,6 +35,16 @@ COLLAPSE_BAND = 0.01
 
 @dataclass(frozen=True)
 class TrainConfig:
+    """One training run; every field but ``device`` and ``data_dir`` is part of its cache key.
+
+    ``dataset``, ``model`` (of ``width`` channels), ``optimizer`` (``gd`` or ``sam`` with radius ``rho``, ``norm`` and
+    ``normalization``), step size ``lr``, ``steps``, ``batch_size`` (None: full batch), init scale α (``init_scale``),
+    ``seed``. Evaluated every ``eval_every`` steps on ``n_eval`` training images, and Grad-CAM on ``n_probe`` test
+    images, where a pixel below ``low_threshold`` of its image's maximum is low-intensity. ``n_train``/``n_test`` (None:
+    all), ``downsample`` (average-pool factor), ``data_seed`` (which subset), ``keep_maps`` (probe maps stored for the
+    overlay figure).
+    """
+
     dataset: str = "mnist5k"
     model: str = "cnn"
     optimizer: str = "gd"

@@ -100,18 +100,22 @@ class FlatLoss:
         self.n_hvp = 0
 
     def unflatten(self, theta) -> dict:
+        """θ split back into ``{name: tensor}`` in each parameter's shape (views of ``theta``)."""
         return {n: t.view(s) for n, t, s in zip(self.names, theta.split(self.numels), self.shapes)}
 
     def outputs(self, theta, X=None):
+        """The model's outputs at θ on ``X`` (default: the loss's own batch), buffers held fixed."""
         from torch.func import functional_call
 
         params = {**self.unflatten(theta), **self.buffers}
         return functional_call(self.model, params, (self.X if X is None else X,))
 
     def __call__(self, theta):
+        """L(θ): ``loss_fn`` of the outputs at θ against the fixed targets."""
         return self.loss_fn(self.outputs(theta), self.Y)
 
     def value_and_grad(self, theta):
+        """(L(θ), ∇L(θ)), both detached."""
         import torch
 
         with torch.enable_grad():
@@ -121,9 +125,11 @@ class FlatLoss:
         return value.detach(), g
 
     def grad(self, theta):
+        """∇L(θ), flat and detached."""
         return self.value_and_grad(theta)[1]
 
     def hvp(self, theta, v, method: str | None = None):
+        """H(θ) v by :func:`hvp` (``method`` None: this loss's ``hvp_method``)."""
         return hvp(self, theta, v, method)
 
     def load_into(self, theta) -> None:
@@ -191,6 +197,7 @@ class HessianAt:
         self._t, self._g = t, g
 
     def __call__(self, v):
+        """H(θ) v at the fixed θ (one HVP, counted in ``f.n_hvp``)."""
         import torch
 
         if self._g is None and not self._per_call:
@@ -233,6 +240,7 @@ class EigenEstimate:
     seconds: float
 
     def as_dict(self) -> dict:
+        """The estimate as a JSON-ready dict, without the eigenvector."""
         return {"value": self.value, "converged": self.converged, "residual": self.residual,
                 "n_hvp": self.n_hvp, "which": self.which, "seconds": self.seconds}
 

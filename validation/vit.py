@@ -39,6 +39,13 @@ class _Block(torch.nn.Module):
 
 
 class TinyViT(torch.nn.Module):
+    """A small vision transformer.
+
+    Square patches of side ``patch`` embedded in ``dim``, a learned position embedding, ``depth`` pre-norm blocks
+    (``heads`` attention heads, an MLP of width ``mlp_ratio``·dim), mean pooling and a linear head; ``init_scale``
+    multiplies every initial parameter.
+    """
+
     def __init__(self, *, num_classes: int, in_channels: int, image_size: int, patch: int = 7, dim: int = 32,
                  depth: int = 1, heads: int = 2, mlp_ratio: int = 2, init_scale: float = 1.0):
         super().__init__()
@@ -55,6 +62,8 @@ class TinyViT(torch.nn.Module):
                     p.mul_(init_scale)
 
     def forward(self, x):
+        """The logits (N, num_classes) of images (N, C, H, W); flat rows (N, H·W) are read as one-channel square
+        images."""
         if x.ndim == 2:  # flat 784-pixel MNIST rows
             side = int(round(math.sqrt(x.shape[1])))
             x = x.reshape(x.shape[0], 1, side, side)

@@ -27,8 +27,7 @@ from collections.abc import Callable, Iterator, Sequence
 from biasaudit.audit.units import execute, set_reporter
 from biasaudit.plumbing import InputError
 
-__all__ = ["InlineExecutor", "ProcessExecutor", "DaskExecutor", "make_executor", "usable_cpus",
-           "EXECUTORS", "CONNECT_TIMEOUT_S"]
+__all__ = ["InlineExecutor", "ProcessExecutor", "DaskExecutor", "make_executor", "EXECUTORS", "CONNECT_TIMEOUT_S"]
 
 EXECUTORS = ("local", "dask")
 CONNECT_TIMEOUT_S = 3.0  # the Dask scheduler must answer within this (a clear error otherwise)
@@ -38,7 +37,8 @@ _ADDRESS = re.compile(r"^[a-z][a-z0-9+]*://\S+$")
 Reporter = Callable[[tuple], None]
 
 
-def usable_cpus() -> int:
+def _usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask on Linux, else ``os.cpu_count()``), at least 1."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not Linux
@@ -68,6 +68,8 @@ class InlineExecutor:
         self.reporter = reporter
 
     def run(self, units: Sequence) -> Iterator[tuple[object, dict]]:
+        """Execute the units here, one after the other, yielding ``(unit, record)``; progress events go to the
+        reporter."""
         set_reporter(self.reporter)
         try:
             for unit in units:
@@ -76,6 +78,7 @@ class InlineExecutor:
             set_reporter(None)
 
     def close(self, abort: bool = False) -> None:
+        """Nothing to release: the units ran in this process."""
         pass
 
 
@@ -147,7 +150,7 @@ class ProcessExecutor:
             return
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
-        threads = max(1, usable_cpus() // workers)
+        threads = max(1, _usable_cpus() // workers)
         self._pool = ProcessPoolExecutor(workers, mp_context=self._ctx, initializer=_init_worker,
                                          initargs=(self._queue, threads, os.getpid()))
         self._pool_workers = workers
@@ -218,6 +221,8 @@ class ProcessExecutor:
         self._drain()
 
     def close(self, abort: bool = False) -> None:
+        """Shut the pool down and close the progress queue; with ``abort`` (Ctrl-C) cancel the waiting units and
+        terminate the running workers instead of waiting for them."""
         if self._pool is not None:
             if abort:  # Ctrl-C: do not wait for running checks; stop the worker processes
                 processes = list(getattr(self._pool, "_processes", {}).values())  # no public handle
@@ -253,6 +258,8 @@ class DaskExecutor:
             self.workers = 1
 
     def run(self, units: Sequence) -> Iterator[tuple[object, dict]]:
+        """Submit every unit to the cluster (with its Dask ``resources``) and yield ``(unit, record)`` as they complete;
+        a lost worker or an unpicklable result becomes an ``error`` record."""
         from distributed import as_completed
 
         token = uuid.uuid4().hex[:8]
@@ -272,6 +279,7 @@ class DaskExecutor:
             yield unit, record
 
     def close(self, abort: bool = False) -> None:
+        """Close the connection to the scheduler (the cluster keeps running)."""
         self.client.close()
 
 
@@ -303,5 +311,5 @@ def make_executor(executor: str = "local", workers: int | None = None, scheduler
     validate_executor(executor, scheduler, workers)
     if executor == "dask":
         return DaskExecutor(scheduler, timeout_s=timeout_s)
-    n = usable_cpus() if workers is None else workers
+    n = _usable_cpus() if workers is None else workers
     return InlineExecutor(reporter) if n == 1 else ProcessExecutor(n, reporter)

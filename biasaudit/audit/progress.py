@@ -23,6 +23,12 @@ _VERDICT_MARK = {"confirmed": "ok", "refuted": "REFUTED", "undecided": "UNDECIDE
 
 
 class AuditProgress:
+    """The progress of an audit of ``total`` units, written to ``stream`` (default: stderr).
+
+    ``bars``: tqdm bars (default: when the stream is a terminal); otherwise one line per finished unit and a heartbeat.
+    ``quiet`` prints nothing.
+    """
+
     def __init__(self, total: int, stream: TextIO | None = None, bars: bool | None = None,
                  quiet: bool = False):
         self.stream = stream if stream is not None else sys.stderr
@@ -42,8 +48,9 @@ class AuditProgress:
             self._overall = tqdm(total=total, desc="audit", unit="unit", file=self.stream, position=0,
                                  dynamic_ncols=True, leave=True)
 
-    # events from the executor (see biasaudit.audit.units); ("tick", "") from a waiting pool
     def event(self, event: tuple) -> None:
+        """Handle one event from an executor (see :mod:`biasaudit.audit.units`): ``("start", key, label, cases)``,
+        ``("case", key)``, ``("end", key)``, ``("status", key, text)``, or ``("tick", "")`` from a waiting pool."""
         kind, key = event[0], event[1]
         if kind == "start":
             self._started[key] = (event[2], time.monotonic())
@@ -97,13 +104,16 @@ class AuditProgress:
             bar.close()
 
     def skipped(self, label: str, outcome: str) -> None:
+        """Count a unit kept from the evidence by ``--resume`` and print its line."""
         self._line(f"{label}  {_VERDICT_MARK.get(outcome, outcome)}  (kept from evidence, --resume)")
 
     def finished(self, label: str, outcome: str, elapsed_s: float | None) -> None:
+        """Count a finished unit and print its line, ``[k/N] label  verdict  time``."""
         took = f"{elapsed_s:.2f}s" if isinstance(elapsed_s, (int, float)) else "-"
         self._line(f"{label}  {_VERDICT_MARK.get(outcome, outcome)}  {took}")
 
     def note(self, text: str) -> None:
+        """Print one line (above the bars, when they are shown); nothing when ``quiet``."""
         if self.quiet:
             return
         if self._overall is not None:
@@ -118,6 +128,7 @@ class AuditProgress:
             self._overall.update(1)
 
     def close(self) -> None:
+        """Close every bar: the units' and then the overall one."""
         for key in list(self._unit_bars):
             self._close_bar(key)
         if self._overall is not None:

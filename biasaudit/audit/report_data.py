@@ -30,6 +30,14 @@ PROBLEM_VERDICTS = ("refuted", "error", "undecided")
 
 @dataclass
 class ReportMeta:
+    """How the audit ran, for the report's header.
+
+    ``tier``, ``profile``, ``seed``, ``executor`` (with ``workers`` and the Dask ``scheduler``), ``pattern``
+    (``--claims``), ``started_utc``, ``wall_s``, the units ``ran`` and ``reused`` (kept by ``--resume``), ``code`` (the
+    package version and git commit); then the evidence lines dropped as bad, the figures left out (id, reason), and the
+    experiment runs: scheduled as units, computed, reused, failed, and their time.
+    """
+
     tier: str
     profile: str
     seed: int
@@ -60,6 +68,9 @@ class ReportMeta:
 
 @dataclass
 class Row:
+    """One claim in the report: its evidence ``record``, the one-line ``summary``, the statement and hypotheses as text
+    and as MathML (None where the claim is not registered here), and the ids of the ``figures`` that illustrate it."""
+
     record: dict
     summary: str
     statement_text: str
@@ -70,24 +81,30 @@ class Row:
 
     @property
     def claim_id(self) -> str:
+        """The claim's id, from its record."""
         return self.record["claim_id"]
 
     @property
     def verdict(self) -> str:
+        """The verdict, from its record."""
         return self.record["verdict"]
 
 
 @dataclass
 class Report:
+    """What ``report.md`` and ``index.html`` show: ``meta``, one :class:`Row` per claim, and the figure records."""
+
     meta: ReportMeta
     rows: list[Row]
     figures: list[dict]
 
     @property
     def problems(self) -> list[Row]:
+        """The rows whose verdict is refuted, error or undecided (shown first, with their evidence)."""
         return [r for r in self.rows if r.verdict in PROBLEM_VERDICTS]
 
     def counts(self) -> dict[str, int]:
+        """The number of claims of each verdict, every verdict of :data:`VERDICT_ORDER` included."""
         out = {v: 0 for v in VERDICT_ORDER}
         for row in self.rows:
             out[row.verdict] = out.get(row.verdict, 0) + 1
@@ -99,6 +116,7 @@ class Report:
                                                                      *self.figures]))
 
     def figures_of_paper(self, paper: str) -> list[dict]:
+        """The figure records of ``paper`` (``sam`` or ``eos``)."""
         return [f for f in self.figures if f.get("paper") == paper]
 
 

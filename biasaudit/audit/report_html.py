@@ -110,6 +110,7 @@ def _figure(fig: dict) -> str:
 
 
 def render_html(report: Report) -> str:
+    """The report as one HTML page: its style inline, statements as MathML, images from ``figures/``."""
     m = report.meta
     code = m.code or {}
     counts = "".join(f"<span>{_badge(k)} {v}</span>" for k, v in report.counts().items())
@@ -159,6 +160,7 @@ def render_html(report: Report) -> str:
 
 
 def write_html(report: Report, out: Path) -> Path:
+    """Write :func:`render_html` to ``out/index.html`` atomically; return that path."""
     path = Path(out) / "index.html"
     atomic_write_text(path, render_html(report))
     return path

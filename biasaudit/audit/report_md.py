@@ -8,7 +8,7 @@ from pathlib import Path
 from biasaudit.audit.report_data import HOW_TO_READ, PAPERS, Report, Row, _show, error_text, plain_source
 from biasaudit.audit.store import atomic_write_text
 
-__all__ = ["render_markdown", "write_markdown"]
+__all__ = ["write_markdown"]
 
 
 def _cell(text: str) -> str:
@@ -45,7 +45,8 @@ def _evidence_block(row: Row) -> list[str]:
     return lines
 
 
-def render_markdown(report: Report) -> str:
+def _render_markdown(report: Report) -> str:
+    """The report as Markdown: the header, the problems with their evidence, every claim, the figures."""
     m = report.meta
     counts = report.counts()
     code = m.code or {}
@@ -122,6 +123,7 @@ def render_markdown(report: Report) -> str:
 
 
 def write_markdown(report: Report, out: Path) -> Path:
+    """Write the Markdown report to ``out/report.md`` atomically; return that path."""
     path = Path(out) / "report.md"
-    atomic_write_text(path, render_markdown(report))
+    atomic_write_text(path, _render_markdown(report))
     return path

@@ -51,6 +51,14 @@ FIGURE_DIR = "figures"
 
 @dataclass(frozen=True)
 class AuditConfig:
+    """The options of one audit (``biasaudit audit``).
+
+    ``tier`` (quick or full), the report folder ``out``, ``claims`` (globs; None: every claim), ``executor`` (local or
+    dask) with its ``scheduler`` and ``workers``, ``resume``, ``seed``, ``figures`` (run the figure jobs),
+    ``extra_modules`` (more claim modules; default from ``$BIASAUDIT_EXTRA_CLAIM_MODULES``) and ``run_resources`` (the
+    Dask resources each run unit asks for, e.g. ``(("GPU", 1),)``).
+    """
+
     tier: str = "quick"
     out: Path = Path("biasaudit-report")
     claims: str | None = None
@@ -65,11 +73,16 @@ class AuditConfig:
 
     @property
     def profile(self) -> str:
+        """The check profile of the tier: ``ci`` for quick, ``thorough`` for full."""
         return PROFILE_OF_TIER[self.tier]
 
 
 @dataclass
 class AuditResult:
+    """What :func:`execute_audit` did: the folder ``out``, the evidence and figure records in report order, the units
+    ``ran`` and ``reused`` (kept by ``--resume``), the bad lines of the stores, ``wall_s``, the experiment runs
+    (scheduled as units, computed, reused, failed) and the paths of the two reports."""
+
     out: Path
     records: list[dict]
     figures: list[dict]
@@ -85,6 +98,7 @@ class AuditResult:
     report_html: Path | None = None
 
     def counts(self) -> dict[str, int]:
+        """The number of claims of each verdict present."""
         out: dict[str, int] = {}
         for record in self.records:
             out[record["verdict"]] = out.get(record["verdict"], 0) + 1

@@ -142,6 +142,7 @@ class EvidenceStore:
 
     # -- writing ---------------------------------------------------------------------------------------
     def set_order(self, keys: Iterable[str]) -> None:
+        """Fix the order of the records in the file: these keys first, the others after them, sorted."""
         self.order = list(keys)
 
     def put(self, record: dict, write: bool = True) -> dict:
@@ -156,18 +157,22 @@ class EvidenceStore:
         return record
 
     def keep_only(self, keys: Iterable[str]) -> None:
+        """Drop every record whose key is not in ``keys`` (in memory; :meth:`write` saves)."""
         keep = set(keys)
         self.records = {k: v for k, v in self.records.items() if k in keep}
 
     def ordered(self) -> list[dict]:
+        """The records in file order (see :meth:`set_order`)."""
         first = [k for k in self.order if k in self.records]
         rest = sorted(set(self.records) - set(first))
         return [self.records[k] for k in first + rest]
 
     def text(self) -> str:
+        """The file's content: one canonical JSON line per record, in file order."""
         return "".join(canonical_json(r) + "\n" for r in self.ordered())
 
     def write(self) -> None:
+        """Rewrite the file atomically."""
         atomic_write_text(self.path, self.text())
 
     def remove_stale_temporaries(self) -> list[Path]:

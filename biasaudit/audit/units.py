@@ -71,10 +71,12 @@ class ClaimUnit:
 
     @property
     def key(self) -> str:
+        """The unit's key in the evidence store and in progress events: the claim id."""
         return self.claim_id
 
     @property
     def label(self) -> str:
+        """The name shown in the progress output: the claim id."""
         return self.claim_id
 
 
@@ -92,10 +94,12 @@ class FigureUnit:
 
     @property
     def key(self) -> str:
+        """The unit's key in the figure store and in progress events: the figure id."""
         return self.figure_id
 
     @property
     def label(self) -> str:
+        """The name shown in the progress output, ``figure <id>``."""
         return f"figure {self.figure_id}"
 
 
@@ -118,6 +122,7 @@ class RunUnit:
 
     @property
     def key(self) -> str:
+        """The unit's key in progress events, ``run:<run_id>`` (distinct from any claim or figure id)."""
         return f"run:{self.run_id}"
 
 

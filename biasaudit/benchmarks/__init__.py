@@ -40,25 +40,34 @@ class Target:
 
     @property
     def met(self) -> bool:
+        """Whether ``value`` is on the right side of ``bound`` (``op``)."""
         return self.value >= self.bound if self.op == ">=" else self.value <= self.bound
 
     def to_json(self) -> dict:
+        """The target as JSON, with ``met``."""
         return {"name": self.name, "value": self.value, "bound": self.bound, "op": self.op,
                 "unit": self.unit, "met": self.met}
 
 
 @dataclass
 class BenchResult:
+    """What one case measured: the median ``timings`` (seconds per contender), the ``targets`` judged on them, and
+    ``notes``."""
+
     timings: dict[str, float] = field(default_factory=dict)  # contender -> median seconds
     targets: list[Target] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
+        """The result as JSON (``timings_s``, ``targets``, ``notes``)."""
         return {"timings_s": self.timings, "targets": [t.to_json() for t in self.targets], "notes": self.notes}
 
 
 @dataclass(frozen=True)
 class BenchCase:
+    """One benchmark: its ``name`` (matched by ``biasaudit bench --cases``), a ``description``, and ``run(quick)``
+    returning a :class:`BenchResult`."""
+
     name: str
     description: str
     run: Callable[[bool], BenchResult]
@@ -99,6 +108,7 @@ def timed_audit(pattern: str, workdir: Path, name: str, **options) -> tuple[floa
 
 
 def all_cases() -> list[BenchCase]:
+    """The ``CASES`` of every module of :data:`BENCH_MODULES`, in that order."""
     import importlib
 
     cases: list[BenchCase] = []

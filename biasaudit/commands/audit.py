@@ -21,6 +21,7 @@ def _terminate(signum, frame):
 
 
 def register(sub) -> None:
+    """Add ``biasaudit audit`` and its options to the subparsers ``sub``."""
     from biasaudit.tier import QUICK_AUDIT_MINUTES
 
     p = sub.add_parser("audit", help="run every claim (theory, simulations, experiments) and write the report",
@@ -59,6 +60,9 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    """Run the audit (:func:`biasaudit.audit.execute_audit`) with ``--data-dir`` and the cache folder set in the
+    environment; ``--no-cache`` uses a temporary cache, removed at the end. Exit status 1 with ``--strict`` unless every
+    claim is confirmed, else 0."""
     import shutil
     import tempfile
 

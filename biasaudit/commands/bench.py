@@ -10,6 +10,7 @@ __all__ = ["register", "run"]
 
 
 def register(sub) -> None:
+    """Add ``biasaudit bench`` and its options to the subparsers ``sub``."""
     p = sub.add_parser("bench", help="run the benchmarks and print ratios against their targets")
     p.add_argument("--cases", metavar="PATTERN",
                    help="comma-separated globs of case names, e.g. 'audit.*' (default, or an empty value: every case)")
@@ -23,6 +24,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    """Run the selected benchmark cases and print their timings and targets (text or JSON), or list them (``--list``);
+    the exit status is 0 whether or not a target is met."""
     from biasaudit.benchmarks import all_cases
     from biasaudit.plumbing import InputError
 

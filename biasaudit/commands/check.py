@@ -10,6 +10,7 @@ __all__ = ["register", "run"]
 
 
 def register(sub) -> None:
+    """Add ``biasaudit check`` and its options to the subparsers ``sub``."""
     p = sub.add_parser("check", help="run the property-based theorem checks (theory claims)")
     p.add_argument("--profile", choices=("ci", "thorough"),
                    help="ci: a few samples per claim; thorough: many (default: ci; not with --stability, "
@@ -38,6 +39,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    """Check the selected theory claims and print the verdict table (or JSON), or run the power checks ``--stability``
+    and ``--tolerance-x10``. Exit status 1 with ``--strict`` unless every claim is confirmed, else 0."""
     from biasaudit.commands.list import select_in_scope
     from biasaudit.ledger import Verdict, run_claim
     from biasaudit.plumbing import InputError, claim_pattern

@@ -13,6 +13,7 @@ __all__ = ["register", "run"]
 
 
 def register(sub) -> None:
+    """Add ``biasaudit list`` and its options to the subparsers ``sub``."""
     p = sub.add_parser("list", help="list every claim (theory and experiment) with its source and origin")
     p.add_argument("--claims", metavar="PATTERN", help="comma-separated globs of claim ids, e.g. 'sam.l2.*'")
     p.add_argument("--paper", help="only this paper's claims (sam, eos, or a plugin's paper)")
@@ -48,6 +49,8 @@ def select_in_scope(pattern: str | None, paper: str | None = None, kind: str | N
 
 
 def run(args) -> int:
+    """Print the selected claims: a table with counts by kind and origin, JSON (``--json``) or a LaTeX list
+    (``--latex``)."""
     from biasaudit.plumbing import claim_pattern
 
     claims = select_in_scope(claim_pattern("claims", args.claims), paper=args.paper, kind=args.kind)

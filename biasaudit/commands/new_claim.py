@@ -93,6 +93,7 @@ def test_{name}_claims_are_confirmed_and_their_controls_refuted():
 
 
 def register(sub) -> None:
+    """Add ``biasaudit new-claim`` and its options to the subparsers ``sub``."""
     p = sub.add_parser("new-claim", help="write a claim module template (four parts) and its test")
     p.add_argument("name", help=f"module name, a Python identifier of at most {MAX_NAME_LENGTH} characters that "
                                 "names no importable module (e.g. gd_quadratic)")
@@ -125,6 +126,8 @@ def _importable(name: str) -> bool:
 
 
 def run(args) -> int:
+    """Write ``NAME.py`` and ``test_NAME.py`` into ``--out`` and print their paths; an existing file or an unwritable
+    folder is an InputError, and nothing is written."""
     from biasaudit.plumbing import InputError, writable_dir
 
     name = check_name(args.name)

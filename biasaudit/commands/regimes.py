@@ -8,4 +8,5 @@ TARGETS = ("regimes_sam", "regimes_eos")
 
 
 def register(sub) -> None:
+    """Add ``biasaudit regimes`` with its targets ``sam`` and ``eos`` (:data:`TARGETS`) to ``sub``."""
     register_dispatcher(sub, "regimes", "predicted regime boundaries / limits with their formulas", TARGETS)

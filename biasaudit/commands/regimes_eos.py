@@ -8,6 +8,7 @@ __all__ = ["register", "run"]
 
 
 def register(targets) -> None:
+    """Add ``eos`` and its options to the ``targets`` of ``biasaudit regimes``."""
     p = targets.add_parser("eos", help="paper 2: s_GF, eta_c, stable minima, minimizers, Pareto front of the toy model")
     p.add_argument("--x", required=True, help="data point, comma-separated, all > 0 (e.g. 0.7,1.3,2.1); every "
                                               "number here has magnitude in [1e-30, 1e30]")
@@ -19,6 +20,7 @@ def register(targets) -> None:
 
 
 def run(args) -> int:
+    """Print the regimes of the toy model at ``--x``, ``--y``, ``--w0`` (and ``--loss-factor``), as text or JSON."""
     from biasaudit.plumbing import finite_scalar, parse_float_list
     from biasaudit.theory.eos_flow import eos_regimes
 

@@ -17,6 +17,7 @@ __all__ = ["register", "run"]
 
 
 def register(sub) -> None:
+    """Add ``sam`` and its options to the targets ``sub`` of ``biasaudit regimes``."""
     p = sub.add_parser("sam", help="paper 1 (SAM on diagonal networks): l2 regime boundaries or the l_inf limit")
     p.add_argument("--norm", choices=("l2", "linf"), default="l2", help="SAM ascent norm (default l2)")
     p.add_argument("--depth", type=int, default=2, help="network depth L in [1, 32] (default 2)")
@@ -53,6 +54,8 @@ def _inputs(args):
 
 
 def run(args) -> int:
+    """Print l2-SAM's regime boundaries or, with ``--norm linf``, where l_inf-SAM's β goes from ``--alpha``, as text or
+    JSON."""
     mu, rho, depth, alpha = _inputs(args)
     if args.norm == "linf":
         return _run_linf(args, mu, rho, depth, alpha)

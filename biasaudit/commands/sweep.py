@@ -9,6 +9,7 @@ __all__ = ["register", "run"]
 
 
 def register(sub) -> None:
+    """Add ``biasaudit sweep`` and its target ``eos`` to the subparsers ``sub``."""
     p = sub.add_parser("sweep", help="learning-rate sweeps of GD (paper 2 toy model)")
     targets = p.add_subparsers(dest="target", metavar="MODEL", parser_class=type(p))
     targets.required = True
@@ -30,6 +31,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    """Sweep GD on the toy model over ``--n`` step sizes in [eta_min, eta_max] (inputs and memory checked first) and
+    print the result as text or JSON; ``--plot`` also saves the figure."""
     from biasaudit.plumbing import finite_scalar, fits_in_memory, parse_float_list, positive_int, writable_file
 
     from biasaudit.plumbing.ranges import ZERO_CHECKED_LATER, in_range, vector_in_range

@@ -8,4 +8,5 @@ TARGETS = ("validate_sam", "validate_eos")
 
 
 def register(sub) -> None:
+    """Add ``biasaudit validate`` with its targets ``sam`` and ``eos`` (:data:`TARGETS`) to ``sub``."""
     register_dispatcher(sub, "validate", "torch experiments on trained networks (CPU or GPU)", TARGETS)

@@ -14,6 +14,7 @@ __all__ = ["register", "run"]
 
 
 def register(sub) -> None:
+    """Add ``eos`` and its options to the targets ``sub`` of ``biasaudit validate``."""
     p = sub.add_parser("eos", help="full-batch GD eta sweep: sharpness vs 2/eta, norms, test error (paper 2)")
     p.add_argument("--arch", default="fcn", help="fcn | cnn | resnet | vit (default: fcn); with mse, the sizes of "
                    "the tier's E2 sweep of that architecture (biasaudit.validation.eos_config.ARCH_SWEEP_CONFIGS)")
@@ -42,6 +43,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    """Run (or resume) the learning-rate sweep of the chosen architecture and loss and print s_GF, η_c, one row per run
+    and the E1–E5 checks (or JSON); with ``--out`` also write ``summary.json`` and the figures."""
     from biasaudit.plumbing import atomic_write_text
     from biasaudit.plumbing import InputError, choice, parse_float_list, positive_scalar
 

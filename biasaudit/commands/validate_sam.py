@@ -14,6 +14,7 @@ __all__ = ["register", "run"]
 
 
 def register(sub) -> None:
+    """Add ``sam`` and its options to the targets ``sub`` of ``biasaudit validate``."""
     p = sub.add_parser("sam", help="GD vs SAM on a trained CNN/ResNet: Grad-CAM mass on low-intensity pixels")
     p.add_argument("--model", default="cnn",
                    help="cnn | resnet | diag2 (diag2: the diagonal linear network u*v) (default: cnn)")
@@ -41,6 +42,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    """Train GD and SAM on the chosen model and data set (or a ``--design`` grid) and print the minor-feature effects
+    with their verdicts (or JSON); with ``--out`` also write ``results.json`` and the figures."""
     from biasaudit.plumbing import atomic_write_text
     from biasaudit.plumbing import InputError, choice, nonnegative_scalar, parse_float_list
     from biasaudit.validation import sam_experiments as ex

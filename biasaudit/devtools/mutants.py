@@ -23,6 +23,10 @@ EOS_PIPELINE = ("eos.torch.sharpness_vs_dense",)
 
 @dataclass(frozen=True)
 class Mutant:
+    """One plausible bug: in the package file ``path``, ``old`` (which must occur exactly once) becomes ``new``. ``bug``
+    names the mistake; ``claims`` (globs over theory claims) and ``experiments`` (experiment claim ids) are the claims
+    run against it."""
+
     name: str
     path: str  # inside the package: "theory/eos_flow.py", "ledger.py"
     old: str
@@ -33,6 +37,7 @@ class Mutant:
 
     @property
     def layer(self) -> str:
+        """The layer of the edited file: ``theory``, ``numerics``, ``validation`` or ``front door``."""
         head = self.path.split("/", 1)[0]
         return head if head in ("theory", "numerics", "validation") else "front door"
 

@@ -43,6 +43,10 @@ SUBPACKAGES = ("theory", "numerics", "validation")
 
 @dataclass
 class MutantResult:
+    """The outcome of one mutant: ``killed`` when a claim confirmed at baseline is not confirmed under it
+    (``killed_by``: claim id → its verdict under the mutant); ``other_changes`` (claim id → ``before -> after``),
+    ``crashed`` (why its process failed, if it did) and ``elapsed_s``."""
+
     name: str
     layer: str
     bug: str
@@ -55,6 +59,9 @@ class MutantResult:
 
 @dataclass
 class SuiteResult:
+    """One run of the suite: the ``seed``, the ``baseline`` verdicts, one :class:`MutantResult` per mutant, and the wall
+    time."""
+
     seed: int
     baseline: dict
     mutants: list
@@ -62,9 +69,11 @@ class SuiteResult:
 
     @property
     def score(self) -> tuple[int, int]:
+        """``(killed, total)``."""
         return sum(m.killed for m in self.mutants), len(self.mutants)
 
     def to_json(self) -> dict:
+        """The result as JSON, with the score and each mutant's result."""
         killed, total = self.score
         return {"seed": self.seed, "killed": killed, "total": total, "elapsed_s": round(self.elapsed_s, 1),
                 "baseline": self.baseline, "mutants": [asdict(m) for m in self.mutants]}
@@ -231,6 +240,8 @@ def _format(result: SuiteResult) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command line of the suite (module docstring): exit status 0 when every mutant is killed, 1 when one survives,
+    2 for a bad option."""
     parser = argparse.ArgumentParser(prog="python -m biasaudit.devtools.mutate", description=__doc__.split("\n")[0])
     parser.add_argument("--mutants", metavar="PATTERN", help="comma-separated globs of mutant names")
     parser.add_argument("--jobs", type=int, default=2, help="mutants run at once (default 2)")

@@ -43,6 +43,13 @@ __all__ = ["FigureJob", "FIGURES", "all_figures", "get_figure", "figure_availabl
 
 @dataclass(frozen=True)
 class FigureJob:
+    """One figure of the report.
+
+    ``id``, ``paper``, ``title``; ``claims``, the claim ids or globs it illustrates; ``make(outdir, tier)`` writes its
+    PNGs and returns their paths; ``caption``; ``requires``, the ``"module:attribute"`` names it needs;
+    ``unavailable_because(tier)``, why it cannot run (e.g. its data are absent), or None.
+    """
+
     id: str
     paper: str
     title: str
@@ -53,6 +60,7 @@ class FigureJob:
     unavailable_because: Callable[[str], str | None] | None = None  # tier -> why it cannot run (data absent), or None
 
     def illustrates(self, claim_id: str) -> bool:
+        """Whether ``claim_id`` matches one of the job's ``claims``."""
         return any(fnmatch.fnmatchcase(claim_id, pattern) for pattern in self.claims)
 
 
@@ -104,6 +112,7 @@ def all_figures(modules: tuple[str, ...] = ()) -> tuple[FigureJob, ...]:
 
 
 def get_figure(figure_id: str, modules: tuple[str, ...] = ()) -> FigureJob:
+    """The figure job ``figure_id`` (ours or of the claim ``modules``); LookupError when this worker has none."""
     for job in all_figures(modules):
         if job.id == figure_id:
             return job

@@ -61,8 +61,8 @@ def test_ledger_out_of_scope():
 
 
 def test_ledger_reference_values_are_checked():
-    good = make_claim(references=(Reference({"x": 2.0}, 4.0, 1e-12, "x=2"),))
-    bad = make_claim(references=(Reference({"x": 2.0}, 4.1, 1e-12, "x=2"),))
+    good = make_claim(references=(Reference({"x": 2.0}, 4.0, 1e-12, "x=2", origin="derived"),))
+    bad = make_claim(references=(Reference({"x": 2.0}, 4.1, 1e-12, "x=2", origin="derived"),))
     assert run_claim(good).verdict is Verdict.CONFIRMED
     assert run_claim(bad).verdict is Verdict.REFUTED
 

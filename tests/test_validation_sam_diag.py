@@ -6,7 +6,7 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from biasaudit.claims.sam.torch.minor_features import DIAG_CASES, DIAG_CLAIM, _diag_inputs, _diag_predict
+from biasaudit.claims.sam.torch.diag_net import DIAG_CASES, DIAG_CLAIM, _diag_inputs, _diag_predict
 from biasaudit.ledger import Verdict, run_claim
 from biasaudit.plumbing import InputError
 from biasaudit.validation.diag_net import numpy_sam_trajectory, torch_sam_trajectory

@@ -48,7 +48,7 @@ _COMMON = dict(n_test=64, n_probe=4, batch_size=None, loss_target=LOSS_TARGET, s
 # per model: the training setting, the pilot's alpha_50, the horizon; per tier: the seeds
 _SETTINGS = {
     "diag": dict(dataset="synthetic-patches", model="diag2", n_train=256, n_eval=256, lr=0.2, rho=0.3,
-                 steps=4000, alpha_50=0.027),
+                 steps=4000, alpha_50=0.0278),
     "gated_cnn": dict(dataset="synthetic-patches", model="gated_cnn", downsample=2, width=4, n_train=256,
                       n_eval=256, lr=0.1, rho=0.2, steps=2000, alpha_50=0.45),
     "cnn": dict(dataset="synthetic-patches", model="cnn", downsample=2, width=4, n_train=256, n_eval=256, lr=0.1,

@@ -7,11 +7,12 @@ claims ran these only draw); matplotlib's Agg backend, PNGs written into the fol
 ==============================  ==========================================================================
 function                        what it draws
 ==============================  ==========================================================================
-:func:`make_gradcam_figures`    the audit's ``sam.torch.gradcam`` job: overlays and curves at the regime-2
-                                alpha of the ``cnn`` and ``patch`` designs, and the multi-point heatmap
+:func:`plot_ladder_figure`      the audit's ``sam.torch.minor_first_major_last`` job: the minor share in
+                                normalised time, SAM and GD, per model and multiple of alpha_50
 :func:`plot_overlays`           Grad-CAM of GD and SAM on the same probe images at several training times
 :func:`plot_curves`             mean and 95 % seed band of a metric against step and training accuracy
-:func:`plot_regime_figure`      training fraction against alpha (boundary) and the minor-feature statistic
+:func:`plot_regime_figure`      training fraction against alpha (boundary) and the earlier minor-feature
+                                statistic (a dose-response no verdict reads)
 :func:`plot_multipoint_heatmap` j† over (iteration, alpha) for l2-SAM beside GD, multi-point data
 ==============================  ==========================================================================
 """
@@ -25,9 +26,8 @@ import numpy as np
 
 from biasaudit.figures._common import pyplot as _pyplot
 from biasaudit.figures._common import save
-from biasaudit.plumbing import choice
 
-__all__ = ["make_gradcam_figures", "plot_overlays", "plot_curves", "plot_regime_figure", "plot_multipoint_heatmap",
+__all__ = ["plot_ladder_figure", "plot_overlays", "plot_curves", "plot_regime_figure", "plot_multipoint_heatmap",
            "mean_band"]
 
 
@@ -171,41 +171,6 @@ def plot_overlays(result: dict, path: Path, seed_index: int = 0, n_images: int =
     return path
 
 
-def _regime2_result(design: str, tier: str, data_dir: str | None = None) -> dict:
-    """A regime grid's runs at its regime-2 alpha, shaped like an experiment result for the plots."""
-    from biasaudit.validation.sam_regimes import regime_experiment
-
-    res = regime_experiment(design, tier, data_dir=data_dir)
-    alpha = res["alpha_regime2"] or res["collapse"]["alphas"][-1]
-    return {"settings": res["settings"], "runs": {alpha: res["runs"][alpha]}}
-
-
-def make_gradcam_figures(outdir, tier: str = "quick", data_dir: str | None = None) -> list[Path]:
-    """PNGs for the audit report: Grad-CAM overlays and minor-feature curves at the regime-2 alpha of the
-    ``cnn`` (MNIST) and ``patch`` regime grids, and the multi-point diagonal network.
-
-    ``tier`` is the experiment size ("quick" or "full"; the audit's claim module passes the size its claims
-    used); ``data_dir`` is where a run retrained for its maps finds its data. Runs come from the same cache as the claims, so after the claims ran this only draws.
-    """
-    outdir = Path(outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
-    tier = choice("tier", tier, ("quick", "full"))
-    mm = _regime2_result("cnn", tier, data_dir)
-    syn = _regime2_result("patch", tier, data_dir)
-    return [
-        plot_overlays(mm, outdir / "sam_torch_gradcam_overlays.png", data_dir=data_dir),
-        plot_curves(mm, "cam_low", outdir / "sam_torch_minor_mass_gradcam.png", "Grad-CAM mass on low-intensity px"),
-        plot_curves(mm, "grad_low", outdir / "sam_torch_minor_mass_inputgrad.png",
-                    "|input grad| mass on low-intensity px"),
-        plot_overlays(syn, outdir / "sam_torch_patches_overlays.png", data_dir=data_dir),
-        plot_curves(syn, "minor_reliance", outdir / "sam_torch_patches_reliance.png",
-                    "acc(major ablated) - acc(minor ablated)"),
-        plot_curves(syn, "cam_minor_share", outdir / "sam_torch_patches_cam_minor.png",
-                    "Grad-CAM minor / (minor+major)"),
-        plot_multipoint_heatmap(outdir / "sam_torch_multipoint_jdagger.png"),
-    ]
-
-
 def plot_regime_figure(result: dict, outdir, name: str):
     """Training fraction of SAM and GD against alpha (Clopper-Pearson bars, alpha_50 marked) and the
     minor-feature statistic against alpha (mean and 95 % seed interval; regime-2 and control marked)."""
@@ -265,3 +230,35 @@ def plot_regime_figure(result: dict, outdir, name: str):
     path = outdir / name
     save(fig, path)
     return path
+
+
+def plot_ladder_figure(models: tuple[str, ...], tier: str, outdir) -> Path:
+    """The minor patch's margin share against normalised time τ = t / t_fit, SAM and GD (mean and 95 % seed
+    band of the runs that reached their loss target), one panel per model, one line style per multiple of
+    α_50 (:data:`biasaudit.validation.sam_ladder_config.MULTIPLES`)."""
+    from biasaudit.validation.sam_ladder import cached_ladder_run
+    from biasaudit.validation.sam_ladder_config import MULTIPLES, LadderRun, ladder_settings
+
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, len(models), figsize=(5.2 * len(models), 3.8), squeeze=False)
+    grid = np.linspace(0.0, 1.0, 101)
+    styles = {"near": ":", "primary": "-", "gd_like": "--"}
+    colors = {"sam": "tab:red", "gd": "tab:blue"}
+    for ax, model in zip(axes[0], models):
+        settings = ladder_settings(model, tier)
+        for multiple, factor in MULTIPLES.items():
+            for arm in ("sam", "gd"):
+                runs = [cached_ladder_run(LadderRun(model, multiple, arm, s), tier) for s in settings["seeds"]]
+                ok = [r for r in runs if r["status"] == "ok" and r["curves"]["step"][-1] > 0]
+                if len(ok) < 2:
+                    continue
+                taus = [np.asarray(r["curves"]["step"], float) / r["curves"]["step"][-1] for r in ok]
+                mean, lo, hi = mean_band(taus, [r["curves"]["minor_margin_share"] for r in ok], grid)
+                ax.plot(grid, mean, styles[multiple], color=colors[arm],
+                        label=f"{arm.upper()} {factor:g} α50 ({len(ok)}/{len(runs)} fitted)")
+                ax.fill_between(grid, lo, hi, color=colors[arm], alpha=0.12, lw=0)
+        ax.axvline(0.5, color="0.6", lw=0.8)
+        ax.set(title=f"{model} (α50 = {settings['alpha_50']:g})", xlabel="τ = t / t_fit",
+               ylabel="minor patch's margin share")
+        ax.legend(fontsize=6.5, loc="best")
+    return save(fig, Path(outdir) / "sam_torch_minor_first_major_last.png")

@@ -1,10 +1,10 @@
-"""``sam.torch.*``: paper 1 on trained networks (experiment claims): the torch diagonal network against the
-numba kernels and the minor-feature family (``minor_features.py``), SAM's collapse boundary and the positive
-control (``regimes.py``)."""
+"""``sam.torch.*``: paper 1 on trained networks (experiment claims): "minor first, major last" in time on a
+ladder of models under the experiment contract (``ladder.py``), SAM's collapse boundary (``regimes.py``), and the
+torch diagonal network against the numba kernels (``diag_net.py``, a cross-check)."""
 
-from biasaudit.claims.sam.torch import minor_features, regimes
+from biasaudit.claims.sam.torch import diag_net, ladder, regimes
 
 __all__ = ["CLAIMS", "FIGURES"]
 
-CLAIMS = minor_features.CLAIMS + regimes.CLAIMS
-FIGURES = minor_features.FIGURES + regimes.FIGURES
+CLAIMS = ladder.CLAIMS + regimes.CLAIMS + diag_net.CLAIMS
+FIGURES = ladder.FIGURES + regimes.FIGURES

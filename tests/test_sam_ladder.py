@@ -116,6 +116,7 @@ def test_ladder_run_configs_map_arms_to_optimizers_seeds_and_layouts():
     assert near.init_scale == pytest.approx(1.1 * lc.ladder_settings("diag", "quick")["alpha_50"])
     runs = lc.ladder_runs("diag", "quick")
     assert len(runs) == len(set(runs)) == 12 * (2 * len(lc.MULTIPLES) + len(lc.ARMS) - 2)
+    assert lc.multiples("gated_cnn", "quick") == ("primary", "gd_like") and len(lc.multiples("cnn", "full")) == 3
     with pytest.raises(InputError, match="arm"):
         lc.run_config(lc.LadderRun("diag", "primary", "adam", 0), "quick")
     with pytest.raises(InputError, match="model"):

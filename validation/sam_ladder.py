@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import math
 
-from biasaudit.validation.sam_ladder_config import MULTIPLES, LadderRun, ladder_runs, ladder_settings, run_config
+from biasaudit.validation.sam_ladder_config import LadderRun, ladder_runs, ladder_settings, multiples, run_config
 from biasaudit.validation.sam_ladder_stats import METRICS, STATISTICS, paired_values
 
 __all__ = ["CONTROLS", "cached_ladder_run", "ladder_values", "outcome_counts"]
@@ -65,7 +65,7 @@ def ladder_values(model: str, tier: str) -> dict:
             diff_seeds = [s for s in swapped["seeds"] if s in by_seed]
             out[metric][statistic] = {
                 "primary": main,
-                "dose": {m: paired(m, "sam", "gd") for m in MULTIPLES},
+                "dose": {m: paired(m, "sam", "gd") for m in multiples(model, tier)},
                 "controls": {
                     "aa": paired("primary", "aa", "gd"),
                     "randsam": paired("primary", "randsam", "gd"),

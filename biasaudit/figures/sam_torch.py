@@ -237,7 +237,7 @@ def plot_ladder_figure(models: tuple[str, ...], tier: str, outdir) -> Path:
     band of the runs that reached their loss target), one panel per model, one line style per multiple of
     α_50 (:data:`biasaudit.validation.sam_ladder_config.MULTIPLES`)."""
     from biasaudit.validation.sam_ladder import cached_ladder_run
-    from biasaudit.validation.sam_ladder_config import MULTIPLES, LadderRun, ladder_settings
+    from biasaudit.validation.sam_ladder_config import MULTIPLES, LadderRun, ladder_settings, multiples
 
     plt = _pyplot()
     fig, axes = plt.subplots(1, len(models), figsize=(5.2 * len(models), 3.8), squeeze=False)
@@ -246,7 +246,8 @@ def plot_ladder_figure(models: tuple[str, ...], tier: str, outdir) -> Path:
     colors = {"sam": "tab:red", "gd": "tab:blue"}
     for ax, model in zip(axes[0], models):
         settings = ladder_settings(model, tier)
-        for multiple, factor in MULTIPLES.items():
+        for multiple in multiples(model, tier):
+            factor = MULTIPLES[multiple]
             for arm in ("sam", "gd"):
                 runs = [cached_ladder_run(LadderRun(model, multiple, arm, s), tier) for s in settings["seeds"]]
                 ok = [r for r in runs if r["status"] == "ok" and r["curves"]["step"][-1] > 0]

@@ -596,7 +596,7 @@ def run_claim(claim: Claim, profile: str = "ci", seed: int = 0, n: int | None = 
     if undecided is not None:
         params, predicted, obs = undecided
         return evidence(Verdict.UNDECIDED, params, predicted, obs.observed, obs.error, len(cases), control,
-                        f"numerics could not decide: {obs.detail}")
+                        obs.detail if claim.contract is not None else f"numerics could not decide: {obs.detail}")
     if worst is None:
         return evidence(Verdict.UNDECIDED, {}, None, None, None, 0, control, "no case was run")
     params, predicted, obs = worst

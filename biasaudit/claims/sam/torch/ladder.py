@@ -100,7 +100,7 @@ def _holm_levels(tier: str) -> dict[str, float]:
 
     p = {m: _p_two_sided(ladder_values(m, tier)[METRIC]["did"]["primary"]["values"]) for m in EFFECT_MODELS}
     adjusted = holm(p)
-    return {m: LEVEL * p[m] / adjusted[m] if adjusted[m] > 0 else LEVEL for m in EFFECT_MODELS}
+    return {m: min(LEVEL, LEVEL * p[m] / adjusted[m]) if adjusted[m] > 0 else LEVEL for m in EFFECT_MODELS}
 
 
 def ladder_decision(model: str, tier: str, *, multiple: str = "primary", direction: int = 1,

@@ -17,9 +17,11 @@ def register(sub) -> None:
     """Add ``sam`` and its options to the targets ``sub`` of ``biasaudit validate``."""
     p = sub.add_parser("sam", help="GD vs SAM on a trained CNN/ResNet: Grad-CAM mass on low-intensity pixels")
     p.add_argument("--model", default="cnn",
-                   help="cnn | resnet | diag2 (diag2: the diagonal linear network u*v) (default: cnn)")
+                   help="cnn | resnet | diag2 | gated_cnn (diag2: the diagonal linear network u*v; gated_cnn: the CNN "
+                        "behind an elementwise input gate) (default: cnn)")
     p.add_argument("--dataset", default="mnist5k",
-                   help="mnist5k | digits | fashion-mnist | mnist | cifar10 | svhn | synthetic-patches")
+                   help="mnist5k | digits | fashion-mnist | mnist | cifar10 | svhn | synthetic-patches | "
+                        "synthetic-patches-swapped | synthetic-patches-equal | mnist5k-planted")
     p.add_argument("--data-dir", default=None, help="directory holding the dataset's files (mnist, cifar10, svhn)")
     p.add_argument("--device", default="auto", help="auto | cpu | cuda (default: auto)")
     p.add_argument("--out", default=None, help="directory for results.json and the figures")

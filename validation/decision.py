@@ -33,12 +33,12 @@ import numpy as np
 from biasaudit.plumbing import InputError
 
 __all__ = ["Decision", "ControlResult", "seed_interval", "three_way", "equivalence_control", "gated_verdict",
-           "VERDICTS", "DEFAULT_LEVEL", "MIN_SEEDS"]
+           "VERDICTS", "DEFAULT_LEVEL", "MIN_SEEDS", "N_BOOT"]
 
 VERDICTS = ("confirmed", "refuted", "undecided")
 DEFAULT_LEVEL = 0.05  # α: two-sided level of the decision interval; the TOST interval is (1 − 2α)
 MIN_SEEDS = 3  # fewer finite seed values than this: undecided
-N_BOOT = 10_000
+N_BOOT = 10_000  # bootstrap resamples of a seed-level mean
 
 
 def _finite(values) -> np.ndarray:

@@ -49,6 +49,8 @@ import math
 
 import numpy as np
 
+from biasaudit.validation.decision import MIN_SEEDS, N_BOOT, seed_interval  # one seed interval, one minimum
+
 __all__ = ["CI_LEVEL", "N_BOOT", "MIN_SEEDS", "FAMILY_LEVEL", "metric_at_level", "area_effect", "effect_summary",
            "one_sided_p", "holm", "clopper_pearson", "logistic_boundary", "fit_logistic_batch",
            "fit_logistic_reference", "t_power", "bootstrap_mean_ci", "t_mean_ci", "paired_effect", "patch_lead",
@@ -56,8 +58,6 @@ __all__ = ["CI_LEVEL", "N_BOOT", "MIN_SEEDS", "FAMILY_LEVEL", "metric_at_level",
 
 CI_LEVEL = 0.95       # every interval of the SAM network experiments
 FAMILY_LEVEL = 0.05   # Holm: family-wise error of the minor-feature claims (two-sided: 0.025 per side)
-N_BOOT = 10_000       # bootstrap resamples of a seed-level mean
-MIN_SEEDS = 3         # fewer usable seeds than this: undecided (verdict_from_interval)
 UNTRAINED_EFFECT = 0.0  # a pair with a run that never trained: no evidence for or against minor-first
 
 
@@ -97,21 +97,6 @@ def one_sided_p(values, direction: int = 1) -> float:
     return max(p_t, p_boot)
 
 
-def _interval(v: np.ndarray, level: float) -> tuple[float, float]:
-    """Hull of the percentile bootstrap and the Student-t interval of the mean (the bootstrap alone
-    under-covers at few seeds)."""
-    from scipy import stats
-
-    if v.size < 2:
-        return (math.nan, math.nan)
-    q = (1 - level) / 2
-    boot = _bootstrap_means(v)
-    half = stats.t.ppf(1 - q, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size)
-    lo = min(float(np.quantile(boot, q)), float(v.mean() - half))
-    hi = max(float(np.quantile(boot, 1 - q)), float(v.mean() + half))
-    return (lo, hi)
-
-
 def area_effect(gd_runs: list[dict], sam_runs: list[dict], metric: str, levels, *, match_on: str = "acc",
                 direction: int = 1, level: float = CI_LEVEL) -> dict:
     """The paired area statistic (module docstring). ``match_on`` is ``"acc"`` (levels of training
@@ -149,7 +134,7 @@ def effect_summary(values, seeds, imputed, *, direction: int = 1, level: float =
     return {"seeds": list(seeds), "values": [round(float(x), 6) for x in v], "imputed": imputed,
             "mean": float(v.mean()) if v.size else math.nan,
             "sd": float(v.std(ddof=1)) if v.size > 1 else math.nan,
-            "ci": _interval(v, level), "level": level,
+            "ci": seed_interval(v, level), "level": level,
             "p_predicted": one_sided_p(v, direction), "p_opposite": one_sided_p(v, -direction)}
 
 

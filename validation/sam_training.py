@@ -187,10 +187,15 @@ def _mean_margin(model, X, y) -> float:
         return _margin_of_logits(model(X).float(), y)
 
 
-def _margin_of_logits(logits, y) -> float:
+def _margins(logits, y):
+    """Per example: logit_y − max_{k≠y} logit_k."""
     true = logits.gather(1, y[:, None])[:, 0]
     other = logits.scatter(1, y[:, None], -math.inf).amax(dim=1)
-    return float((true - other).mean())
+    return true - other
+
+
+def _margin_of_logits(logits, y) -> float:
+    return float(_margins(logits, y).mean())
 
 
 def _ablated(model, X, y) -> tuple[float, float]:
@@ -238,10 +243,7 @@ def _input_gradient_share(model, ev: dict) -> float:
     X = ev["X"][:_ACCURACY_CHUNK].detach().clone().requires_grad_(True)
     y = ev["y"][:_ACCURACY_CHUNK]
     with torch.enable_grad():
-        logits = model(X).float()
-        true = logits.gather(1, y[:, None])[:, 0]
-        other = logits.scatter(1, y[:, None], -math.inf).amax(dim=1)
-        (grad,) = torch.autograd.grad((true - other).sum(), X)
+        (grad,) = torch.autograd.grad(_margins(model(X).float(), y).sum(), X)
     mass = grad.abs().sum(dim=1)  # over channels: (n, H, W)
     minor, major = float(mass[:, ev["minor"]].sum()), float(mass[:, ev["major"]].sum())
     return minor / (minor + major) if minor + major > 0 else math.nan

@@ -124,10 +124,12 @@ def select_audit_claims(pattern: str | None, extra_modules: tuple[str, ...] = ()
     fails to import is returned in ``broken`` (``{module: message}``) instead of stopping the audit."""
     from biasaudit.registry import load, select_claims
 
-    broken = load(tuple(extra_modules)).broken
-    if not load(tuple(extra_modules)).claims and broken:
-        return [], broken
-    return select_claims(pattern, extra=tuple(extra_modules)), broken
+    loaded = load(tuple(extra_modules))
+    if not loaded.claims:
+        if loaded.broken:
+            return [], loaded.broken
+        raise InputError("claims", "no claim is registered (no claim module was found)")
+    return select_claims(pattern, extra=tuple(extra_modules)), loaded.broken
 
 
 def _complete_claim(record: dict, profile: str, seed: int) -> bool:

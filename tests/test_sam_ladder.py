@@ -164,3 +164,39 @@ def test_an_effect_claim_is_undecided_when_its_positive_control_fails(tiny_ladde
     ev = run_claim(get_claim("sam.torch.minor_outlasts_target_near_boundary.diag"))
     assert ev.verdict == Verdict.UNDECIDED and "positive control" in ev.detail
     assert ev.observed["positive_control"]["verdict"] == "refuted"
+
+
+@pytest.mark.parametrize("argv, parameter", [
+    (["--model", "vit"], "model"), (["--tier", "huge"], "tier"), (["--statistic", "lead"], "statistic"),
+    (["--metric", "cam_share"], "metric"), (["--controls", "aa,placebo"], "control"), (["--controls", "aa,"], "controls"),
+    (["--delta", "0"], "delta"), (["--delta", "-0.1"], "delta"), (["--delta", "nan"], "delta"),
+    (["--seeds", "2"], "seeds"), (["--horizon", "45"], "horizon"), (["--multiple", "later"], "multiple"),
+    (["--model", "cnn", "--multiple", "near"], "multiple"), (["--direction", "0"], "direction"),
+])
+def test_validate_ladder_refuses_bad_input_with_one_line(argv, parameter, capsys):
+    from biasaudit.cli import main
+
+    assert main(["validate", "ladder", *argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{parameter}:" in err[0], err
+
+
+def test_the_ladder_api_raises_input_error_naming_the_parameter():
+    from biasaudit.claims.sam.torch.ladder import ladder_decision
+
+    with pytest.raises(InputError, match="^seeds:"):
+        ladder_decision("diag", "quick", seeds=(0, 1))
+    with pytest.raises(InputError, match="^horizon:"):
+        ladder_decision("diag", "quick", horizon=10)
+
+
+def test_validate_ladder_prints_the_decision_and_its_controls(tiny_ladder, capsys):
+    import json
+
+    from biasaudit.cli import main
+
+    assert main(["validate", "ladder", "--model", "diag", "--seeds", "3", "--controls", "aa,randsam",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["decision"]["n"] == 3 and [c["name"] for c in out["controls"]] == ["aa", "randsam"]
+    assert out["verdict"] == "confirmed" and out["decision"]["delta"] == tiny_ladder.DELTA

@@ -30,27 +30,30 @@ __all__ = ["CONTROLS", "cached_ladder_run", "ladder_values", "outcome_counts"]
 CONTROLS = ("aa", "randsam", "equal", "swapped")
 
 
-def cached_ladder_run(run: LadderRun, tier: str, device: str = "auto") -> dict:
+def cached_ladder_run(run: LadderRun, tier: str, device: str = "auto", *, horizon=None) -> dict:
     """One ladder run's record (:func:`biasaudit.validation.sam_runs.cached_run`): trained once, then read."""
     from biasaudit.validation.sam_runs import cached_run
 
-    return cached_run(run_config(run, tier, device=device))
+    return cached_run(run_config(run, tier, device=device, horizon=horizon))
 
 
 @functools.cache
-def _records(model: str, tier: str) -> dict:
-    return {(r.multiple, r.arm, r.seed): cached_ladder_run(r, tier) for r in ladder_runs(model, tier)}
+def _records(model: str, tier: str, seeds: tuple | None = None, horizon: int | None = None) -> dict:
+    return {(r.multiple, r.arm, r.seed): cached_ladder_run(r, tier, horizon=horizon)
+            for r in ladder_runs(model, tier, seeds=seeds)}
 
 
 def _pairs(records: dict, multiple: str, sam_arm: str, gd_arm: str, seeds) -> list[tuple[dict, dict]]:
     return [(records[(multiple, sam_arm, s)], records[(multiple, gd_arm, s)]) for s in seeds]
 
 
-def ladder_values(model: str, tier: str) -> dict:
+def ladder_values(model: str, tier: str, *, seeds=None, horizon=None) -> dict:
     """``{metric: {statistic: {"primary": paired, "dose": {multiple: paired}, "controls": {name: paired}}}}``,
-    each ``paired`` as :func:`~biasaudit.validation.sam_ladder_stats.paired_values` returns it."""
-    records = _records(model, tier)
-    seeds = ladder_settings(model, tier)["seeds"]
+    each ``paired`` as :func:`~biasaudit.validation.sam_ladder_stats.paired_values` returns it; ``seeds`` and
+    ``horizon`` replace the tier's (:func:`~biasaudit.validation.sam_ladder_config.ladder_settings`)."""
+    settings = ladder_settings(model, tier, seeds=seeds, horizon=horizon)
+    records = _records(model, tier, _seeds(seeds), horizon)
+    seeds = settings["seeds"]
     out: dict = {}
     for metric in METRICS:
         out[metric] = {}
@@ -78,19 +81,23 @@ def ladder_values(model: str, tier: str) -> dict:
     return out
 
 
-def outcome_counts(model: str, tier: str) -> dict:
+def outcome_counts(model: str, tier: str, *, seeds=None, horizon=None) -> dict:
     """``{multiple: {arm: {outcome: count}}}`` over every run of the model (runs that fail to fit are counted)."""
     counts: dict = {}
-    for (multiple, arm, _), record in _records(model, tier).items():
+    for (multiple, arm, _), record in _records(model, tier, _seeds(seeds), horizon).items():
         by_arm = counts.setdefault(multiple, {}).setdefault(arm, {})
         by_arm[record["status"]] = by_arm.get(record["status"], 0) + 1
     return counts
 
 
-def median_fit_steps(model: str, tier: str, multiple: str, arm: str) -> float:
+def median_fit_steps(model: str, tier: str, multiple: str, arm: str, *, seeds=None, horizon=None) -> float:
     """The median number of steps to the loss target of the runs of one arm that reached it (NaN if none)."""
     import numpy as np
 
-    steps = [r["curves"]["step"][-1] for (m, a, _), r in _records(model, tier).items()
+    steps = [r["curves"]["step"][-1] for (m, a, _), r in _records(model, tier, _seeds(seeds), horizon).items()
              if m == multiple and a == arm and r["status"] == "ok"]
     return float(np.median(steps)) if steps else math.nan
+
+
+def _seeds(seeds) -> tuple | None:
+    return None if seeds is None else tuple(int(s) for s in seeds)

@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 from biasaudit.plumbing import InputError, choice
 
 __all__ = ["MODELS", "TIERS", "MULTIPLES", "multiples", "LOSS_TARGET", "PILOT_SEEDS", "AA_OFFSET", "ARMS", "LadderRun",
-           "ladder_settings", "ladder_runs", "run_config", "pilot_boundary"]
+           "ladder_settings", "ladder_runs", "run_config", "pilot_boundary", "check_seeds", "check_horizon"]
 
 MODELS = ("diag", "gated_cnn", "cnn")
 TIERS = ("quick", "full")
@@ -68,12 +68,44 @@ def multiples(model: str, tier: str) -> tuple[str, ...]:
     return tuple(m for m in MULTIPLES if m != "near" or tier == "full" or model in _NEAR_AT_QUICK)
 
 
-def ladder_settings(model: str, tier: str) -> dict:
+def check_seeds(seeds) -> tuple[int, ...]:
+    """``seeds`` as a tuple of distinct non-negative ints, at least :data:`~biasaudit.validation.decision.MIN_SEEDS`
+    of them (fewer cannot give a seed-level interval); else :class:`InputError` naming ``seeds``."""
+    from biasaudit.validation.decision import MIN_SEEDS
+
+    try:
+        seeds = tuple(int(s) for s in seeds)
+    except (TypeError, ValueError):
+        raise InputError("seeds", "must be a sequence of integers", seeds) from None
+    if len(seeds) < MIN_SEEDS or len(set(seeds)) != len(seeds) or min(seeds) < 0:
+        raise InputError("seeds", f"must be at least {MIN_SEEDS} distinct non-negative integers", seeds)
+    return seeds
+
+
+def check_horizon(steps, eval_every: int) -> int:
+    """``steps`` (a run's horizon) as an int that covers the evaluation schedule: the dense evaluations (every
+    2 steps to step 40) and at least one evaluation after them; else :class:`InputError` naming ``horizon``."""
+    from biasaudit.validation.sam_training import DENSE_UNTIL
+
+    shortest = DENSE_UNTIL + eval_every
+    if not isinstance(steps, (int, float)) or int(steps) != steps or steps < shortest:
+        raise InputError("horizon", f"must be an integer >= {shortest} steps (the dense evaluations to step "
+                                    f"{DENSE_UNTIL} and one every {eval_every} after them)", steps)
+    return int(steps)
+
+
+def ladder_settings(model: str, tier: str, *, seeds=None, horizon=None) -> dict:
     """The training setting of ``model`` at ``tier`` (keywords of :class:`~biasaudit.validation.sam_training.
-    TrainConfig`), with ``alpha_50`` and ``seeds``."""
+    TrainConfig`), with ``alpha_50`` and ``seeds``; ``seeds`` and ``horizon`` (the most steps a run may take)
+    replace the tier's when given."""
     choice("model", model, MODELS)
     choice("tier", tier, TIERS)
-    return {**_COMMON, **_SETTINGS[model], "seeds": _SEEDS[tier]}
+    settings = {**_COMMON, **_SETTINGS[model], "seeds": _SEEDS[tier]}
+    if seeds is not None:
+        settings["seeds"] = check_seeds(seeds)
+    if horizon is not None:
+        settings["steps"] = check_horizon(horizon, settings["eval_every"])
+    return settings
 
 
 @dataclass(frozen=True)
@@ -87,24 +119,25 @@ class LadderRun:
     seed: int
 
 
-def ladder_runs(model: str, tier: str) -> tuple[LadderRun, ...]:
-    """Every run the claims of ``model`` read at ``tier``: SAM and GD at each multiple, and the control arms at
-    the primary multiple."""
-    seeds = ladder_settings(model, tier)["seeds"]
+def ladder_runs(model: str, tier: str, *, seeds=None) -> tuple[LadderRun, ...]:
+    """Every run the claims of ``model`` read at ``tier`` (on ``seeds`` when given): SAM and GD at each multiple,
+    and the control arms at the primary multiple."""
+    seeds = ladder_settings(model, tier, seeds=seeds)["seeds"]
     runs = [LadderRun(model, m, arm, s) for m in multiples(model, tier) for s in seeds for arm in ("sam", "gd")]
     runs += [LadderRun(model, "primary", arm, s) for s in seeds for arm in ARMS if arm not in ("sam", "gd")]
     return tuple(runs)
 
 
-def run_config(run: LadderRun, tier: str, device: str = "cpu"):
-    """The :class:`~biasaudit.validation.sam_training.TrainConfig` of one ladder run."""
+def run_config(run: LadderRun, tier: str, device: str = "cpu", *, horizon=None):
+    """The :class:`~biasaudit.validation.sam_training.TrainConfig` of one ladder run (``horizon``: its most steps,
+    the model's own when ``None``)."""
     from biasaudit.validation.sam_training import TrainConfig
 
     if run.multiple not in MULTIPLES:
         raise InputError("multiple", f"must be one of {', '.join(MULTIPLES)}", run.multiple)
     if run.arm not in ARMS:
         raise InputError("arm", f"must be one of {', '.join(ARMS)}", run.arm)
-    settings = ladder_settings(run.model, tier)
+    settings = ladder_settings(run.model, tier, horizon=horizon)
     alpha = round(settings["alpha_50"] * MULTIPLES[run.multiple], 10)
     base = {k: v for k, v in settings.items() if k not in ("alpha_50", "seeds")}
     optimizer = {"aa": "gd", "randsam": "randsam"}.get(run.arm, run.arm.split("_")[0])

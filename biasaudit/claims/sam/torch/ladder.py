@@ -104,39 +104,79 @@ def _holm_levels(tier: str) -> dict[str, float]:
 
 
 def ladder_decision(model: str, tier: str, *, multiple: str = "primary", direction: int = 1,
-                    adjusted_level: float | None = None) -> dict:
-    """The decision, data controls and secondary readings of ``model`` at ``multiple`` (one dict, JSON-ready)."""
+                    adjusted_level: float | None = None, statistic: str = "did", metric: str = METRIC,
+                    controls=None, delta: float = DELTA, seeds=None, horizon=None) -> dict:
+    """The decision, data controls and secondary readings of ``model`` at ``multiple`` (one dict, JSON-ready).
+
+    Parameters
+    ----------
+    model, tier : str
+        A model of the ladder (``diag``, ``gated_cnn``, ``cnn``) and ``quick`` or ``full``.
+    multiple : str
+        Where to read, a key of :data:`biasaudit.validation.sam_ladder_config.MULTIPLES`.
+    direction : int
+        The predicted side of the statistic, +1 or −1.
+    adjusted_level : float, optional
+        The Holm-adjusted level of the decision interval (default: :data:`LEVEL`).
+    statistic, metric : str
+        The seed statistic (``did``, ``early_difference``, ``dominance``) and the minor-share metric
+        (``minor_margin_share``, ``grad_minor_share``); the claims read ``did`` of ``minor_margin_share``.
+    controls : sequence of str, optional
+        The data controls to compute (default: all four, ``aa``, ``randsam``, ``equal``, ``swapped``).
+    delta : float
+        The equivalence margin (> 0); the claims' is :data:`DELTA`.
+    seeds, horizon : optional
+        Seeds (at least 3, distinct) and the most steps a run may take, replacing the tier's.
+
+    Raises
+    ------
+    InputError
+        Naming the parameter: an unknown model, tier, multiple, statistic, metric or control, ``delta`` ≤ 0,
+        fewer than 3 seeds, or a horizon shorter than the evaluation schedule.
+    """
     import numpy as np
 
+    from biasaudit.plumbing import InputError, choice
     from biasaudit.validation.decision import equivalence_control, three_way
     from biasaudit.validation.sam_ladder import CONTROLS, ladder_values, median_fit_steps, outcome_counts
-    from biasaudit.validation.sam_ladder_config import MULTIPLES, ladder_settings
+    from biasaudit.validation.sam_ladder_config import MULTIPLES, ladder_settings, multiples
+    from biasaudit.validation.sam_ladder_stats import METRICS, STATISTICS
     from biasaudit.validation.sam_stats import t_power
 
-    values = ladder_values(model, tier)
-    main = values[METRIC]["did"]
+    settings = ladder_settings(model, tier, seeds=seeds, horizon=horizon)  # model, tier, seeds, horizon
+    choice("multiple", multiple, multiples(model, tier))
+    choice("statistic", statistic, tuple(STATISTICS))
+    choice("metric", metric, METRICS)
+    controls = CONTROLS if controls is None else tuple(controls)
+    for name in controls:
+        choice("control", name, CONTROLS)
+    if not (isinstance(delta, (int, float)) and math.isfinite(delta) and delta > 0):
+        raise InputError("delta", "must be a finite number > 0 (the equivalence margin)", delta)
+    values = ladder_values(model, tier, seeds=seeds, horizon=horizon)
+    main = values[metric][statistic]
     read = _at(main, multiple)
-    decision = three_way(read["values"], direction=direction, delta=DELTA, level=LEVEL,
+    decision = three_way(read["values"], direction=direction, delta=delta, level=LEVEL,
                          adjusted_level=adjusted_level)
-    controls = [equivalence_control(name, main["controls"][name]["values"], margin=DELTA, reads=_READS[name],
-                                    level=LEVEL) for name in CONTROLS]
+    results = [equivalence_control(name, main["controls"][name]["values"], margin=delta, reads=_READS[name],
+                                   level=LEVEL) for name in controls]
     n_pairs = len(read["values"]) + len(read["missing"])
-    settings = ladder_settings(model, tier)
     sd = float(np.std(read["values"], ddof=1)) if len(read["values"]) >= 2 else 0.0
+    runs = dict(seeds=seeds, horizon=horizon)
     return {
         "model": model, "multiple": multiple, "alpha": settings["alpha_50"] * MULTIPLES[multiple],
-        "alpha_50": settings["alpha_50"], "decision": decision, "controls": controls,
+        "alpha_50": settings["alpha_50"], "statistic": statistic, "metric": metric, "delta": delta,
+        "horizon": settings["steps"], "decision": decision, "controls": results,
         "values": read["values"], "seeds": read["seeds"], "missing": read["missing"],
         "missing_share": len(read["missing"]) / n_pairs if n_pairs else 1.0,
         "secondary": {
-            "early_difference": _mean(_at(values[METRIC]["early_difference"], multiple)["values"]),
-            "dominance_seeds": int(sum(_at(values[METRIC]["dominance"], multiple)["values"])),
+            "early_difference": _mean(_at(values[metric]["early_difference"], multiple)["values"]),
+            "dominance_seeds": int(sum(_at(values[metric]["dominance"], multiple)["values"])),
             "did_input_gradient_share": _mean(_at(values["grad_minor_share"]["did"], multiple)["values"]),
         },
         "dose_response": {m: _mean(main["dose"][m]["values"]) for m in main["dose"]},
-        "fit_steps": {arm: median_fit_steps(model, tier, multiple, arm) for arm in ("sam", "gd")},
-        "outcomes": outcome_counts(model, tier)[multiple],
-        "power_at_delta": t_power(DELTA / sd, len(read["values"]), alpha=LEVEL / 2) if sd > 0 else 1.0,
+        "fit_steps": {arm: median_fit_steps(model, tier, multiple, arm, **runs) for arm in ("sam", "gd")},
+        "outcomes": outcome_counts(model, tier, **runs)[multiple],
+        "power_at_delta": t_power(delta / sd, len(read["values"]), alpha=LEVEL / 2) if sd > 0 else 1.0,
     }
 
 

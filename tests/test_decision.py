@@ -147,3 +147,31 @@ def test_contract_claims_carry_no_negative_control_that_restates_their_rule():
 
         from biasaudit.ledger import shifted_prediction
         dataclasses.replace(_toy_claim(0.5, 0.0, "confirmed"), negative_control=shifted_prediction(0.01))
+
+
+@pytest.mark.parametrize("values,target,expected,rule", [
+    (_values(0.01, 0.01, 8), 0.0, "confirmed", "equivalent"),
+    (_values(1.02, 0.01, 8), 1.0, "confirmed", "equivalent"),
+    (_values(0.20, 0.02, 8), 0.0, "refuted", "outside the margin"),
+    (_values(-0.20, 0.02, 8), 0.0, "refuted", "outside the margin"),
+    (_values(0.05, 0.05, 8), 0.0, "undecided", "straddles the margin"),
+    (_values(0.0, 0.01, 2), 0.0, "undecided", "too few seeds"),
+])
+def test_equivalence_decision_decides_each_case(values, target, expected, rule):
+    from biasaudit.validation.decision import equivalence_decision
+
+    d = equivalence_decision(values, delta=0.05, target=target)
+    assert (d.verdict, d.rule) == (expected, rule)
+    assert d.direction == 0 and math.isclose(d.mean, float(np.mean(values)), rel_tol=1e-12)
+
+
+def test_equivalence_decision_has_power_at_the_margin():
+    """The same seed values are confirmed inside the margin and refuted when the target moves by twice it."""
+    from biasaudit.validation.decision import equivalence_decision
+
+    values = _values(0.0, 0.005, 8)
+    assert equivalence_decision(values, delta=0.05).verdict == "confirmed"
+    assert equivalence_decision(values, delta=0.05, target=0.1).verdict == "refuted"
+    assert equivalence_decision(values, delta=0.05, target=-0.1).verdict == "refuted"
+    with pytest.raises(InputError, match="delta"):
+        equivalence_decision(values, delta=0.0)

@@ -13,6 +13,10 @@ refuted        the (1 − α_H) interval lies beyond 0 on the other side (``oppo
 undecided      otherwise, or fewer than ``min_seeds`` finite seed values
 =============  ==============================================================================================
 
+A claim that a statistic *equals* a value t to within ±δ (the kink of final sharpness at η_c, say) is decided
+by :func:`equivalence_decision`: confirmed when the (1 − 2α) interval lies inside (t − δ, t + δ), refuted when
+the (1 − α) interval lies wholly outside it, undecided otherwise (``direction`` 0 in its record).
+
 A *data control* (:func:`equivalence_control`) is the same statistic read on runs where no effect should be
 (the same optimizer twice on other seeds, a random perturbation in SAM's place, features of equal strength,
 ...). It passes when its (1 − 2α) interval lies inside (−δ, δ); a control that fails shows the pipeline finds
@@ -32,7 +36,8 @@ import numpy as np
 
 from biasaudit.plumbing import InputError
 
-__all__ = ["Decision", "ControlResult", "seed_interval", "three_way", "equivalence_control", "gated_verdict",
+__all__ = ["Decision", "ControlResult", "seed_interval", "three_way", "equivalence_decision", "equivalence_control",
+           "gated_verdict",
            "VERDICTS", "DEFAULT_LEVEL", "MIN_SEEDS", "N_BOOT"]
 
 VERDICTS = ("confirmed", "refuted", "undecided")
@@ -67,7 +72,8 @@ class Decision:
     """The three-way decision on one statistic's seed values.
 
     ``verdict`` in :data:`VERDICTS`; ``rule``: ``predicted side``, ``opposite``, ``equivalent``, ``straddles``
-    or ``too few seeds``; ``interval``: the (1 − ``adjusted_level``) interval; ``tost_interval``: the
+    or ``too few seeds`` (:func:`equivalence_decision`: ``equivalent``, ``outside the margin``, ``straddles the
+    margin``; its ``direction`` is 0); ``interval``: the (1 − ``adjusted_level``) interval; ``tost_interval``: the
     (1 − 2·``level``) interval; ``error``: 0 when confirmed, else how far the interval reaches onto the wrong
     side of 0 (the ledger compares it with a tolerance of 0)."""
 
@@ -125,6 +131,36 @@ def three_way(values, *, direction: int, delta: float, level: float = DEFAULT_LE
     if -delta < tost[0] and tost[1] < delta:
         return decision("refuted", "equivalent", max(-lo, 1e-12))
     return decision("undecided", "straddles", -lo)
+
+
+def equivalence_decision(values, *, delta: float, target: float = 0.0, level: float = DEFAULT_LEVEL,
+                         min_seeds: int = MIN_SEEDS) -> Decision:
+    """Confirmed, refuted or undecided for a claim of the form "the statistic equals ``target`` to within ±δ".
+
+    confirmed: the (1 − 2·level) seed interval lies inside (target − δ, target + δ) (TOST: equivalent);
+    refuted: the (1 − level) seed interval lies wholly outside that band (the statistic differs from the target by
+    more than δ); undecided otherwise, or below ``min_seeds`` finite values. The values are read as offsets from
+    ``target``; ``error`` is how far the wider interval reaches outside the band, relative to δ (0 when inside)."""
+    _check(delta, level)
+    v = _finite(values) - float(target)
+    mean = float(v.mean()) + float(target) if v.size else math.nan
+    interval = seed_interval(v, 1 - level) if v.size >= 2 else (math.nan, math.nan)
+    tost = seed_interval(v, 1 - 2 * level) if v.size >= 2 else (math.nan, math.nan)
+    shifted = tuple(float(b) + float(target) for b in interval)
+    shifted_tost = tuple(float(b) + float(target) for b in tost)
+
+    def decision(verdict, rule, error):
+        return Decision(verdict, rule, mean, shifted, shifted_tost, float(delta), float(level), float(level), 0,
+                        int(v.size), float(error))
+
+    if v.size < min_seeds:
+        return decision("undecided", "too few seeds", math.nan)
+    reach = max(abs(interval[0]), abs(interval[1]))
+    if -delta < tost[0] and tost[1] < delta:
+        return decision("confirmed", "equivalent", 0.0)
+    if interval[0] > delta or interval[1] < -delta:
+        return decision("refuted", "outside the margin", reach / delta - 1)
+    return decision("undecided", "straddles the margin", reach / delta - 1)
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,10 @@ def load_data(config: SweepConfig):
     """``teacher`` here; every real data set through ``biasaudit.validation.data.load_dataset`` (torch-sam's loader)."""
     if config.dataset == "teacher":
         return teacher_dataset(config.n_train, config.n_test, seed=config.seed)
+    if config.dataset == "toy":
+        from biasaudit.validation.eos_toy import toy_data
+
+        return toy_data()
     from biasaudit.validation.data import load_dataset
 
     return load_dataset(config.dataset, data_dir=config.data_dir, n_train=config.n_train, n_test=config.n_test,

@@ -9,6 +9,8 @@ function                           what it measures
 :func:`e2_kink`                    the kink of final S(η), from a two-piece power-law fit
 :func:`e2_architecture`            E2 on one architecture: kink at η_c and tracking of 2/η, each against
                                    its tolerance
+:func:`kink_offset`                the seed statistic of E2: η̂_kink/η_c − 1 of one sweep (:func:`e2_kink`)
+:func:`edge_share`                 the null-grid control: the share of runs below η_c at the edge of stability
 :func:`e3_measures`                Spearman(η, measure) on the EoS side, per norm and sharpness measure;
                                    :func:`e3_measures_over_seeds` averages over seeds
 :func:`e3_norm_slopes`             seed-level slope of each norm against η/η_c above η_c, t interval
@@ -30,7 +32,8 @@ from biasaudit.plumbing import choice
 
 __all__ = ["SIDE_MARGIN", "EDGE_DELTA", "MEASURES", "NORMS", "json_float", "final_sharpness", "usable_runs",
            "e1_phase_transition", "e2_kink", "e2_architecture", "e3_measures", "e3_measures_over_seeds",
-           "e3_norm_slopes", "e4_dynamics", "wilson_interval", "e5_u_shape"]
+           "e3_norm_slopes", "e4_dynamics", "wilson_interval", "e5_u_shape", "kink_offset", "edge_share",
+           "NULL_GRID_BELOW", "eos_median_gap"]
 
 SIDE_MARGIN = 0.05  # runs within ±5 % of the predicted η_c are neither "flow side" nor "EoS side"
 EDGE_DELTA = 0.05  # a run is at the edge of stability when ηS/2 ≥ 1 − EDGE_DELTA
@@ -164,6 +167,37 @@ def e2_architecture(sweep: dict, eta_c: float, *, kink_tolerance: float, trackin
             "plateau": kink["plateau"], "eos_constant": kink["eos_constant"], "eos_gaps": gaps,
             "eos_median_gap": float(np.median(gaps)), "kink_part": kink_part, "tracking_part": track_part,
             "detail": detail}
+
+
+NULL_GRID_BELOW = 0.95  # the null grid: runs at eta <= 0.95 eta_c (no kink can lie there)
+
+
+def kink_offset(sweep: dict, eta_c: float) -> float:
+    """E2's seed statistic: η̂_kink/η_c − 1, η̂_kink the two-piece fit's breakpoint (:func:`e2_kink`) over every
+    usable run of ``sweep``; NaN when the fit is undecided (fewer than 3 usable runs) or η_c is not positive."""
+    if not (math.isfinite(eta_c) and eta_c > 0):
+        return math.nan
+    kink = e2_kink(sweep, eta_c)
+    return float(kink["kink"] / eta_c - 1) if kink["decided"] else math.nan
+
+
+def eos_median_gap(sweep: dict, eta_c: float) -> float:
+    """The median over EoS-side runs (η ≥ (1 + SIDE_MARGIN) η_c) of |1 − ηS/2|; NaN with fewer than 2 of them."""
+    runs, _ = usable_runs(sweep)
+    gaps = [abs(1 - r["eta"] * final_sharpness(r)[0] / 2) for r in runs if r["eta"] >= (1 + SIDE_MARGIN) * eta_c]
+    return float(np.median(gaps)) if len(gaps) >= 2 else math.nan
+
+
+def edge_share(sweep: dict, eta_c: float, below: float = NULL_GRID_BELOW) -> float:
+    """The null-grid control of the kink: among the usable runs at η ≤ ``below``·η_c (where gradient descent
+    must stay off the edge, ηS/2 < 1 − EDGE_DELTA, if η_c is right), the share that sits at the edge. 0 where no
+    kink is; a share above 0 means the pipeline sees the edge of stability below its own η_c. NaN without such
+    runs."""
+    runs, _ = usable_runs(sweep)
+    null = [r for r in runs if r["eta"] <= below * eta_c]
+    if not null:
+        return math.nan
+    return float(np.mean([r["eta"] * final_sharpness(r)[0] / 2 >= 1 - EDGE_DELTA for r in null]))
 
 
 MEASURES = {  # name -> (how to read it from a run's final measures, expected direction on the EoS side)

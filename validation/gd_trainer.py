@@ -44,8 +44,8 @@ from biasaudit.validation.sharpness import (FlatLoss, adaptive_sharpness, averag
 __all__ = ["ARCHS", "LOSSES", "DTYPES", "OUTCOMES", "Problem", "GDRun", "make_problem", "train_gd", "measure",
            "parameter_norms", "check_sweep_inputs", "DIVERGE_FACTOR"]
 
-ARCHS = ("fcn", "cnn", "resnet", "vit")
-LOSSES = ("mse", "ce")
+ARCHS = ("fcn", "cnn", "resnet", "vit", "diag_shared")  # diag_shared: the theory model (validation.eos_toy)
+LOSSES = ("mse", "ce", "half_sq")  # half_sq: ½ mean r² of a one-output regression (the theory model's loss)
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 OUTCOMES = ("converged", "oscillating", "diverged")
 DIVERGE_FACTOR = 1e4  # a loss 10^4 times its initial value never comes back under GD in our sweeps
@@ -66,7 +66,13 @@ def mse_half_sum_loss(outputs, targets):
 
 
 def ce_loss(outputs, labels):
+    """1/n Σ_i −log softmax(f(x_i))_{y_i}."""
     return torch.nn.functional.cross_entropy(outputs, labels)
+
+
+def half_sq_loss(outputs, targets):
+    """1/(2n) Σ_i (f(x_i) − y_i)² of a one-output regression (the theory model's ½ r² for n = 1)."""
+    return 0.5 * ((outputs[:, 0] - targets) ** 2).mean()
 
 
 def check_sweep_inputs(*, arch: str | None = None, loss: str | None = None, etas=None, eps=None,
@@ -99,6 +105,10 @@ def build_model(arch: str, *, num_classes: int, input_shape: tuple, width: int =
     """
     model_kwargs = dict(model_kwargs or {})
     choice("arch", arch, ARCHS)
+    if arch == "diag_shared":
+        from biasaudit.validation.eos_toy import SharedDiagonal
+
+        return SharedDiagonal(int(np.prod(input_shape)), init_scale=init_scale)
     if arch == "fcn":
         from biasaudit.validation.fcn import make_fcn
 
@@ -162,6 +172,8 @@ class Problem:
         ``mse_convention`` (``"mean"``: :func:`mse_loss`, otherwise :func:`mse_half_sum_loss`)."""
         if self.loss == "ce":
             return ce_loss
+        if self.loss == "half_sq":
+            return half_sq_loss
         return mse_loss if self.mse_convention == "mean" else mse_half_sum_loss
 
     def targets(self, labels):
@@ -169,7 +181,7 @@ class Problem:
         for CE."""
         if self.loss == "mse":
             return torch.nn.functional.one_hot(labels, self.num_classes).to(DTYPES[self.dtype])
-        return labels
+        return labels  # CE: class labels; half_sq: the regression targets (already in the problem's dtype)
 
     def test_loss(self) -> FlatLoss:
         """A :class:`~biasaudit.validation.sharpness.FlatLoss` of the same model and loss on the test set."""
@@ -187,16 +199,18 @@ def make_problem(arch: str, loss: str, X_train, y_train, X_test, y_test, *, num_
     check_sweep_inputs(arch=arch, loss=loss, dtype=dtype)
     if isinstance(device, str):
         device = pick_device(device)
-    num_classes = positive_int("num_classes", num_classes, minimum=2)
+    regression = loss == "half_sq"
+    num_classes = positive_int("num_classes", num_classes, minimum=1 if regression else 2)
     choice("mse_convention", mse_convention, MSE_CONVENTIONS)
     tdtype = DTYPES[dtype]
     Xtr = torch.as_tensor(np.asarray(X_train), dtype=tdtype, device=device)
     Xte = torch.as_tensor(np.asarray(X_test), dtype=tdtype, device=device)
-    ytr = torch.as_tensor(np.asarray(y_train), dtype=torch.long, device=device)
-    yte = torch.as_tensor(np.asarray(y_test), dtype=torch.long, device=device)
+    label_dtype = tdtype if regression else torch.long
+    ytr = torch.as_tensor(np.asarray(y_train), dtype=label_dtype, device=device)
+    yte = torch.as_tensor(np.asarray(y_test), dtype=label_dtype, device=device)
     if Xtr.shape[0] == 0 or Xtr.shape[0] != ytr.shape[0]:
         raise InputError("X_train", "must be non-empty with one label per row", tuple(Xtr.shape))
-    if ytr.min() < 0 or ytr.max() >= num_classes:
+    if not regression and (ytr.min() < 0 or ytr.max() >= num_classes):
         raise InputError("y_train", f"labels must lie in 0..{num_classes - 1}", (int(ytr.min()), int(ytr.max())))
     torch.manual_seed(seed)
     model = build_model(arch, num_classes=num_classes, input_shape=tuple(Xtr.shape[1:]), width=width, depth=depth,
@@ -226,6 +240,9 @@ def parameter_norms(problem: Problem, theta) -> dict:
 
 
 def _error_rate(outputs, labels) -> float:
+    """The share of misclassified rows; NaN for a one-output regression (no classes to get wrong)."""
+    if outputs.shape[1] == 1:
+        return math.nan
     return float((outputs.argmax(dim=1) != labels).double().mean())
 
 

@@ -68,22 +68,30 @@ def _cnn(*, num_classes: int, in_channels: int, image_size: int, width: int = 16
     return SmallCNN()
 
 
-def _resnet(*, num_classes: int, in_channels: int, image_size: int, width: int = 16):
+def _resnet(*, num_classes: int, in_channels: int, image_size: int, width: int = 16, norm: str = "batch"):
+    """``norm="batch"``: BatchNorm after every convolution (the default); ``"none"``: no normalisation, so the
+    init scale α is not cancelled by a normalisation layer and no filter is scale-invariant."""
     import torch.nn as nn
     import torch.nn.functional as F
 
+    from biasaudit.plumbing import choice
+
     w = positive_int("width", width)
+    choice("norm", norm, ("batch", "none"))
+
+    def Norm(channels):  # noqa: N802 (a layer factory, named like the layers it builds)
+        return nn.BatchNorm2d(channels) if norm == "batch" else nn.Identity()
 
     class BasicBlock(nn.Module):
         def __init__(self, cin, cout, stride):
             super().__init__()
             self.conv1 = nn.Conv2d(cin, cout, 3, stride=stride, padding=1, bias=False)
-            self.bn1 = nn.BatchNorm2d(cout)
+            self.bn1 = Norm(cout)
             self.conv2 = nn.Conv2d(cout, cout, 3, padding=1, bias=False)
-            self.bn2 = nn.BatchNorm2d(cout)
+            self.bn2 = Norm(cout)
             self.shortcut = nn.Identity()
             if stride != 1 or cin != cout:
-                self.shortcut = nn.Sequential(nn.Conv2d(cin, cout, 1, stride=stride, bias=False), nn.BatchNorm2d(cout))
+                self.shortcut = nn.Sequential(nn.Conv2d(cin, cout, 1, stride=stride, bias=False), Norm(cout))
 
         def forward(self, x):
             out = F.relu(self.bn1(self.conv1(x)))
@@ -98,8 +106,7 @@ def _resnet(*, num_classes: int, in_channels: int, image_size: int, width: int =
             if image_size >= 16:
                 blocks.append(BasicBlock(2 * w, 4 * w, 2))
                 cout = 4 * w
-            self.stem = nn.Sequential(nn.Conv2d(in_channels, w, 3, padding=1, bias=False), nn.BatchNorm2d(w),
-                                      nn.ReLU())
+            self.stem = nn.Sequential(nn.Conv2d(in_channels, w, 3, padding=1, bias=False), Norm(w), nn.ReLU())
             self.blocks = nn.Sequential(*blocks)
             self.cam_layer = self.blocks[-1]
             self.head = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(cout, num_classes))

@@ -36,13 +36,6 @@ def e2_sweep(s_gf=8.0, kink=1.0, gap=0.02, mults=QUICK_MULTS, reached=True):
     return {"config": {}, "gf": gf, "runs": runs, "dir": ""}
 
 
-@pytest.fixture
-def fake_sweep(monkeypatch):
-    box = {"sweep": e2_sweep()}
-    monkeypatch.setattr(arch_claims, "_sweep", lambda params: box["sweep"])
-    return box
-
-
 # ----------------------------------------------------------------------------- the verdict numbers
 
 def test_e2_architecture_reads_kink_and_tracking():
@@ -64,47 +57,101 @@ def test_e2_architecture_undecided_with_too_few_runs():
     assert not res["decided"] and math.isnan(res["error"])
 
 
-# ----------------------------------------------------------------------------- the claims
+# ----------------------------------------------------------------------------- the claims (seed studies)
 
-MSE_CLAIMS = arch_claims.CLAIMS[:5]
+@pytest.fixture
+def fake_sweeps(monkeypatch):
+    """Every seed's sweep from ``box`` (arch -> list of per-seed sweeps, default ideal), the numba references
+    equal to the torch readings of the theory model (its positive controls then read 0)."""
+    from biasaudit.claims.eos.torch import _study
+
+    box = {}
+
+    def sweeps(arch, loss, tier):
+        n = len(_study._configs(arch, loss, tier))
+        return box.get(arch) or [e2_sweep(kink=1.0 + 0.005 * i) for i in range(n)]
+
+    monkeypatch.setattr(_study, "seed_sweeps", sweeps)
+    monkeypatch.setattr(_study, "numerics_sweep", lambda sweep, config: {**sweep, "gf": {"eta_c": 0.25}})
+    monkeypatch.setattr(_study, "_dense_kink_offset", lambda config: 0.0 if "toy_kink" not in box else box["toy_kink"])
+    _study.study.cache_clear()
+    yield box
+    _study.study.cache_clear()
 
 
-def test_five_architecture_claims_with_two_sided_controls():
-    assert [c.id for c in MSE_CLAIMS] == [f"eos.torch.e2.{a}" for a in ("fcn", "cnn", "resnet", "vit", "fcn_relu")]
-    assert [c.id for c in arch_claims.CLAIMS[5:]] == [f"{c.id}.ce" for c in MSE_CLAIMS]
-    for claim in MSE_CLAIMS:
-        assert {c.side for c in claim.negative_control} == {"+", "-"}
-        assert all(c.size == arch_claims.CONTROL_SIZE and c.reason for c in claim.negative_control)
+def _claim(cid):
+    return next(c for c in arch_claims.CLAIMS if c.id == cid)
+
+
+def test_three_statistics_on_six_architectures_and_two_losses_with_their_positive_controls():
+    ids = {c.id for c in arch_claims.CLAIMS}
+    for prefix in ("eos.torch.e2", "eos.torch.e1.tracking", "eos.torch.e1.plateau"):
+        assert f"{prefix}.diag" in ids
+        for arch in ("fcn", "fcn_relu", "cnn", "vit", "resnet", "resnet_nobn"):
+            assert {f"{prefix}.{arch}", f"{prefix}.{arch}.ce"} <= ids
+    for claim in arch_claims.CLAIMS:
+        assert claim.negative_control == () and claim.contract is not None
         units = claim.runs()
-        assert units[0].run_id.endswith("-gf") and len(units) == 1 + len(QUICK_MULTS if "fcn" not in claim.id
-                                                                           else eos_config.SWEEP_CONFIGS["quick"]["mse"].multiples())
+        assert units[0].run_id.endswith("-gf") and len(units) >= 3 * (1 + len(QUICK_MULTS))
 
 
 @pytest.mark.parametrize("claim", arch_claims.CLAIMS, ids=lambda c: c.id)
-def test_claim_confirms_a_sweep_with_its_kink_at_eta_c_and_both_controls_fail(fake_sweep, claim, monkeypatch):
-    if claim.id.endswith(".ce"):  # cross-entropy per architecture runs at the full tier only
-        from biasaudit.tier import TIER_VARIABLE
+def test_every_claim_confirms_ideal_sweeps_with_its_contract_fields(fake_sweeps, claim):
+    from biasaudit.contract import REQUIRED_FIELDS
 
-        monkeypatch.setenv(TIER_VARIABLE, "full")
     ev = run_claim(claim)
     assert ev.verdict is Verdict.CONFIRMED, ev.detail
-    assert ev.negative_control["all_failed"] and len(ev.negative_control["runs"]) == 2
+    assert set(REQUIRED_FIELDS) <= set(ev.observed) and ev.observed["n_seeds"] >= 3
+    assert {c["name"] for c in ev.observed["data_controls"]} == {"aa", "null_grid"}
 
 
 @pytest.mark.parametrize("kink", [0.88, 1.12])
-def test_claim_refutes_a_kink_off_by_12_percent_either_way(fake_sweep, kink):
-    fake_sweep["sweep"] = e2_sweep(kink=kink, gap=0.0)
-    assert run_claim(arch_claims.CLAIMS[1]).verdict is Verdict.REFUTED
+def test_a_kink_off_by_12_percent_either_way_is_refuted(fake_sweeps, kink):
+    fake_sweeps["cnn"] = [e2_sweep(kink=kink + 0.002 * i, gap=0.0) for i in range(3)]
+    assert run_claim(_claim("eos.torch.e2.cnn")).verdict is Verdict.REFUTED
 
 
-def test_claim_refutes_when_sharpness_does_not_track_2_over_eta(fake_sweep):
-    fake_sweep["sweep"] = e2_sweep(gap=0.25)
-    assert run_claim(arch_claims.CLAIMS[2]).verdict is Verdict.REFUTED
+def test_sharpness_that_does_not_follow_2_over_eta_is_refuted(fake_sweeps):
+    fake_sweeps["resnet"] = [e2_sweep(gap=0.25 + 0.01 * i) for i in range(3)]
+    assert run_claim(_claim("eos.torch.e1.tracking.resnet")).verdict is Verdict.REFUTED
 
 
-def test_claim_undecided_when_the_gf_proxy_did_not_reach_eps(fake_sweep):
-    fake_sweep["sweep"] = e2_sweep(reached=False)
-    assert run_claim(arch_claims.CLAIMS[3]).verdict is Verdict.UNDECIDED
+def test_a_flow_side_below_the_plateau_is_refuted(fake_sweeps):
+    sweeps = [e2_sweep() for _ in range(3)]
+    for i, sw in enumerate(sweeps):
+        for r in sw["runs"]:
+            if r["multiple"] < 0.95:
+                r["final"]["S"]["value"] *= 0.75 - 0.01 * i
+    fake_sweeps["vit"] = sweeps
+    assert run_claim(_claim("eos.torch.e1.plateau.vit")).verdict is Verdict.REFUTED
+
+
+def test_a_failed_positive_control_leaves_every_network_claim_undecided(fake_sweeps):
+    fake_sweeps["toy_kink"] = 0.12  # the numerics put the kink 12 % away from where the torch pipeline reads it
+    assert run_claim(_claim("eos.torch.e2.diag")).verdict is Verdict.REFUTED
+    ev = run_claim(_claim("eos.torch.e2.fcn"))
+    assert ev.verdict is Verdict.UNDECIDED and "positive control" in ev.detail
+    assert ev.observed["positive_control"]["verdict"] == "refuted"
+
+
+def test_seeds_that_disagree_fail_the_aa_control(fake_sweeps):
+    fake_sweeps["cnn"] = [e2_sweep(kink=k) for k in (0.97, 1.03, 0.99)]
+    fake_sweeps["cnn"][1] = e2_sweep(kink=1.04)
+    fake_sweeps["cnn"][2] = e2_sweep(kink=0.9)
+    ev = run_claim(_claim("eos.torch.e2.cnn"))
+    assert ev.verdict is Verdict.UNDECIDED and "aa" in ev.detail
+
+
+def test_the_null_grid_fails_when_the_edge_comes_before_eta_c(fake_sweeps):
+    fake_sweeps["fcn"] = [e2_sweep(kink=0.7 + 0.002 * i, gap=0.0) for i in range(3)]
+    ev = run_claim(_claim("eos.torch.e1.tracking.fcn"))
+    null = next(c for c in ev.observed["data_controls"] if c["name"] == "null_grid")
+    assert not null["equivalent"] and ev.verdict is Verdict.UNDECIDED
+
+
+def test_a_claim_is_undecided_when_the_gf_proxy_did_not_reach_eps(fake_sweeps):
+    fake_sweeps["vit"] = [e2_sweep(reached=False) for _ in range(3)]
+    assert run_claim(_claim("eos.torch.e2.vit")).verdict is Verdict.UNDECIDED
 
 
 # ----------------------------------------------------------------------------- the sweeps' problems
@@ -212,11 +259,11 @@ def test_e2_figure_draws_every_architecture(tmp_path):
     assert path.endswith("eos_e2_architectures.png") and (tmp_path / "eos_e2_architectures.png").stat().st_size > 5000
 
 
-def test_e2_figure_job_illustrates_the_four_claims():
+def test_e2_figure_job_illustrates_the_kink_claims():
     from biasaudit.figures import all_figures
 
     job = next(j for j in all_figures() if j.id == "eos.torch.e2_architectures")
-    assert all(job.illustrates(c.id) for c in arch_claims.CLAIMS)
+    assert all(job.illustrates(c.id) for c in arch_claims.CLAIMS if c.id.startswith("eos.torch.e2."))
 
 
 def test_cli_validate_eos_arch_uses_the_e2_sizes(monkeypatch, capsys):
@@ -237,24 +284,15 @@ def test_cli_validate_eos_arch_uses_the_e2_sizes(monkeypatch, capsys):
     assert (config.gf_method, config.gf_fraction, config.gf_every) == ("exp", 0.25, 20)
 
 
-@pytest.mark.parametrize("arch", ["fcn", "cnn", "resnet", "vit", "fcn_relu"])
-def test_cross_entropy_per_architecture_is_full_tier_only(monkeypatch, arch):
-    from biasaudit.ledger import Verdict, run_claim
-    from biasaudit.registry import get_claim
-    from biasaudit.tier import TIER_VARIABLE
+@pytest.mark.parametrize("arch", ["fcn", "cnn", "resnet", "vit", "fcn_relu", "resnet_nobn"])
+def test_cross_entropy_per_architecture_is_the_mse_setting_with_ce(arch):
     from biasaudit.validation.eos_config import arch_config
 
-    claim = get_claim(f"eos.torch.e2.{arch}.ce")
-    monkeypatch.setenv(TIER_VARIABLE, "quick")
-    assert claim.runs() == ()
-    rec = run_claim(claim, profile="ci")
-    assert rec.verdict == Verdict.OUT_OF_SCOPE and "full tier only" in rec.detail
-    with pytest.raises(InputError, match="tier"):
-        arch_config("quick", arch, "ce")
-    monkeypatch.setenv(TIER_VARIABLE, "full")
-    config = arch_config("full", arch, "ce")
-    assert config.loss == "ce" and config.eps == 0.25
-    assert len(claim.runs()) == 1 + len(config.multiples())  # the GF proxy, then one GD run per eta
+    for tier in ("quick", "full"):
+        mse, ce = arch_config(tier, arch), arch_config(tier, arch, "ce")
+        assert (ce.loss, ce.eps, ce.gf_every) == ("ce", 0.25, 5)
+        assert (ce.arch, ce.n_train, ce.image_pool, ce.model_kwargs, ce.multiples()) == \
+            (mse.arch, mse.n_train, mse.image_pool, mse.model_kwargs, mse.multiples())
 
 
 def test_the_relu_fcn_is_the_e1_fcn_with_relu():

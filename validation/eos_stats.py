@@ -11,6 +11,9 @@ function                           what it measures
                                    its tolerance
 :func:`kink_offset`                the seed statistic of E2: η̂_kink/η_c − 1 of one sweep (:func:`e2_kink`)
 :func:`edge_share`                 the null-grid control: the share of runs below η_c at the edge of stability
+:func:`eos_median_gap`             E1's seed statistic: median over EoS-side runs of |1 − ηS/2|
+:func:`flow_plateau_dev`           E1's flow side: max over flow-side runs of |S η_c/2 − 1|
+:func:`norm_slope`                 E3's seed statistic: the relative slope of ‖θ‖₁ against η/η_c above η_c
 :func:`e3_measures`                Spearman(η, measure) on the EoS side, per norm and sharpness measure;
                                    :func:`e3_measures_over_seeds` averages over seeds
 :func:`e3_norm_slopes`             seed-level slope of each norm against η/η_c above η_c, t interval
@@ -33,7 +36,8 @@ from biasaudit.plumbing import choice
 __all__ = ["SIDE_MARGIN", "EDGE_DELTA", "MEASURES", "NORMS", "json_float", "final_sharpness", "usable_runs",
            "e1_phase_transition", "e2_kink", "e2_architecture", "e3_measures", "e3_measures_over_seeds",
            "e3_norm_slopes", "e4_dynamics", "wilson_interval", "e5_u_shape", "kink_offset", "edge_share",
-           "NULL_GRID_BELOW", "eos_median_gap"]
+           "NULL_GRID_BELOW", "eos_median_gap",
+           "flow_plateau_dev", "norm_slope"]
 
 SIDE_MARGIN = 0.05  # runs within ±5 % of the predicted η_c are neither "flow side" nor "EoS side"
 EDGE_DELTA = 0.05  # a run is at the edge of stability when ηS/2 ≥ 1 − EDGE_DELTA
@@ -169,7 +173,9 @@ def e2_architecture(sweep: dict, eta_c: float, *, kink_tolerance: float, trackin
             "detail": detail}
 
 
-NULL_GRID_BELOW = 0.95  # the null grid: runs at eta <= 0.95 eta_c (no kink can lie there)
+# The null grid: runs at eta <= 0.8 eta_c, four kink margins (4 x 5 %) below eta_c, so a kink that a claim could
+# still confirm or refute near eta_c does not put them on the edge; at least one run of every quick sweep (0.75).
+NULL_GRID_BELOW = 0.8
 
 
 def kink_offset(sweep: dict, eta_c: float) -> float:
@@ -186,6 +192,29 @@ def eos_median_gap(sweep: dict, eta_c: float) -> float:
     runs, _ = usable_runs(sweep)
     gaps = [abs(1 - r["eta"] * final_sharpness(r)[0] / 2) for r in runs if r["eta"] >= (1 + SIDE_MARGIN) * eta_c]
     return float(np.median(gaps)) if len(gaps) >= 2 else math.nan
+
+
+def flow_plateau_dev(sweep: dict, eta_c: float) -> float:
+    """E1's flow side as one number: the largest |S·η_c/2 − 1| over the usable runs at η ≤ (1 − SIDE_MARGIN) η_c
+    (0 when the final sharpness sits on the flow's plateau s_GF = 2/η_c); NaN without such runs."""
+    runs, _ = usable_runs(sweep)
+    devs = [abs(final_sharpness(r)[0] * eta_c / 2 - 1) for r in runs if r["eta"] <= (1 - SIDE_MARGIN) * eta_c]
+    return float(max(devs)) if devs else math.nan
+
+
+def norm_slope(sweep: dict, eta_c: float) -> float:
+    """E3's norm growth as one number: the least-squares slope of ‖θ‖₁ against η/η_c over the usable EoS-side
+    runs (η ≥ (1 + SIDE_MARGIN) η_c), relative to ‖θ‖₁ at the first of them (growth per unit of η/η_c); NaN with
+    fewer than 3 such runs."""
+    runs, _ = usable_runs(sweep)
+    eos = [r for r in runs if r["eta"] >= (1 + SIDE_MARGIN) * eta_c]
+    if len(eos) < 3:
+        return math.nan
+    x = np.array([r["eta"] / eta_c for r in eos])
+    y = np.array([json_float(r["final"].get("l1")) for r in eos])
+    if not np.all(np.isfinite(y)) or y[np.argmin(x)] == 0:
+        return math.nan
+    return float(np.polyfit(x, y, 1)[0] / y[np.argmin(x)])
 
 
 def edge_share(sweep: dict, eta_c: float, below: float = NULL_GRID_BELOW) -> float:

@@ -392,15 +392,21 @@ def _follow_rkc(problem: Problem, eps: float, *, rtol: float, every: int, max_st
                    n_hvp=f.n_hvp - hvp0, rtol=rtol)
 
 
-def eps_sensitivity(result: GFResult) -> float:
-    """Relative change of η_c between the thresholds 2ε and ε (NaN if either was not reached)."""
+def eps_sensitivity(result) -> float:
+    """Relative change of η_c between the thresholds 2ε and ε (NaN if either was not reached); ``result`` is a
+    :class:`GFResult` or its stored JSON."""
+    if isinstance(result, dict):
+        sensitivity, eps = result.get("sensitivity") or {}, float(result.get("eps", math.nan))
+    else:
+        sensitivity, eps = result.sensitivity, result.eps
+
     def eta_c_at(level):
-        value = (result.sensitivity.get(repr(level)) or {}).get("eta_c", math.nan)
+        value = (sensitivity.get(repr(level)) or {}).get("eta_c", math.nan)
         try:  # a stored result holds a level never reached as None or the string 'nan'
             return float(value)
         except (TypeError, ValueError):
             return math.nan
 
-    a, b = eta_c_at(2 * result.eps), eta_c_at(result.eps)
+    a, b = eta_c_at(2 * eps), eta_c_at(eps)
     return abs(a / b - 1.0) if math.isfinite(a) and math.isfinite(b) else math.nan
 

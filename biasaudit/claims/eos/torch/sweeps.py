@@ -9,10 +9,8 @@ all claims of a tier share it. torch is imported only inside ``predict``/``evalu
 ======================================  ===================================================================
 claim                                   measured number (error) and negative control
 ======================================  ===================================================================
-``eos.torch.e1_phase_transition``       max(flow side |S·η_c/2 − 1|, EoS side median |1 − ηS/2|, ‖θ‖₁ not
-                                        rising); control: η_c × 1.3
-(E2, per architecture)                  ``eos.torch.e2.{fcn,cnn,resnet,vit}`` in
-                                        :mod:`biasaudit.claims.eos.torch.architectures`
+(E1, E2 per architecture and loss)      ``eos.torch.e2.*``, ``eos.torch.e1.tracking.*``, ``eos.torch.e1.plateau.*``:
+                                        seed studies in :mod:`biasaudit.claims.eos.torch.architectures`
 ``eos.torch.e3_measures``               worst (1 − dir·ρ̄)/2 over l1, l2, nuclear, S, avg, adaptive sharpness
                                         (ρ̄: mean over 3 seeds of Spearman with η over 7 EoS-side runs, on
                                         E3's own sweeps); control: directions flipped
@@ -21,7 +19,6 @@ claim                                   measured number (error) and negative con
 ``eos.torch.e5_u_shape``                a quadratic in ln η fitted to all runs: curvature > 0 and its minimum
                                         inside the sweep (95 % parametric bootstrap); see ``e5_u_shape``;
                                         control: "no U" predicted
-``eos.torch.ce_tracking``               E1's number with cross-entropy (eps near the GF sharpness peak)
 ``eos.torch.sharpness_vs_dense``        eigsh/Lanczos/HVP against the dense autograd Hessian (float64, tiny
                                         FCN); control: dense eigenvalues × 1.01
 ======================================  ===================================================================
@@ -82,7 +79,6 @@ DENSE = Tolerance(
     "tol 1e-10, Lanczos over the full Krylov space, so rounding (~p*eps*|H|) is far below")
 
 DOMAIN = Domain({"tier": AuditTier(), "loss": Fixed("mse")}, description="the EoS sweep at the audit's tier")
-CE_DOMAIN = Domain({"tier": AuditTier(), "loss": Fixed("ce")}, description="the EoS sweep at the audit's tier, cross-entropy")
 CE_SMALL_EPS = 0.05  # 5x below ce_tracking's 0.25: the loss is driven past the GF sharpness peak
 CE_SMALL_DOMAIN = Domain({"tier": AuditTier(), "loss": Fixed("ce"), "eps": Fixed(CE_SMALL_EPS)},
                          description="the audit's tier, cross-entropy trained to L < 0.05")
@@ -141,13 +137,6 @@ def _observation(sweep, res, predicted_text) -> Observation:
         return Observation(res, math.nan, f"undecided: {problem}", decided=False)
     detail = f"{res['detail']}; predicted {predicted_text}"
     return Observation({k: v for k, v in res.items() if k != "detail"}, res["error"], detail, res["decided"])
-
-
-def _eval_e1(params, predicted) -> Observation:
-    from biasaudit.validation.eos_stats import e1_phase_transition
-
-    sweep = _sweep(params)
-    return _observation(sweep, e1_phase_transition(sweep, predicted["eta_c"]), f"eta_c={predicted['eta_c']:.4g}")
 
 
 def _e3_sweeps(params) -> list:
@@ -283,13 +272,6 @@ def _eval_dense(params, predicted) -> Observation:
                        f"HVP rel err {max(hvp_err.values()):.2e}")
 
 
-def _shift(factor):
-    def control(params, predicted):
-        return {**predicted, "eta_c": predicted["eta_c"] * factor}
-
-    return control
-
-
 def _flip(params, predicted):
     return {**predicted, "directions": {k: -d for k, d in predicted["directions"].items()}}
 
@@ -322,26 +304,8 @@ def _runs_of(loss: str, e3: bool = False, eps: float | None = None):
         return tuple(u for c in configs for u in sweep_run_units(c, f"{tier}/{loss} seed {c.seed}"))
     return runs
 
-# Order matters for a parallel audit: E1 (MSE sweep) and CE (its own sweep) first, so two workers compute the
-# two sweeps at once; the other MSE claims then wait on the MSE sweep's lock and read it from disk.
 
 CLAIMS = (
-    Claim(
-        id="eos.torch.e1_phase_transition", source="paper 2, §Experiments (E1)",
-        title="full-batch GD on an MNIST FCN: final sharpness stays at s_GF below eta_c = 2/s_GF and follows "
-              "2/eta above it, while the l1 norm rises with eta",
-        hypotheses=(sp.Gt(s_gf, 0, evaluate=False), sp.Gt(eta, 0, evaluate=False)), statement=sp.Eq(S_final(eta), S_PRED_EXPR),
-        predict=_predict_eta_c, evaluate=_eval_e1, tolerance=TRACKING, domain=DOMAIN,
-        negative_control=_shift(1.3), runs=_runs_of("mse"), **COMMON,
-        notes="quick tier: FCN 784-32-32-10 tanh, MNIST-5k n=500, MSE (torch mean), eps=1e-2, float32"),
-    Claim(
-        id="eos.torch.ce_tracking", source="paper 2, §Experiments (E2, cross-entropy)",
-        title="with cross-entropy (eps near the gradient-flow sharpness peak) final sharpness stays at s_GF "
-              "below 2/s_GF and follows 2/eta above it",
-        hypotheses=(sp.Gt(s_gf, 0, evaluate=False), sp.Gt(eta, 0, evaluate=False)), statement=sp.Eq(S_final(eta), S_PRED_EXPR),
-        predict=_predict_eta_c, evaluate=_eval_e1, tolerance=TRACKING, domain=CE_DOMAIN,
-        negative_control=_shift(1.3), runs=_runs_of("ce"), **COMMON,
-        notes="eps=0.25: for this FCN the GF sharpness peaks near L=0.3 and falls 3x by L=0.02"),
     Claim(
         id="eos.torch.ce_small_eps_no_tracking",
         source="paper 2, §Experiments (cross-entropy: at small eps the final sharpness does not follow 2/eta): "

@@ -1,0 +1,288 @@
+r"""Paper 2's network claims as pre-registered seed studies (:mod:`biasaudit.contract`): one statistic per init
+seed, read by the same function on the networks and on the theory model, the positive control.
+
+A *family* (:class:`Family`) is one statistic of a learning-rate sweep, ``f(sweep, η_c) -> float`` in
+:mod:`biasaudit.validation.eos_stats`, with its decision, margin δ and sweeps. For each architecture of
+:data:`biasaudit.validation.eos_config.ARCHS_E2` the family has an effect claim ``<prefix>.<arch>`` and, on the
+theory model (:mod:`biasaudit.validation.eos_toy`), its positive control ``<prefix>.diag``: the same function of
+the torch sweep minus its value where the numba GD kernel gives the answer independently of torch, either
+
+* ``"dense_kink"``: the kink of 301 numba GD runs within ±10 % of the theory's η_c (the kink's own truth), or
+* ``"same_grid"``: the same statistic of numba GD runs at the torch sweep's step sizes, read with the theory's η_c.
+
+The positive control is confirmed when that difference is equivalent to 0 within δ: the pipeline (proxy, GD,
+eigsh, statistic) recovers the theory model's value. An effect claim is decided only when its positive control is
+confirmed in the same audit and both data controls pass: ``aa`` (the differences of the statistic between seeds
+s and s + 1 mod n: two inits agree) and ``null_grid`` (the share of runs at η ≤ 0.8 η_c, four kink margins below
+η_c, at the edge of stability: 0 where no kink can be).
+
+Decisions (:mod:`biasaudit.validation.decision`): ``"equivalence"`` (the statistic equals 0 within δ:
+:func:`~biasaudit.validation.decision.equivalence_decision`) or ``"positive"`` (the statistic lies above 0:
+:func:`~biasaudit.validation.decision.three_way`, refuted on the other side or when equivalent to 0).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import sympy as sp
+
+from biasaudit.contract import DataControl, ExperimentContract, contract_observation
+from biasaudit.domain import Domain
+from biasaudit.ledger import Claim, Observation, Tolerance
+from biasaudit.tier import AuditTier
+
+__all__ = ["Family", "TOY", "LEVEL", "seed_sweeps", "numerics_sweep", "study", "study_claim", "DATA_CONTROLS"]
+
+TOY = "toy"  # the theory model's key among the architectures; its claims end in ".diag"
+LEVEL = 0.05
+DATA_CONTROLS = (
+    DataControl("aa", ("seed s", "seed s+1"), "two inits of the same architecture: the difference of their statistics"),
+    DataControl("null_grid", ("runs at eta <= 0.8 eta_c", "the edge"),
+                "the share of runs at or below 0.8 eta_c at the edge of stability (eta S/2 >= 0.95): 0 where no kink "
+                "is"),
+)
+_PRIMARY = ("statistic", "its prediction")
+DECIDED = Tolerance(
+    "seed_study_decision", 0.0,
+    "the contract's decision on the seed values (validation.decision): error 0 when confirmed, else how far the "
+    "decision interval reaches to the wrong side, relative to delta")
+
+
+@dataclass(frozen=True)
+class Family:
+    """One statistic of the sweeps, studied over init seeds on every architecture (module docstring).
+
+    ``prefix``: the claims' id prefix; ``statistic``: ``"module:function"`` of ``f(sweep, η_c)``; ``decision``:
+    ``"equivalence"`` or ``"positive"``; ``reference``: ``"dense_kink"`` or ``"same_grid"``; ``title``: the
+    effect claims' title with ``{name}``; ``symbol``: the statistic's name in the claim's statement. The sweeps
+    are E2's (:func:`~biasaudit.validation.eos_config.e2_seed_configs`), with MSE or cross-entropy."""
+
+    prefix: str
+    statistic: str
+    decision: str
+    delta: float
+    delta_reason: str
+    reference: str
+    title: str
+    source: str
+    symbol: str
+
+    def statistic_function(self):
+        """The statistic as a callable ``f(sweep, eta_c) -> float``."""
+        import importlib
+
+        module, name = self.statistic.split(":")
+        return getattr(importlib.import_module(module), name)
+
+    def claim_id(self, arch: str, loss: str = "mse") -> str:
+        """``<prefix>.<arch>`` (``.ce`` appended for cross-entropy); the theory model's is ``<prefix>.diag``."""
+        if arch == TOY:
+            return f"{self.prefix}.diag"
+        return f"{self.prefix}.{arch}" + ("" if loss == "mse" else f".{loss}")
+
+
+def _configs(arch: str, loss: str, tier: str) -> list:
+    from biasaudit.validation.eos_config import e2_seed_configs
+
+    return e2_seed_configs(tier, arch, loss)
+
+
+def seed_sweeps(arch: str, loss: str, tier: str) -> list[dict]:
+    """E2's sweeps of ``arch`` with ``loss`` at ``tier``, one per init seed (run or read from the cache)."""
+    from biasaudit.claims.eos.torch.sweeps import _run_sweep
+
+    return [_run_sweep(c, f"{tier}/{arch}/{c.loss} E2 seed {c.seed}") for c in _configs(arch, loss, tier)]
+
+
+def _toy_truth(config) -> tuple:
+    """(x, y, w0, the theory's η_c) of the theory model's seed ``config``."""
+    import numpy as np
+
+    from biasaudit.theory.eos_flow import eos_regimes
+    from biasaudit.validation.eos_data import build_problem
+    from biasaudit.validation.eos_toy import TOY_X, TOY_Y
+
+    w0 = build_problem(config).theta_init.detach().cpu().numpy().astype(float)
+    x = np.asarray(TOY_X, dtype=float)
+    return x, TOY_Y, w0, float(eos_regimes(x, TOY_Y, w0).eta_c)
+
+
+def numerics_sweep(torch_sweep: dict, config) -> dict:
+    """The numba GD kernel's sweep of the theory model at the step sizes of ``torch_sweep`` (a sweep dict with the
+    same fields the statistics read: ``eta``, ``outcome``, ``final`` S, l1 and l2), and the theory's η_c."""
+    import numpy as np
+
+    from biasaudit.numerics.eos_gd import gd_sweep
+
+    x, y, w0, eta_c = _toy_truth(config)
+    etas = np.array([r["eta"] for r in torch_sweep["runs"]], dtype=float)
+    runs = gd_sweep(x, y, w0, etas)
+    out = []
+    for i, eta in enumerate(etas):
+        ok = bool(runs.converged[i])
+        w = runs.w[i]
+        out.append({"eta": float(eta), "outcome": "converged" if ok else "diverged",
+                    "final": {"S": {"value": float(runs.lambda_max[i]), "converged": ok},
+                              "l1": float(np.abs(w).sum()), "l2": float(np.linalg.norm(w))}})
+    return {"runs": out, "gf": {"s_gf": 2.0 / eta_c, "eta_c": eta_c}}
+
+
+def _dense_kink_offset(config) -> float:
+    """The kink of 301 numba GD runs within ±10 % of the theory's η_c, as an offset from it."""
+    import numpy as np
+
+    from biasaudit.numerics.eos_gd import gd_sweep
+    from biasaudit.numerics.eos_sweep import kink_location
+
+    x, y, w0, eta_c = _toy_truth(config)
+    grid = np.linspace(0.9 * eta_c, 1.1 * eta_c, 301)
+    runs = gd_sweep(x, y, w0, grid)
+    ok = runs.converged
+    return float(kink_location(grid[ok], runs.lambda_max[ok]) / eta_c - 1) if ok.sum() >= 8 else math.nan
+
+
+@functools.cache
+def study(family: Family, arch: str, loss: str, tier: str) -> dict:
+    """The seed values of ``family`` on ``arch`` (:data:`TOY`: the theory model) with ``loss`` at ``tier``, the
+    decision and the data controls (``decision`` and ``controls`` have ``to_json``; the rest is JSON-ready)."""
+    import numpy as np
+
+    from biasaudit.claims.eos.torch.sweeps import _eta_c, _gf_problem
+    from biasaudit.validation.decision import equivalence_control, equivalence_decision, three_way
+    from biasaudit.validation.eos_stats import edge_share, json_float
+    from biasaudit.validation.gf_proxy import eps_sensitivity
+
+    f = family.statistic_function()
+    configs = _configs(arch, loss, tier)
+    sweeps = seed_sweeps(arch, loss, tier)
+    eta_cs = [_eta_c(sw) for sw in sweeps]
+    readings = [f(sw, ec) for sw, ec in zip(sweeps, eta_cs)]
+    seeds = [c.seed for c in configs]
+    problems = [f"seed {s}: {p}" for s, sw in zip(seeds, sweeps) if (p := _gf_problem(sw))]
+    reference = None
+    values = readings
+    if arch == TOY:
+        if family.reference == "dense_kink":
+            reference = [_dense_kink_offset(c) for c in configs]
+        else:
+            reference = []
+            for sw, c in zip(sweeps, configs):
+                ref = numerics_sweep(sw, c)
+                reference.append(f(ref, ref["gf"]["eta_c"]))
+        values = [v - r for v, r in zip(readings, reference)]
+    n = len(readings)
+    aa = [readings[i] - readings[(i + 1) % n] for i in range(n)] if n >= 2 else []
+    null = [edge_share(sw, ec) for sw, ec in zip(sweeps, eta_cs)]
+    if family.decision == "equivalence" or arch == TOY:  # a positive control recovers the theory model's value
+        decision = equivalence_decision(values, delta=family.delta, level=LEVEL)
+    else:
+        decision = three_way(values, direction=1, delta=family.delta, level=LEVEL)
+    controls = [
+        equivalence_control("aa", aa, margin=family.delta, reads="the statistic of seed s minus that of seed s+1 "
+                                                                "(mod n)", level=LEVEL),
+        equivalence_control("null_grid", null, margin=family.delta,
+                            reads="share of runs at eta <= 0.8 eta_c at the edge", level=LEVEL),
+    ]
+    finite = [v for v in readings if math.isfinite(v)]
+    eps_change = [json_float(eps_sensitivity(sw["gf"])) for sw in sweeps]
+    return {
+        "arch": arch, "tier": tier, "seeds": seeds, "values": values, "readings": readings, "reference": reference,
+        "eta_c": eta_cs, "s_gf": [json_float(sw["gf"]["s_gf"]) for sw in sweeps], "decision": decision,
+        "controls": controls, "aa_values": aa, "null_values": null, "problems": problems,
+        "eta_c_rel_change_2eps_to_eps": eps_change,
+        "reading_sd": float(np.std(finite, ddof=1)) if len(finite) >= 2 else math.nan,
+        "grid_multiples": configs[0].multiples(),
+        "outcomes": [{f"{r['eta']:.4g}": r["outcome"] for r in sw["runs"]} for sw in sweeps],
+    }
+
+
+def _positive_control(family: Family, tier: str) -> dict:
+    from biasaudit.validation.decision import gated_verdict
+
+    pc = study(family, TOY, "mse", tier)
+    verdict, _ = gated_verdict(pc["decision"], pc["controls"], None)
+    if pc["problems"]:
+        verdict = "undecided"
+    return {"claim": family.claim_id(TOY), "statistic": family.statistic, "effect": pc["decision"].mean,
+            "interval": list(pc["decision"].tost_interval), "verdict": verdict,
+            "reads": "the torch statistic minus the numba kernel's, on the theory model"}
+
+
+def _observe(family: Family, arch: str, loss: str, params) -> Observation:
+    from biasaudit.tier import experiment_tier
+    from biasaudit.validation.decision import gated_verdict
+
+    tier = experiment_tier(params["tier"])
+    r = study(family, arch, loss, tier)
+    decision = r["decision"]
+    pc = None if arch == TOY else _positive_control(family, tier)
+    verdict, why = gated_verdict(decision, r["controls"], None if pc is None else pc["verdict"])
+    if r["problems"]:
+        verdict, why = "undecided", "the gradient-flow proxy cannot be trusted: " + "; ".join(r["problems"])
+    interval = decision.tost_interval if decision.direction == 0 else decision.interval
+    observed = contract_observation(
+        statistic={"name": family.statistic, "mean": decision.mean, "interval": list(interval),
+                   "values": r["values"], "seeds": r["seeds"]},
+        positive_control=pc, data_controls=r["controls"], decision=decision, n_seeds=decision.n, tier=tier,
+        readings=r["readings"], numerics_reference=r["reference"], eta_c=r["eta_c"], s_gf=r["s_gf"],
+        eta_c_rel_change_2eps_to_eps=r["eta_c_rel_change_2eps_to_eps"], grid_multiples=r["grid_multiples"],
+        outcomes=r["outcomes"])
+    what = f"{family.symbol} (torch minus numerics)" if arch == TOY else family.symbol
+    coverage = "90 %" if decision.direction == 0 else f"{1 - decision.adjusted_level:.0%}"
+    controls = "; ".join(f"{c.name} {c.mean:+.3f} [{c.interval[0]:+.3f}, {c.interval[1]:+.3f}]"
+                         f"{'' if c.equivalent else ' NOT within'}" for c in r["controls"])
+    detail = (f"[{tier} tier] {what}: {decision.mean:+.4f}, {coverage} seed interval [{interval[0]:+.4f}, "
+              f"{interval[1]:+.4f}] over {decision.n} seeds (per seed " + ", ".join(f"{v:+.3f}" for v in r["values"])
+              + f"); {decision.verdict} by '{decision.rule}' (delta {family.delta:g}); data controls (within "
+              f"+-{family.delta:g}): {controls}" + (f"; positive control {pc['claim']}: {pc['verdict']}" if pc else "")
+              + f"; verdict: {verdict} ({why})")
+    error = decision.error if verdict == decision.verdict and verdict != "undecided" else math.nan
+    return Observation(observed, error, detail, decided=verdict != "undecided")
+
+
+def _runs(arch: str, loss: str):
+    def runs() -> tuple:
+        from biasaudit.claims.eos.torch.sweeps import sweep_run_units
+        from biasaudit.tier import experiment_tier
+
+        tier = experiment_tier("quick")
+        return tuple(u for c in _configs(arch, loss, tier)
+                     for u in sweep_run_units(c, f"E2 {arch} {c.loss} seed {c.seed}"))
+    return runs
+
+
+_TOY_NAME = "the theory model (shared-weight diagonal network on one data point)"
+_TOY_NOTES = "x = (0.7, 1.3, 2.1), y = 1.5, w0 = 0.05 exp(0.2 z) per seed, loss 1/2 r^2, float64, eps = 1e-8"
+
+
+def study_claim(family: Family, arch: str, loss: str = "mse", *, name: str = "", notes: str = "") -> Claim:
+    """The claim of ``family`` on ``arch`` with ``loss`` (``name``: the architecture in words), or its positive
+    control when ``arch`` is :data:`TOY`."""
+    toy = arch == TOY
+    statistic = sp.Symbol(family.symbol)
+    if toy:
+        statement = sp.Lt(sp.Abs(statistic - sp.Symbol(family.symbol + "_numerics")), sp.Float(family.delta, 2))
+    elif family.decision == "equivalence":
+        statement = sp.Lt(sp.Abs(statistic), sp.Float(family.delta, 2))
+    else:
+        statement = sp.Gt(statistic, 0)
+    return Claim(
+        id=family.claim_id(arch, loss), paper="eos", kind="experiment", samples={"ci": 1, "thorough": 1},
+        source=family.source + ("; the positive control of the network claims, where the numba kernel gives the "
+                                "answer" if toy else ""),
+        title=(f"on {_TOY_NAME}, the networks' pipeline recovers what the numba GD kernel gives: "
+               f"{family.symbol} of the torch sweeps equals the numerics' to within {family.delta:g}") if toy
+        else family.title.format(name=name + (" with cross-entropy" if loss == "ce" else "")),
+        hypotheses=(sp.Gt(sp.Symbol("s_GF", positive=True), 0, evaluate=False),),
+        statement=statement, predict=lambda params: 0.0,
+        evaluate=lambda params, predicted: _observe(family, arch, loss, params), tolerance=DECIDED,
+        domain=Domain({"tier": AuditTier()}, description=f"the tier's E2 sweeps of {arch} with {loss}, one per seed"),
+        negative_control=(), runs=_runs(arch, loss), notes=_TOY_NOTES if toy else notes,
+        contract=ExperimentContract(
+            role="positive_control" if toy else "effect", statistic=family.statistic,
+            positive_control=None if toy else family.claim_id(TOY), data_controls=DATA_CONTROLS,
+            primary_arms=_PRIMARY, delta=family.delta, delta_reason=family.delta_reason, level=LEVEL, min_seeds=3),
+    )

@@ -21,7 +21,7 @@ __all__ = ["CLAIMS"]
 
 FLOW_Q = (0.1, 0.3, 0.5, 0.7, 0.9, 0.99)  # eta / eta_c where the flow is run
 FLOW_TOL = 1e-7  # the kernel's endpoint against the closed form: stops at |r| = 1e-9 y, DOPRI5 at rtol 1e-10
-GD_Q = (0.1, 0.05)  # GD's distance to beta_GF at these eta/eta_c: halving eta halves it
+GD_Q = (0.05, 0.025)  # GD's distance to beta_GF at these eta/eta_c: halving eta halves it
 RATIO_TOL = 0.03  # as eos.gd.flow_aligned_linear: the O(eta^2) term moves the ratio by O(eta)
 
 
@@ -44,14 +44,14 @@ def _evaluate(params, predicted):
     flow_dev = max(float(np.linalg.norm(r.beta - beta_gf) / np.linalg.norm(beta_gf)) for r in runs)
     s = gd_sweep(x, y, w0, np.array(GD_Q) * predicted["eta_c"], loss_factor=c)
     if not np.all(s.converged):
-        return Observation(None, math.nan, "GD did not converge at 0.1 or 0.05 eta_c", decided=False)
+        return Observation(None, math.nan, "GD did not converge at 0.05 or 0.025 eta_c", decided=False)
     gd_dev = np.linalg.norm(s.beta - beta_gf, axis=1) / np.linalg.norm(beta_gf)
     ratio = float(gd_dev[0] / gd_dev[1])
     error = max(flow_dev / FLOW_TOL, abs(ratio / 2 - 1) / RATIO_TOL)
     return Observation({"flow_dev": flow_dev, "gd_dev": gd_dev.tolist(), "ratio": ratio}, error,
                        f"flow endpoints at {len(FLOW_Q)} eta in [0.1, 0.99] eta_c: never on the edge, within "
-                       f"{flow_dev:.2e} of beta_GF; GD {gd_dev[0]:.3e} and {gd_dev[1]:.3e} from beta_GF at 0.1 and "
-                       f"0.05 eta_c (ratio {ratio:.4f}); error = max(dev/1e-7, |ratio/2 - 1|/0.03) = {error:.3g}")
+                       f"{flow_dev:.2e} of beta_GF; GD {gd_dev[0]:.3e} and {gd_dev[1]:.3e} from beta_GF at 0.05 and "
+                       f"0.025 eta_c (ratio {ratio:.4f}); error = max(dev/1e-7, |ratio/2 - 1|/0.03) = {error:.3g}")
 
 
 GRADIENT_FLOW_BELOW = Claim(

@@ -9,11 +9,12 @@ The error of one η is :math:`\|\beta_{GD} - \beta_{CF}\|_2/\|\beta_{CF}\|_2`.
 How it grows with η − η_c (q = η/η_c; 60 draws of :data:`CF_DOMAIN`, 40 η in (η_c, 2η_c], notes/eos.md): the
 median is 1.2 % at q = 1.025, 2.7 % at 1.1, 4.1 % at 1.2, 5.0 % at 1.3 and 5.4 % at 1.5: it starts at GD's lag
 behind the flow at η_c and grows about linearly (≈ 0.25 per unit of q − 1) before it levels off near 5–6 %.
-The worst draw stays at 5.5–6.7 % for q in [1.075, 1.35]; below q ≈ 1.07 single draws reach 8.6–17 % (GD's
-endpoint near η_c still carries its gradient-flow lag, which the flow does not), and above q ≈ 1.4 GD's
-endpoint jumps by 10–250 % between neighbouring η on most draws (chaotic transients). Hence the band
-[1.1, 1.35] η_c with :data:`ENDPOINT_TOL` = 8 % (the worst 6.7 % and a margin), and the two failing sides as
-claims of their own with their counterexamples.
+Over 300 draws (26 η each) the worst draw reaches 15.5 % at q = 1.1 and 1.3 % of draws exceed 8 % there, all
+at q = 1.1: GD's endpoint near η_c still carries its gradient-flow lag, which the flow does not (single draws
+reach 8.6–38 % at q = 1.01–1.05). From q = 1.15 on the worst of 300 draws is 9.1 % (at 1.15; every other draw
+is below 7 %), and above q ≈ 1.4 GD's endpoint jumps by 10–250 % between neighbouring η on most draws
+(chaotic transients). Hence the band [1.15, 1.35] η_c with :data:`ENDPOINT_TOL` = 10 % (the worst 9.1 % and a
+margin), and the two failing sides as claims of their own with their counterexamples.
 """
 
 from __future__ import annotations
@@ -34,11 +35,11 @@ from biasaudit.theory.eos_model import eos_problem, eta_sym
 
 __all__ = ["CLAIMS", "CF_DOMAIN", "ENDPOINT_TOL", "BAND", "NEAR_EDGE", "LARGE_ETA"]
 
-BAND = (1.1, 1.35)  # eta / eta_c where the flow predicts GD's endpoint to ENDPOINT_TOL
-NEAR_EDGE = (1.01, 1.1)  # the failing side next to eta_c
+BAND = (1.15, 1.35)  # eta / eta_c where the flow predicts GD's endpoint to ENDPOINT_TOL
+NEAR_EDGE = (1.01, 1.15)  # the failing side next to eta_c
 LARGE_ETA = (1.5, 2.0)  # the failing side at large eta
 N_ETA = 8  # step sizes per draw (evenly spaced in the band)
-ENDPOINT_TOL = 0.08
+ENDPOINT_TOL = 0.10
 CONTROL_MULTIPLE = 2.0  # controls scale the predicted beta by 1 ± 2·ENDPOINT_TOL: any GD endpoint within the
 # tolerance of beta_CF is then at least ENDPOINT_TOL from the moved prediction (triangle inequality)
 MIN_CONVERGED = 0.5  # fewer converged GD runs than this fraction of the band: undecided
@@ -112,13 +113,14 @@ def _scale_beta(params, predicted, signed):
 
 
 _CONTROLS = two_sided("prediction[beta]", ENDPOINT_TOL, _scale_beta,
-                      reason="the claim's tolerance: beta_CF scaled by 1 ± 2·8 %, so that a GD endpoint within 8 % "
-                             "of beta_CF is more than 8 % from the moved one")
+                      reason="the claim's tolerance: beta_CF scaled by 1 ± 2·10 %, so that a GD endpoint within 10 % "
+                             "of beta_CF is more than 10 % from the moved one")
 
 _ENDPOINT_TOLERANCE = Tolerance(
     "central_flow_endpoint", ENDPOINT_TOL,
     "relative l2 distance of GD's endpoint from the flow's: it grows from GD's lag at eta_c (~1 %) by ~0.25 per "
-    "unit of eta/eta_c - 1 and levels off near 5-6 %; the worst of 60 draws in [1.1, 1.35] eta_c is 6.7 %, so 8 %")
+    "unit of eta/eta_c - 1 and levels off near 5-6 %; the worst of 300 draws in [1.15, 1.35] eta_c is 9.1 % (the "
+    "next 7.0 %), so 10 %")
 
 
 def _statement(band):
@@ -154,9 +156,9 @@ def _beta_compare(predicted, expected):
 
 GD_ENDPOINT = _endpoint_claim(
     "eos.central_flow.gd_endpoint", BAND,
-    "For η in [1.1, 1.35] η_c GD's endpoint lies within 8 % (relative, l2) of the central flow's endpoint β_CF(η)",
-    "Measured (notes/eos.md): worst 6.7 % over 60 draws; on the toy of the pilot (x = (0.7, 1.3, 2.1), y = 1.5, "
-    "w0 = 0.05) 3.1 % at 1.1 and 4.7 % at 1.25 eta_c. Controls: beta_CF scaled by 1 ± 16 % (twice the "
+    "For η in [1.15, 1.35] η_c GD's endpoint lies within 10 % (relative, l2) of the central flow's endpoint β_CF(η)",
+    "Measured (notes/eos.md): worst 9.1 % over 300 draws; on the toy of the pilot (x = (0.7, 1.3, 2.1), y = 1.5, "
+    "w0 = 0.05) 3.1 % at 1.1 and 4.7 % at 1.25 eta_c. Controls: beta_CF scaled by 1 ± 20 % (twice the "
     "tolerance). The failing sides are eos.central_flow.gd_endpoint_near_edge and "
     "eos.central_flow.gd_endpoint_large_eta.",
 )
@@ -170,17 +172,18 @@ def _measured(params, band):
 
 NEAR_EDGE_CLAIM = _endpoint_claim(
     "eos.central_flow.gd_endpoint_near_edge", NEAR_EDGE,
-    "Next to the edge, η in [1.01, 1.1] η_c, GD's endpoint also lies within 8 % of β_CF(η)",
+    "Next to the edge, η in [1.01, 1.15] η_c, GD's endpoint also lies within 10 % of β_CF(η)",
     "Expected verdict: refuted (the failing side of eos.central_flow.gd_endpoint). Just above eta_c the flow sits "
     "on S = 2/eta while GD's endpoint still carries its gradient-flow lag (S_GF - S_GD = C eta below eta_c): over 60 "
-    "draws single cases reach 8.6-17 % at 1.025-1.05 eta_c; the reference case, 38 % at 1.01 eta_c, is a "
+    "draws single cases reach 8.6-17 % at 1.025-1.05 eta_c (and 15.5 % at 1.1 eta_c over 300 draws); the "
+    "reference case, 38 % at 1.01 eta_c, is a "
     "counterexample, so the verdict does not depend on the seed.",
     references=(_measured(NEAR_EDGE_CASE, NEAR_EDGE),), samples={"ci": 4, "thorough": 32},
 )
 
 LARGE_ETA_CLAIM = _endpoint_claim(
     "eos.central_flow.gd_endpoint_large_eta", LARGE_ETA,
-    "At large η, η in [1.5, 2] η_c, GD's endpoint also lies within 8 % of β_CF(η)",
+    "At large η, η in [1.5, 2] η_c, GD's endpoint also lies within 10 % of β_CF(η)",
     "Expected verdict: refuted (the failing side of eos.central_flow.gd_endpoint). Above ~1.4 eta_c GD reaches "
     "its endpoint through chaotic transients: its endpoint jumps by 10-250 % between neighbouring eta, while "
     "beta_CF(eta) is smooth. The reference case is a counterexample (62 % at 1.79 eta_c), so the verdict does "
@@ -223,12 +226,12 @@ def _curve_eval(params, predicted):
     error = max(gap / ENDPOINT_TOL, argmin_gap / ARGMIN_TOL)
     return Observation({"q_min_gd": q_min_gd, "q_min_cf": predicted["q_min"], "norm_gap": gap}, error,
                        f"||beta||_2 smallest at {q_min_gd:.4g} eta_c (GD) and {predicted['q_min']:.4g} eta_c (flow); "
-                       f"worst norm gap in [1.1, 1.35] eta_c {gap:.2%}; error = max(gap/8 %, argmin gap/0.02) = "
+                       f"worst norm gap in [1.15, 1.35] eta_c {gap:.2%}; error = max(gap/10 %, argmin gap/0.02) = "
                        f"{error:.3g}")
 
 
 def _shift_argmin(params, predicted, signed):
-    """The flow's minimum moved by 2·ARGMIN_TOL (in eta/eta_c) and its norms scaled by 1 ± 2·8 %."""
+    """The flow's minimum moved by 2·ARGMIN_TOL (in eta/eta_c) and its norms scaled by 1 ± 2·ENDPOINT_TOL."""
     return params, {**predicted, "q_min": predicted["q_min"] + CONTROL_MULTIPLE * ARGMIN_TOL * np.sign(signed),
                     "norm_l2": np.asarray(predicted["norm_l2"], float) * (1 + CONTROL_MULTIPLE * ENDPOINT_TOL
                                                                           * np.sign(signed))}
@@ -238,7 +241,7 @@ NORM_CURVE = Claim(
     id="eos.central_flow.norm_curve", paper="eos",
     source="derived (the central flow of Cohen, Damian et al., ICLR 2025, applied to paper 2's toy model)",
     title="On 200 η in (η_c, 1.5 η_c] the flow's ‖β‖₂(η) has its minimum within 0.02 η_c of GD's, and follows "
-          "GD's norm to 8 % on [1.1, 1.35] η_c",
+          "GD's norm to 10 % on [1.15, 1.35] η_c",
     hypotheses=(_HYPOTHESES_SMALL_INIT,),
     statement=sp.And(sp.Le(sp.Abs(sp.Symbol("q_min_GD") - sp.Symbol("q_min_CF")), sp.Float(ARGMIN_TOL, 2),
                            evaluate=False),
@@ -246,12 +249,12 @@ NORM_CURVE = Claim(
                            evaluate=False)),
     no_closed_form=_NO_CLOSED_FORM, predict=_curve_predict, evaluate=_curve_eval,
     tolerance=Tolerance("fraction_of_allowance", NORM_CURVE_TOL,
-                        "error = max(norm gap / 8 % (eos.central_flow.gd_endpoint's tolerance, which bounds it), "
+                        "error = max(norm gap / 10 % (eos.central_flow.gd_endpoint's tolerance, which bounds it), "
                         "argmin gap / 0.02 eta_c (measured <= 0.013 over 40 draws; grid step 0.0025)): 1 is the "
                         "edge of both allowances"),
     domain=CF_DOMAIN,
     negative_control=two_sided("prediction[q_min, norm_l2]", ARGMIN_TOL, _shift_argmin,
-                               reason="twice each allowance: the minimum moved by 0.04 eta_c, the norms by 16 %"),
+                               reason="twice each allowance: the minimum moved by 0.04 eta_c, the norms by 20 %"),
     samples={"ci": 4, "thorough": 24},
     references=(Reference(PILOT, 1.1, 0.02, "the pilot toy: ||beta||_2 falls from 0.640 at 1.02 eta_c to 0.593 at "
                           "1.1 eta_c and rises after: smallest near 1.1 eta_c", origin="measured"),),

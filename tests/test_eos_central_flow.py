@@ -142,3 +142,21 @@ def test_regimes_eos_bad_eta_exits_2_with_one_line(eta):
     res = _cli(f"--eta={eta}")
     assert res.returncode == 2
     assert res.stderr.strip().count("\n") == 0 and "eta" in res.stderr
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(2, 5), st.integers(0, 10**6), st.sampled_from([0.5, 1.0]), st.floats(0.5, 2.5))
+def test_central_flow_kernel_matches_the_reference_on_random_problems(d, seed, c, q):
+    rng = np.random.default_rng(seed)
+    x = np.exp(rng.uniform(np.log(0.3), np.log(3.0), d))
+    y = float(rng.uniform(0.3, 3.0))
+    w0 = np.exp(rng.uniform(np.log(0.02), np.log(0.3), d))
+    w0 *= min(1.0, np.sqrt(0.5 * y / float(x @ w0**2)))  # small init, r0 <= -y/2
+    reg = eos_regimes(x, y, w0, loss_factor=c)
+    eta = min(q * reg.eta_c, 0.98 * reg.eta_stable_max)
+    f = central_flow(x, y, w0, eta, loss_factor=c)
+    ref = central_flow_ivp(x, y, w0, eta, loss_factor=c)
+    assert f.status == ref.status == "converged" and f.met_edge == ref.met_edge
+    assert np.linalg.norm(f.beta - ref.beta) / np.linalg.norm(ref.beta) < 1e-5
+    if f.met_edge:
+        assert f.sharpness * eta / 2 == pytest.approx(1.0, abs=1e-9)

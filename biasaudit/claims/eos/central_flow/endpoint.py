@@ -31,7 +31,7 @@ from biasaudit.domain import Choice, Domain, Integer, Real, Vector
 from biasaudit.ledger import Claim, Observation, Reference, Tolerance, two_sided
 from biasaudit.theory import eos_flow as flow
 from biasaudit.theory.eos_central_flow import beta_cf
-from biasaudit.theory.eos_flow import eta_c_sym, r_0
+from biasaudit.theory.eos_flow import err_rel, eta_c_sym, r_0
 from biasaudit.theory.eos_minimizers import stable_eta_max
 from biasaudit.theory.eos_model import eos_problem, eta_sym
 
@@ -130,10 +130,16 @@ _ENDPOINT_TOLERANCE = Tolerance(
     "7.3 % and the worst 15.3 % (a smooth shift in eta, not chaos), so 16 %")
 
 
+beta_gd = sp.Function("beta_GD", nonnegative=True)  # GD's endpoint at step eta
+norm = sp.Function("norm", nonnegative=True)  # the l2 norm
+argmin = sp.Function("argmin")  # argmin over eta of its first argument
+q_min_gd, q_min_cf = sp.symbols("q_min_GD q_min_CF", positive=True)  # where ||beta||_2 is smallest, in eta/eta_c
+
+
 def _statement(band):
-    """(the bound on GD's distance from beta_CF, the band of eta as a hypothesis)."""
-    bound = sp.Le(sp.Symbol("||beta_GD(eta) - beta_CF(eta)||/||beta_CF(eta)||", nonnegative=True),
-                  sp.Float(ENDPOINT_TOL, 2), evaluate=False)
+    """(the bound on GD's relative distance from beta_CF, the band of eta as a hypothesis)."""
+    distance = norm(beta_gd(eta_sym) - beta_cf(eta_sym)) / norm(beta_cf(eta_sym))
+    bound = sp.And(sp.Le(err_rel, sp.Float(ENDPOINT_TOL, 2), evaluate=False), sp.Eq(err_rel, distance, evaluate=False))
     return bound, sp.And(sp.Ge(eta_sym, sp.Float(band[0], 3) * eta_c_sym, evaluate=False),
                          sp.Le(eta_sym, sp.Float(band[1], 3) * eta_c_sym, evaluate=False))
 
@@ -148,8 +154,7 @@ def _endpoint_claim(id_, band, title, notes, references=(), samples=None):
     return Claim(
         id=id_, paper="eos",
         source="derived (the central flow of Cohen, Damian et al., ICLR 2025, applied to paper 2's toy model)",
-        title=title, hypotheses=(_HYPOTHESES_SMALL_INIT, hyp), statement=sp.And(statement, sp.Eq(
-            sp.Symbol("beta_GD_limit"), beta_cf(eta_sym), evaluate=False)),
+        title=title, hypotheses=(_HYPOTHESES_SMALL_INIT, hyp), statement=statement,
         no_closed_form=_NO_CLOSED_FORM, predict=_predict_band(band), evaluate=_endpoint_eval,
         tolerance=_ENDPOINT_TOLERANCE, domain=CF_DOMAIN, negative_control=_CONTROLS,
         samples=samples or {"ci": 8, "thorough": 48}, references=references, compare_reference=_beta_compare,
@@ -250,10 +255,8 @@ NORM_CURVE = Claim(
     title="On 200 η in (η_c, 1.5 η_c] the flow's ‖β‖₂(η) has its minimum within 0.02 η_c of GD's, and follows "
           "GD's norm to 16 % on [1.15, 1.35] η_c",
     hypotheses=(_HYPOTHESES_SMALL_INIT,),
-    statement=sp.And(sp.Le(sp.Abs(sp.Symbol("q_min_GD") - sp.Symbol("q_min_CF")), sp.Float(ARGMIN_TOL, 2),
-                           evaluate=False),
-                     sp.Eq(sp.Symbol("q_min_CF"), sp.Symbol("argmin_eta ||beta_CF(eta)||_2") / eta_c_sym,
-                           evaluate=False)),
+    statement=sp.And(sp.Le(sp.Abs(q_min_gd - q_min_cf), sp.Float(ARGMIN_TOL, 2), evaluate=False),
+                     sp.Eq(q_min_cf, argmin(norm(beta_cf(eta_sym)), eta_sym) / eta_c_sym, evaluate=False)),
     no_closed_form=_NO_CLOSED_FORM, predict=_curve_predict, evaluate=_curve_eval,
     tolerance=Tolerance("fraction_of_allowance", NORM_CURVE_TOL,
                         "error = max(norm gap / 16 % (eos.central_flow.gd_endpoint's tolerance, which bounds it), "

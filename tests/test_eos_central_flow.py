@@ -68,7 +68,7 @@ def test_central_flow_kernel_matches_the_solve_ivp_reference(q):
     f = central_flow(*PILOT, q * ETA_C)
     ref = central_flow_ivp(*PILOT, q * ETA_C)
     assert f.met_edge == ref.met_edge == (q > 1)
-    assert np.linalg.norm(f.beta - ref.beta) / np.linalg.norm(ref.beta) < 1e-6  # the issue asks 1e-3
+    assert np.linalg.norm(f.beta - ref.beta) / np.linalg.norm(ref.beta) < 1e-6  # the target is 1e-3; measured 2e-10 to 3e-9
     if q > 1:
         assert f.edge_gap < 1e-12  # projected back: no drift off S = 2/eta
         assert f.t_edge == pytest.approx(ref.t_edge, rel=1e-6)

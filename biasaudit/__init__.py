@@ -16,7 +16,7 @@ here, loaded on first use: ``biasaudit.sam_regimes(mu=(1, 2), rho=1.0)``.
 __version__ = "0.1.0"
 
 _API = ("SamRegimes", "LinfLimit", "ClaimInfo", "AuditSummary", "sam_regimes", "linf_limit", "eos_regimes",
-        "eos_sweep", "list_claims", "check_claim", "run_audit")  # biasaudit.audit is the audit package
+        "eos_sweep", "central_flow", "list_claims", "check_claim", "run_audit")  # biasaudit.audit is the audit package
 __all__ = ["__version__", *_API]
 
 

@@ -10,6 +10,8 @@ and the rule it broke) and returns a dataclass with ``to_json()``; the regime re
 * ``linf_limit(mu, alpha, rho, depth=2)``: :class:`LinfLimit`, where l_inf-SAM's beta goes;
 * ``eos_regimes(x, y, w0, loss_factor=0.5)``: the toy model of paper 2 (s_GF, eta_c, minimizers, Pareto front);
 * ``eos_sweep(x, y, w0, eta_min, eta_max, n=400)``: a batched GD learning-rate sweep (outcome classes, sharpness);
+* ``central_flow(x, y, w0, eta, loss_factor=0.5)``: where the central flow (gradient flow held at S = 2/eta) ends:
+  the predicted endpoint of GD at step eta (beta, norms, sharpness, risk, whether it met the edge);
 * ``list_claims(pattern=None, paper=None, kind=None)``: :class:`ClaimInfo` rows (id, paper, kind, origin,
   source, title);
 * ``check_claim(claim_id, profile="ci", seed=0)``: run one claim (as ``biasaudit check`` does) and return its
@@ -33,7 +35,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 __all__ = ["SamRegimes", "LinfLimit", "ClaimInfo", "AuditSummary", "sam_regimes", "linf_limit", "eos_regimes",
-           "eos_sweep", "list_claims", "check_claim", "run_audit"]
+           "eos_sweep", "central_flow", "list_claims", "check_claim", "run_audit"]
 
 
 def _jsonable(value):
@@ -253,6 +255,25 @@ def eos_sweep(x, y, w0, eta_min: float, eta_max: float, n: int = 400, **options)
         raise InputError("eta_max", "must exceed eta_min", (eta_min, eta_max))
     etas = np.linspace(eta_min, eta_max, positive_int("n", n, minimum=2))
     return gd_sweep(np.asarray(x, float), float(y), np.asarray(w0, float), etas, **options)
+
+
+def central_flow(x, y, w0, eta: float, loss_factor: float = 0.5):
+    """The central flow of the toy model at step ``eta`` (> 0, finite): gradient flow until the sharpness reaches
+    2/eta, then gradient flow held at S = 2/eta. Returns a
+    :class:`~biasaudit.numerics.eos_central_flow.CentralFlow` (``beta``, ``norm_l1``, ``norm_l2``, ``sharpness``,
+    ``risk``, ``met_edge``, ``status``, ``to_json()``)."""
+    import numpy as np
+
+    from biasaudit.numerics.eos_central_flow import central_flow as _central_flow
+    from biasaudit.plumbing import finite_scalar
+    from biasaudit.plumbing.ranges import ZERO_CHECKED_LATER as LATER, in_range, vector_in_range
+
+    x = vector_in_range("x", np.atleast_1d(np.asarray(x, float)), zero=LATER)
+    w0 = vector_in_range("w0", np.atleast_1d(np.asarray(w0, float)), zero=LATER)
+    y = in_range("y", finite_scalar("y", y), zero=LATER)
+    eta = in_range("eta", finite_scalar("eta", eta), zero=LATER)
+    c = in_range("loss_factor", finite_scalar("loss_factor", loss_factor), zero=LATER)
+    return _central_flow(x, y, w0, eta, loss_factor=c)
 
 
 @dataclass(frozen=True)

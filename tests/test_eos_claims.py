@@ -23,14 +23,21 @@ EXPECTED["eos.gd.kink_fixed_point"] = Verdict.REFUTED  # within 0.5% on 97% of t
 EXPECTED["eos.s_gf.large_init"] = Verdict.REFUTED  # just above r0 = 0 GD still tracks 2/eta (continuous in w0)
 EXPECTED["eos.risk.u_shape"] = Verdict.REFUTED  # near S* = 8cyx_min GD misses the U (no convergence / 14-17 % off)
 # refuted somewhere in the domain, not everywhere: the property test asserts only the verdict's side
-PARTLY_REFUTED = {"eos.s_gf.large_init", "eos.gd.tracking_gap", "eos.gd.kink_location", "eos.gd.kink_fixed_point", "eos.risk.u_shape"}
+EXPECTED["eos.central_flow.gd_endpoint_near_edge"] = Verdict.REFUTED  # GD's gradient-flow lag just above eta_c
+EXPECTED["eos.central_flow.gd_endpoint_large_eta"] = Verdict.REFUTED  # chaotic transients above ~1.4 eta_c
+EXPECTED["eos.central_flow.norm_curve"] = Verdict.REFUTED  # the norm's minimum 0.053 eta_c apart on one draw
+PARTLY_REFUTED = {"eos.s_gf.large_init", "eos.gd.tracking_gap", "eos.gd.kink_location", "eos.gd.kink_fixed_point", "eos.risk.u_shape",
+                  "eos.central_flow.gd_endpoint_near_edge", "eos.central_flow.gd_endpoint_large_eta",
+                  "eos.central_flow.norm_curve"}
 # controls that move a parameter across a boundary act only on cases at (or on one side of) it: the sampled
 # cases together refute them (the verdict test); a single case refutes only those that apply to it
 SOME_CASES = {"eos.minimizers.disjoint", "eos.gf.residual_sign", "eos.gd.outcome_classes"}
 
 # GD-sweep claims cost 0.1-3 s per example: fewer hypothesis examples.
 HEAVY = {"eos.gd.projected_monotone": 2, "eos.gd.toy_numbers": 1, "eos.gd.d3_excess_9pct": 1,
-         "eos.s_gf.small_alpha_rate": 3, "eos.risk.bayes": 3}
+         "eos.s_gf.small_alpha_rate": 3, "eos.risk.bayes": 3, "eos.central_flow.gd_endpoint": 4,
+         "eos.central_flow.gd_endpoint_near_edge": 3, "eos.central_flow.gd_endpoint_large_eta": 3,
+         "eos.central_flow.norm_curve": 2, "eos.central_flow.gradient_flow_below": 4}
 GD_PREFIX = ("eos.gd.", "eos.s_gf.large_init", "eos.risk.u_shape")
 
 

@@ -48,6 +48,9 @@ NO_CLOSED_FORM: set[str] = {
     "eos.s_gf.large_init_continuous", "eos.gd.kink_fixed_point", "eos.gd.projected_monotone",
     "eos.gd.float64_vs_mpmath", "eos.gd.d2_endpoints_on_front", "eos.gd.d3_not_pareto", "eos.gd.d3_excess_9pct",
     "eos.gd.toy_numbers",
+    # eos: the central flow's endpoint is the end of an integration, GD's a simulation
+    "eos.central_flow.gd_endpoint", "eos.central_flow.gd_endpoint_near_edge", "eos.central_flow.gd_endpoint_large_eta",
+    "eos.central_flow.norm_curve",
 }
 
 

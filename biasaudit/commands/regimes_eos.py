@@ -15,6 +15,8 @@ def register(targets) -> None:
     p.add_argument("--y", required=True, type=str, help="label, > 0")
     p.add_argument("--w0", required=True, help="initial weights, comma-separated, non-zero")
     p.add_argument("--loss-factor", default="0.5", help="c in L = c r^2, > 0 (default 0.5)")
+    p.add_argument("--eta", default=None, help="step sizes, comma-separated, > 0: adds the central flow's prediction "
+                                               "of GD's endpoint at each (beta, norms, sharpness, risk, met_edge)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=run)
 
@@ -34,11 +36,38 @@ def run(args) -> int:
     y = in_range("y", finite_scalar("y", args.y), zero=later)
     c = in_range("loss_factor", finite_scalar("loss_factor", args.loss_factor), zero=later)
     reg = eos_regimes(x, y, w0, loss_factor=c)
+    flows = None
+    if args.eta is not None:
+        from biasaudit.numerics.eos_central_flow import central_flow_curve, validate_etas
+
+        etas = vector_in_range("eta", validate_etas(parse_float_list("eta", args.eta)))
+        flows = central_flow_curve(x, y, w0, etas, loss_factor=c)
     if args.json:
-        print(json.dumps(reg.to_json(), indent=1))
+        out = reg.to_json()
+        if flows is not None:
+            out["central_flow"] = [f.to_json() for f in flows]
+        print(json.dumps(out, indent=1))
         return 0
     print(format_regimes(reg))
+    if flows is not None:
+        print()
+        print(format_central_flow(flows, reg.eta_c))
     return 0
+
+
+def format_central_flow(flows, eta_c: float) -> str:
+    """One line per eta: where the central flow ends (the predicted endpoint of GD at that step)."""
+    lines = ["Central flow (gradient flow held at S = 2/eta once S reaches it): predicted endpoint of GD",
+             f"  {'eta':>10} {'eta/eta_c':>9}  {'met edge':>8}  {'status':>14}  {'||beta||_1':>10}  {'||beta||_2':>10}  "
+             f"{'S':>10}  {'risk':>10}  beta"]
+    for f in flows:
+        if f.status == "unstable_start":
+            lines.append(f"  {f.eta:10.6g} {f.eta / eta_c:9.4g}  {'-':>8}  {f.status:>14}  lambda_max(H(w0)) >= 2/eta: "
+                         "no flow")
+            continue
+        lines.append(f"  {f.eta:10.6g} {f.eta / eta_c:9.4g}  {'yes' if f.met_edge else 'no':>8}  {f.status:>14}  "
+                     f"{f.norm_l1:10.6g}  {f.norm_l2:10.6g}  {f.sharpness:10.6g}  {f.risk:10.4g}  {_vec(f.beta)}")
+    return "\n".join(lines)
 
 
 def _vec(v) -> str:
@@ -46,6 +75,7 @@ def _vec(v) -> str:
 
 
 def format_regimes(reg) -> str:
+    """The regimes as the text ``biasaudit regimes eos`` prints."""
     c = reg.loss_factor
     lines = [
         f"Shared-weight diagonal model f = <w*w, x>, L = {c:g} r^2, r = <x, w*w> - y",

@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from biasaudit.figures.eos import eos_outcomes, eos_pareto, eos_risk, eos_sharpness
+from biasaudit.figures.eos import eos_central_flow, eos_outcomes, eos_pareto, eos_risk, eos_sharpness
 from biasaudit.figures.sam import (LINF_MU, LINF_RHO, sam_l2_heatmap, sam_l2_iterations, sam_l2_plateau,
                                    sam_linf_limit_map)
 
@@ -100,6 +100,12 @@ FIGURES: tuple[FigureJob, ...] = (
               requires=("biasaudit.numerics.eos_gd:gd_sweep", "biasaudit.theory.eos_minimizers:pareto_front")),
     FigureJob("eos-risk", "eos", "Risk of the GD endpoint against η", ("eos.*risk*",), eos_risk,
               requires=("biasaudit.numerics.eos_gd:gd_sweep", "biasaudit.theory.eos_risk:fixed_teacher_risk_curve")),
+    FigureJob("eos-central-flow", "eos", "‖β‖₂ and risk of the endpoint against η/η_c: GD and the central flow",
+              ("eos.central_flow.*",), eos_central_flow,
+              caption="The central flow (gradient flow held at S = 2/η) predicts GD's endpoint on the toy x = (0.7, 1.3, "
+                      "2.1), y = 1.5, w0 = 0.05·1; horizontal lines: gradient flow and the two vertices of P.",
+              requires=("biasaudit.numerics.eos_central_flow:central_flow_curve",
+                        "biasaudit.numerics.eos_gd:gd_sweep")),
 )
 
 

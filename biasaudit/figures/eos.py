@@ -16,11 +16,12 @@ from biasaudit.figures._common import pyplot as _pyplot
 from biasaudit.figures._common import save as _save
 from biasaudit.figures._common import size as _size
 
-__all__ = ["eos_sharpness", "eos_outcomes", "eos_pareto", "eos_risk", "sweep_figure", "outcome_style",
-           "EOS_X", "EOS_Y", "EOS_W0", "EOS_X3", "EOS_W03"]
+__all__ = ["eos_sharpness", "eos_outcomes", "eos_pareto", "eos_risk", "eos_central_flow", "sweep_figure",
+           "outcome_style", "EOS_X", "EOS_Y", "EOS_W0", "EOS_X3", "EOS_W03", "CF_X", "CF_Y", "CF_W0"]
 
 EOS_X, EOS_Y, EOS_W0 = (1.0, 2.0), 1.0, (0.1, 0.1)  # the toy model
 EOS_X3, EOS_W03 = (0.5, 1.0, 2.0), (0.1, 0.1, 0.1)
+CF_X, CF_Y, CF_W0 = (0.7, 1.3, 2.1), 1.5, (0.05, 0.05, 0.05)  # the central-flow toy (eta_c = 0.1638)
 
 
 def _eos_sweep(x, w0, tier: str, eta_max: float):
@@ -139,6 +140,40 @@ def eos_risk(outdir: Path, tier: str) -> list[Path]:
         ax.set_xlabel("step size η")
         ax.legend(fontsize=8)
     return [_save(fig, outdir / "eos_risk_vs_eta.png")]
+
+
+def eos_central_flow(outdir: Path, tier: str) -> list[Path]:
+    """‖β‖₂ and the Bayes risk of the endpoint against η/η_c: GD's sweep, the central flow's curve, the gradient
+    flow's value, and the min-norm and min-sharpness vertices as horizontal lines."""
+    from biasaudit.numerics.eos_central_flow import central_flow_curve
+    from biasaudit.numerics.eos_gd import gd_sweep
+    from biasaudit.theory.eos_flow import eos_regimes
+    from biasaudit.theory.eos_risk import bayes_risk
+
+    plt = _pyplot()
+    x = np.array(CF_X)
+    reg = eos_regimes(CF_X, CF_Y, CF_W0)
+    q = np.linspace(0.5, 2.0, _size(tier, 200, 600))
+    flows = central_flow_curve(CF_X, CF_Y, CF_W0, q * reg.eta_c)
+    sweep = gd_sweep(x, CF_Y, np.array(CF_W0), q * reg.eta_c, max_steps=_size(tier, 100_000, 100_000))
+    ok = sweep.converged
+    beta_gf = np.array(reg.beta_gf)
+    vertices = {"min-norm vertex": np.eye(x.size)[np.argmax(x)] * CF_Y / x.max(),
+                "min-sharpness vertex": np.eye(x.size)[np.argmin(x)] * CF_Y / x.min()}
+    fig, (ax_n, ax_r) = plt.subplots(1, 2, figsize=(12, 4.5), constrained_layout=True)
+    for ax, value, label in ((ax_n, lambda b: np.linalg.norm(b, axis=-1), "‖β‖₂"),
+                             (ax_r, lambda b: bayes_risk(x, CF_Y, b), "E R(β) (Bayes risk)")):
+        ax.plot(q[ok], value(sweep.beta[ok]), ".", ms=3, color="#1f77b4", label="GD endpoint (converged)")
+        ax.plot(q, value(np.array([f.beta for f in flows])), "-", lw=1.2, color="k", label="central flow")
+        ax.axhline(float(value(beta_gf)), color="#2ca02c", ls="--", lw=1, label="gradient flow (β_GF)")
+        for (name, beta), style in zip(vertices.items(), (":", "-.")):
+            ax.axhline(float(value(beta)), color="gray", ls=style, lw=1, label=name)
+        ax.axvline(1.0, color="crimson", lw=0.8, ls="--", label="η = η_c")
+        ax.set_xlabel("η / η_c")
+        ax.set_ylabel(label)
+        ax.legend(fontsize=8)
+    ax_n.set_title(f"x = {CF_X}, y = {CF_Y}, w0 = 0.05·1, η_c = {reg.eta_c:.4g}")
+    return [_save(fig, outdir / "eos_central_flow.png")]
 
 
 def eos_outcomes(outdir: Path, tier: str) -> list[Path]:

@@ -10,6 +10,7 @@ per id prefix (:data:`FOLDERS`, in reading order):
 * ``gf/``: gradient flow's limit beta_GF; ``s_gf/``: the sharpness s_GF it reaches (small and large init);
 * ``gd/``: GD around eta_c (tracking 2/eta, the stability edge, the kink; ``edge.py``) and GD's outcomes and
   endpoints (``outcomes.py``);
+* ``central_flow/``: the central flow (gradient flow held at S = 2/eta) as a predictor of GD's endpoint;
 * ``risk/``: the risk of GD's endpoint; ``deep/``: shared weights at depth L;
 * ``torch/``: learning-rate sweeps of trained networks (experiment claims).
 
@@ -23,4 +24,4 @@ of :mod:`biasaudit.numerics.eos_gd`, mpmath). Conventions and measured numbers: 
 __all__ = ["FOLDERS"]
 
 FOLDERS = ("hessian", "min_norm", "min_sharpness", "minimizers", "pareto", "stable_minima", "gf", "s_gf", "gd",
-           "risk", "deep", "torch")
+           "central_flow", "risk", "deep", "torch")

@@ -31,7 +31,7 @@ import sympy as sp
 
 from biasaudit.contract import DataControl, ExperimentContract, contract_observation
 from biasaudit.domain import Domain
-from biasaudit.ledger import Claim, Observation, Tolerance
+from biasaudit.ledger import Claim, Observation, OutOfScope, Tolerance
 from biasaudit.tier import AuditTier
 
 __all__ = ["Family", "TOY", "LEVEL", "seed_sweeps", "numerics_sweep", "study", "study_claim", "DATA_CONTROLS"]
@@ -243,12 +243,32 @@ def _observe(family: Family, arch: str, loss: str, params) -> Observation:
     return Observation(observed, error, detail, decided=verdict != "undecided")
 
 
+def _out_of_tier(arch: str, tier: str) -> str | None:
+    """Why ``arch`` does not run at ``tier`` (:data:`biasaudit.validation.eos_config.E2_FULL_ONLY`), else None."""
+    from biasaudit.validation.eos_config import E2_FULL_ONLY
+
+    if tier == "quick" and arch in E2_FULL_ONLY:
+        return f"the full tier only (audit --tier full): {E2_FULL_ONLY[arch]}"
+    return None
+
+
+def _predict(arch: str, params) -> float:
+    from biasaudit.tier import experiment_tier
+
+    why = _out_of_tier(arch, experiment_tier(params["tier"]))
+    if why:
+        raise OutOfScope(why)
+    return 0.0
+
+
 def _runs(arch: str, loss: str):
     def runs() -> tuple:
         from biasaudit.claims.eos.torch.sweeps import sweep_run_units
         from biasaudit.tier import experiment_tier
 
         tier = experiment_tier("quick")
+        if _out_of_tier(arch, tier):
+            return ()
         return tuple(u for c in _configs(arch, loss, tier)
                      for u in sweep_run_units(c, f"E2 {arch} {c.loss} seed {c.seed}"))
     return runs
@@ -277,7 +297,7 @@ def study_claim(family: Family, arch: str, loss: str = "mse", *, name: str = "",
                f"{family.symbol} of the torch sweeps equals the numerics' to within {family.delta:g}") if toy
         else family.title.format(name=name + (" with cross-entropy" if loss == "ce" else "")),
         hypotheses=(sp.Gt(sp.Symbol("s_GF", positive=True), 0, evaluate=False),),
-        statement=statement, predict=lambda params: 0.0,
+        statement=statement, predict=lambda params: _predict(arch, params),
         evaluate=lambda params, predicted: _observe(family, arch, loss, params), tolerance=DECIDED,
         domain=Domain({"tier": AuditTier()}, description=f"the tier's E2 sweeps of {arch} with {loss}, one per seed"),
         negative_control=(), runs=_runs(arch, loss), notes=_TOY_NOTES if toy else notes,

@@ -1,10 +1,9 @@
 """The content of the audit report, shared by ``report.md`` and ``index.html``.
 
 Order: claims whose verdict is ``refuted``, ``error`` or ``undecided`` come first, each with its full
-evidence (parameters, predicted and observed values, error against the named tolerance, the negative
-controls, the message); then the table of every claim. A summary states the error and the tolerance with
-the comparison as computed, never a rounded one: when two numbers print alike but differ, more digits
-are shown (:func:`format_pair`).
+evidence (:mod:`biasaudit.audit.evidence_view`: a sentence, the table of predicted and observed values
+with the error against the named tolerance, the controls, the check's notes); then the table of every
+claim.
 
 Statements are rendered from the claim objects when the claim is registered here (Unicode ``pretty`` for
 Markdown, presentation MathML for HTML, which browsers render natively); otherwise from the stored text.
@@ -12,13 +11,13 @@ Markdown, presentation MathML for HTML, which browsers render natively); otherwi
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
-__all__ = ["plain_source", "plain_words", "error_text", "HOW_TO_READ", "ReportMeta", "Report", "Row", "build_report", "summarize", "format_pair", "PAPERS",
-           "VERDICT_ORDER", "PROBLEM_VERDICTS"]
+from biasaudit.audit.evidence_view import error_text, evidence_view, format_pair
+
+__all__ = ["plain_source", "plain_words", "error_text", "HOW_TO_READ", "ReportMeta", "Report", "Row", "build_report",
+           "format_pair", "PAPERS", "VERDICT_ORDER", "PROBLEM_VERDICTS"]
 
 PAPERS = {
     "sam": "Minor First, Major Last (SAM on deep diagonal networks)",
@@ -68,7 +67,7 @@ class ReportMeta:
 
 @dataclass
 class Row:
-    """One claim in the report: its evidence ``record``, the one-line ``summary``, the statement and hypotheses as text
+    """One claim in the report: its evidence ``record``, the one-sentence ``summary``, the statement and hypotheses as text
     and as MathML (None where the claim is not registered here), and the ids of the ``figures`` that illustrate it."""
 
     record: dict
@@ -118,82 +117,6 @@ class Report:
     def figures_of_paper(self, paper: str) -> list[dict]:
         """The figure records of ``paper`` (``sam`` or ``eos``)."""
         return [f for f in self.figures if f.get("paper") == paper]
-
-
-def format_pair(a: Any, b: Any) -> tuple[str, str]:
-    """Format two numbers with 4 significant digits, more if they would print alike but differ."""
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (a, b)):
-        return _show(a), _show(b)
-    for digits in (4, 8, 17):
-        sa, sb = f"{a:.{digits}g}", f"{b:.{digits}g}"
-        if sa != sb or a == b:
-            return sa, sb
-    return repr(a), repr(b)
-
-
-def _show(value: Any, limit: int = 160, precise: bool = False) -> str:
-    """Short text of a record value; ``precise`` prints floats in full (evidence of a problem claim)."""
-    def num(v: float) -> str:
-        return repr(v) if precise else f"{v:.4g}"
-
-    if isinstance(value, float):
-        text = num(value)
-    elif isinstance(value, list) and value and all(isinstance(v, (int, float)) for v in value):
-        text = "[" + ", ".join(num(v) if isinstance(v, float) else str(v) for v in value) + "]"
-    elif isinstance(value, dict):
-        text = ", ".join(f"{k}={_show(v, 60 if not precise else 200, precise)}" for k, v in value.items())
-    else:
-        text = str(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def controls_summary(control: dict) -> str:
-    """"wrong predictions refuted 2/2 (prediction ±1%)", with the flags of a weak set of controls."""
-    runs = control.get("runs") or []
-    if not runs:
-        return ""
-    refuted = sum(bool(r.get("failed")) for r in runs)
-    groups: dict = {}
-    for r in runs:
-        size = r.get("size")
-        groups.setdefault((r.get("target", "prediction"), size), set()).add(r.get("side", "unknown"))
-    moves = []
-    for (target, size), sides in groups.items():
-        sign = "±" if {"+", "-"} <= sides else "".join(sorted(sides & {"+", "-"})) or "/".join(sorted(sides))
-        moves.append(f"{target} {sign}" + (f"{100 * size:.3g}%" if isinstance(size, (int, float)) else ""))
-    text = f"negative controls refuted {refuted}/{len(runs)} ({'; '.join(moves)})"
-    if control.get("inequality"):
-        text += f" — {control['inequality']}"
-    flags = list(control.get("flags") or [])
-    if control.get("on_references"):
-        flags.append("judged on reference cases")
-    return text + (f" [weak controls: {', '.join(flags)}]" if flags else "")
-
-
-def summarize(record: dict) -> str:
-    """One line of evidence for the claims table."""
-    verdict = record.get("verdict")
-    err, tol_info = record.get("error"), record.get("tolerance") or {}
-    tol, name = tol_info.get("value"), tol_info.get("name", "tolerance")
-    detail = (record.get("detail") or "").strip()
-    control_text = controls_summary(record.get("negative_control") or {})
-    if isinstance(err, (int, float)) and isinstance(tol, (int, float)):
-        se, st = format_pair(err, tol)
-        relation = "≤" if err <= tol else ">"
-        numbers = f"error {se} {relation} {name} {st}"
-    else:
-        numbers = ""
-    n = record.get("n_cases")
-    cases = f"{n} cases" if n else ""
-    if verdict == "confirmed":
-        parts = [f"worst {numbers}" if numbers else "", cases, control_text]
-    elif verdict == "refuted":
-        parts = [numbers, detail]
-    elif verdict == "undecided":
-        parts = [detail, numbers, control_text]
-    else:  # error, out-of-scope
-        parts = [detail]
-    return "; ".join(p for p in parts if p)
 
 
 HOW_TO_READ: tuple[tuple[str, str], ...] = (
@@ -249,21 +172,6 @@ def _plain_record(record: dict) -> dict:
     if isinstance(shown.get("tolerance"), dict) and isinstance(shown["tolerance"].get("reason"), str):
         shown["tolerance"] = {**shown["tolerance"], "reason": plain_words(shown["tolerance"]["reason"])}
     return shown
-
-
-def error_text(record: dict) -> str:
-    """The record's error for display: a number, or what it means when there is none (an undecided check
-    has no error: the numerics could not tell; an error record has none either)."""
-    err = record.get("error")
-    if isinstance(err, str) and err.lower() == "nan":
-        err = None
-    if isinstance(err, (int, float)) and math.isfinite(err):
-        return format_pair(err, err)[0]
-    if record.get("verdict") == "undecided":
-        return "none (the check could not decide, so there is no error to compare)"
-    if record.get("verdict") == "error":
-        return "none (the check raised an exception)"
-    return "none" if err is None else str(err)
 
 
 def _xmlns_free(mathml: str) -> str:
@@ -326,7 +234,7 @@ def _row(record: dict, claim, figure_ids: list[str]) -> Row:
         text, mathml = record.get("statement") or "", None
         hyps = [(h, None) for h in record.get("hypotheses") or []]
     record = _plain_record(record)
-    return Row(record=record, summary=summarize(record), statement_text=text, statement_mathml=mathml,
+    return Row(record=record, summary=evidence_view(record).sentence, statement_text=text, statement_mathml=mathml,
                hypotheses_text=[h[0] for h in hyps], hypotheses_mathml=[h[1] for h in hyps],
                figures=figure_ids)
 

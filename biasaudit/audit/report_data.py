@@ -132,7 +132,7 @@ HOW_TO_READ: tuple[tuple[str, str], ...] = (
                   "one, so it says nothing)"),
     ("error", "the check itself raised an exception; the traceback is shown"),
     ("negative control", "the same check run on a deliberately wrong prediction (for example moved by 1 %, or "
-                         "with its sign flipped). The check must reject it: \"controls failed 2/2\" is what "
+                         "with its sign flipped). The check must reject it: \"2 of 2 negative controls refuted\" is what "
                          "you want to see, because it shows the check has the power to tell right from wrong"),
     ("error and tolerance", "each check computes one error number; a named tolerance, with the reason for its "
                             "size, decides. Confirmed means error <= tolerance"),

@@ -191,21 +191,50 @@ def _math_safe(expr) -> bool:
     return all(_MATH_NAME.match(n) and n.count("_") <= 1 for n in names)
 
 
+_MODIFIERS = ("bar", "hat", "tilde", "dot")  # sympy's name suffixes for accents: betabar_i is β̄ᵢ
+_WORD = re.compile(r"^[A-Za-z]{4,}$")
+
+
+def _accented(name: str) -> str:
+    """``betabar_i`` as ``β̅_i`` (the accent on the letter, as sympy's pretty printer shows it); other names
+    unchanged."""
+    import sympy
+    from sympy.printing.conventions import split_super_sub
+
+    base, sups, subs = split_super_sub(name)
+    if not any(base.endswith(m) and len(base) > len(m) for m in _MODIFIERS):
+        return name
+    accented = sympy.pretty(sympy.Symbol(base), use_unicode=True)
+    return accented + "".join(f"^{s}" for s in sups) + "".join(f"_{s}" for s in subs)
+
+
 def _mathml(expr) -> str:
     """Presentation MathML; undefined functions keep their name's case and subscripts (sympy lower-cases
-    them), and relation signs are escaped (sympy writes a bare ``<``, which is not XML)."""
+    them), a function named in words (``median_gap``) reads as words, accented names (``betabar``) carry
+    their accent, and relation signs are escaped (sympy writes a bare ``<``, which is not XML)."""
     import sympy
     from sympy.printing.mathml import MathMLPresentationPrinter
 
     class Printer(MathMLPresentationPrinter):
         def _print_AppliedUndef(self, e):
             row = self.dom.createElement("mrow")
-            row.appendChild(self._print(sympy.Symbol(e.func.__name__)))
+            name = e.func.__name__
+            if "_" in name and _WORD.match(name.split("_")[0]) and name.split("_")[0] not in _MATH_FUNCTIONS:
+                words = self.dom.createElement("mtext")
+                words.appendChild(self.dom.createTextNode(name.replace("_", " ")))
+                row.appendChild(words)
+            else:
+                row.appendChild(self._print(sympy.Symbol(name)))
             row.appendChild(self._print(sympy.Tuple(*e.args)))
             return row
 
-    out = Printer().doprint(expr)
+    accents = {a: sympy.Symbol(_accented(a.name), **a.assumptions0) for a in expr.atoms(sympy.Symbol)
+               if _accented(a.name) != a.name} if isinstance(expr, sympy.Basic) else {}
+    out = Printer().doprint(expr.xreplace(accents) if accents else expr)
     return _xmlns_free(out.replace("<mo><</mo>", "<mo>&lt;</mo>").replace("<mo>></mo>", "<mo>&gt;</mo>"))
+
+
+_MATH_FUNCTIONS = {"sign", "tanh", "argmax", "argmin"}
 
 
 def _render(expr) -> tuple[str, str | None]:

@@ -26,13 +26,14 @@ claims outside ``--claims`` are kept in the store untouched. Without ``--resume`
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 from biasaudit.audit.executor import make_executor, validate_executor
-from biasaudit.audit.outlock import hold_out_dir
+from biasaudit.audit.outlock import LOCK_NAME, hold_out_dir
 from biasaudit.audit.progress import AuditProgress
 from biasaudit.audit.provenance import code_version
 from biasaudit.audit.store import BadLine, EvidenceStore
@@ -148,9 +149,24 @@ def execute_audit(config: AuditConfig, progress: AuditProgress | None = None, qu
     started = time.perf_counter()
     started_utc = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     _validate(config)
+    existed = os.path.lexists(Path(config.out).expanduser())
     out = prepare_out_dir(config.out)
-    with hold_out_dir(out):  # one audit per folder: a second one stops here (exit 2)
-        return _run_audit_held(config, out, started, started_utc, progress, quiet)
+    try:
+        with hold_out_dir(out):  # one audit per folder: a second one stops here (exit 2)
+            return _run_audit_held(config, out, started, started_utc, progress, quiet)
+    except InputError:
+        if not existed:
+            _remove_if_unused(out)  # a refused audit (say, an unknown --claims) leaves no folder behind
+        raise
+
+
+def _remove_if_unused(out: Path) -> None:
+    """Remove ``out`` if it holds nothing but what :func:`prepare_out_dir` and the lock made (never evidence)."""
+    import shutil
+
+    figures = out / FIGURE_DIR
+    if set(os.listdir(out)) <= {FIGURE_DIR, LOCK_NAME} and not (figures.is_dir() and any(figures.iterdir())):
+        shutil.rmtree(out, ignore_errors=True)
 
 
 def _run_audit_held(config: AuditConfig, out: Path, started: float, started_utc: str,

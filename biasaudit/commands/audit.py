@@ -32,7 +32,9 @@ def register(sub) -> None:
                         "minutes on 2 cores); full: profile thorough, full sizes, meant for a GPU (default: quick)")
     p.add_argument("--out", default="biasaudit-report", metavar="DIR",
                    help="report directory (default: ./biasaudit-report)")
-    p.add_argument("--claims", metavar="PATTERN", help="comma-separated globs of claim ids, e.g. 'sam.l2.*'")
+    p.add_argument("--claims", metavar="PATTERN", help="comma-separated globs of claim ids, e.g. 'sam.l2.*', or "
+                                                         "a claim module file or folder of your own, e.g. "
+                                                         "myclaims/gd_quadratic.py (no packaging needed)")
     p.add_argument("--executor", choices=("local", "dask"), default="local",
                    help="local: this machine's cores; dask: an existing cluster at --scheduler")
     p.add_argument("--scheduler", metavar="ADDR", help="Dask scheduler address, e.g. tcp://10.0.0.5:8786")
@@ -140,9 +142,11 @@ def _run(args) -> int:
     from biasaudit.audit import AuditConfig, execute_audit
 
     from biasaudit.plumbing import claim_pattern
+    from biasaudit.registry import claims_option, extra_modules_from_env
 
-    config = AuditConfig(tier=args.tier, out=Path(args.out), claims=claim_pattern("claims", args.claims),
-                         executor=args.executor,
+    option = claims_option(claim_pattern("claims", args.claims))
+    config = AuditConfig(tier=args.tier, out=Path(args.out), claims=option.pattern,
+                         extra_modules=extra_modules_from_env() + option.files, executor=args.executor,
                          scheduler=args.scheduler, resume=args.resume, seed=args.seed, workers=args.workers,
                          figures=not args.no_figures,
                          run_resources=parse_resources(args.run_resources, args.executor))

@@ -15,7 +15,9 @@ def register(sub) -> None:
     p.add_argument("--profile", choices=("ci", "thorough"),
                    help="ci: a few samples per claim; thorough: many (default: ci; not with --stability, "
                         "--tolerance-x10 or --list, which choose their own)")
-    p.add_argument("--claims", metavar="PATTERN", help="comma-separated globs of claim ids, e.g. 'sam.l2.*'")
+    p.add_argument("--claims", metavar="PATTERN", help="comma-separated globs of claim ids, e.g. 'sam.l2.*', or "
+                                                         "a claim module file or folder of your own, e.g. "
+                                                         "myclaims/gd_quadratic.py (no packaging needed)")
     p.add_argument("--paper", help="only this paper's claims (sam, eos, or a plugin's paper)")
     p.add_argument("--seed", type=int, help="sampling seed (default: 0; not with --stability, which reads --seeds)")
     p.add_argument("--json", action="store_true", help="print {claims: [...], summary: {...}} as JSON "
@@ -44,6 +46,7 @@ def run(args) -> int:
     from biasaudit.commands.list import select_in_scope
     from biasaudit.ledger import Verdict, run_claim
     from biasaudit.plumbing import InputError, claim_pattern
+    from biasaudit.registry import claims_option, extra_modules_from_env
 
     refuse_ignored_flags(args)
     seed = 0 if args.seed is None else args.seed
@@ -51,7 +54,9 @@ def run(args) -> int:
         raise InputError("seed", "must be an integer >= 0", seed)
     profile = args.profile or "ci"
     seeds = parse_seeds(args.seeds) if args.seeds is not None else None  # None: the stability default
-    claims = select_in_scope(claim_pattern("claims", args.claims), paper=args.paper, kind="theory")
+    option = claims_option(claim_pattern("claims", args.claims))
+    claims = select_in_scope(option.pattern, paper=args.paper, kind="theory",
+                             extra=extra_modules_from_env() + option.files)
     if args.stability:
         return run_stability(claims, args, seeds)
     if args.tolerance_x10:

@@ -27,6 +27,7 @@ __all__ = [
     "choice",
     "matching_length",
     "parse_float_list",
+    "broadcast_vector",
     "distinct_values",
 ]
 
@@ -160,6 +161,18 @@ def parse_float_list(name: str, text: str) -> np.ndarray:
     return as_finite_vector(name, values)
 
 
+def broadcast_vector(name: str, values: np.ndarray, length: int, like: str) -> np.ndarray:
+    """``values`` as a vector of ``length``: one number is repeated (``--w0 0.05`` beside a 3-vector ``x``),
+    a vector of that length is kept; any other length is ``name: must have 1 or <length> items (as many as
+    <like>)``."""
+    values = np.asarray(values, dtype=float)
+    if values.shape == (1,) and length > 1:
+        return np.full(length, values[0])
+    if values.shape != (length,):
+        raise InputError(name, f"must have 1 or {length} items (as many as {like})", ",".join(map(str, values)))
+    return values
+
+
 def distinct_values(name: str, values) -> np.ndarray:
     """``values`` (1-d) with no value given twice: ``name: must not repeat a value (... given twice)``."""
     arr = np.asarray(values, dtype=float)
@@ -208,14 +221,16 @@ def _missing_folders(path: Path) -> list[Path]:
     return missing
 
 
-def writable_file(name: str, value, *, suffix: str | None = None) -> Path:
+def writable_file(name: str, value, *, suffix: str | tuple[str, ...] | None = None) -> Path:
     """A file path that can be written, checked before any work: not a directory, its folder exists or can be
-    created and is writable, and (``suffix``) it ends with that suffix. The file itself is not created."""
+    created and is writable, and (``suffix``: one suffix or a tuple of them) it ends with one of them. The file
+    itself is not created."""
     if str(value).strip() == "":
         raise InputError(name, "must name a file (an empty path is not one)", value)
     path = Path(value).expanduser()
-    if suffix is not None and not path.name.lower().endswith(suffix):
-        raise InputError(name, f"must be a {suffix} file name", str(path))
+    suffixes = (suffix,) if isinstance(suffix, str) else suffix
+    if suffixes is not None and not path.name.lower().endswith(tuple(suffixes)):
+        raise InputError(name, f"must be a {' or '.join(suffixes)} file name", str(path))
     if path.is_dir():
         raise InputError(name, "must be a file name (a directory of that name exists)", str(path))
     writable_dir(name, path.parent if str(path.parent) else ".")

@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import sys
 
-__all__ = ["register", "run"]
+__all__ = ["register", "run", "EXIT_STATUS"]
+
+EXIT_STATUS = """exit status:
+  0  the checks ran, whatever their verdicts (a refuted, undecided or error claim included: add --strict)
+  1  with --strict: some claim is not confirmed; with --stability: a fragile claim; with --tolerance-x10:
+     a verdict inconsistent with its stated reason
+  2  bad input (one line on stderr)
+  130 interrupted"""
 
 
 def register(sub) -> None:
     """Add ``biasaudit check`` and its options to the subparsers ``sub``."""
-    p = sub.add_parser("check", help="run the property-based theorem checks (theory claims)")
+    p = sub.add_parser("check", help="run the property-based theorem checks (theory claims)",
+                       epilog=EXIT_STATUS, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--profile", choices=("ci", "thorough"),
                    help="ci: a few samples per claim; thorough: many (default: ci; not with --stability, "
                         "--tolerance-x10 or --list, which choose their own)")

@@ -34,7 +34,8 @@ class ReportMeta:
     ``tier``, ``profile``, ``seed``, ``executor`` (with ``workers`` and the Dask ``scheduler``), ``pattern``
     (``--claims``), ``started_utc``, ``wall_s``, the units ``ran`` and ``reused`` (kept by ``--resume``), ``code`` (the
     package version and git commit); then the evidence lines dropped as bad, the figures left out (id, reason), and the
-    experiment runs: scheduled as units, computed, reused, failed, and their time.
+    experiment runs: scheduled as units, computed, reused from the cache, read again after this audit computed them,
+    failed, and their summed worker time.
     """
 
     tier: str
@@ -54,15 +55,18 @@ class ReportMeta:
     run_units: int = 0
     runs_computed: int = 0
     runs_reused: int = 0
+    runs_repeated: int = 0
     run_errors: list[str] = field(default_factory=list)
     run_unit_seconds: float = 0.0
 
     def runs_sentence(self) -> str:
-        """How many experiment runs this audit computed and how many it read from the run cache."""
-        units = (f" ({self.run_units} scheduled as run units, {self.run_unit_seconds:.1f} s of their own time)"
+        """How many experiment runs this audit computed, read from the run cache (computed before it), and read
+        again after computing them itself (a second claim reading a run)."""
+        units = (f" ({self.run_units} scheduled as run units, {self.run_unit_seconds:.1f} s summed worker time)"
                  if self.run_units else "")
-        return (f"experiment runs: {self.runs_computed} computed, {self.runs_reused} reused from the run "
-                f"cache{units}")
+        return (f"experiment runs: {self.runs_computed} computed in this audit{units}, {self.runs_reused} reused "
+                f"from the run cache (computed before this audit), {self.runs_repeated} cache hits of runs computed "
+                "earlier in this audit")
 
 
 @dataclass
@@ -110,7 +114,7 @@ class Report:
         return out
 
     def unit_seconds(self) -> float:
-        """Sum of the units' own times (claims and figures; the runs kept by --resume included)."""
+        """Summed worker time of the claim and figure units (the ones kept by --resume included), in seconds."""
         return float(sum(float(r.get("elapsed_s") or 0.0) for r in [*(row.record for row in self.rows),
                                                                      *self.figures]))
 

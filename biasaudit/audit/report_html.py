@@ -153,9 +153,9 @@ def render_html(report: Report) -> str:
            f"{_e(m.executor)}" + (f" ({_e(m.workers)} workers)" if m.workers else "")
            + (f" at <code>{_e(m.scheduler)}</code>" if m.scheduler else "")
            + (f", claims <code>{_e(m.pattern)}</code>" if m.pattern else "")
-           + f". Started {_e(m.started_utc)}; wall time {m.wall_s:.1f} s; {m.ran} units run, {m.reused} kept; "
-           f"{_e(m.runs_sentence())}; "
-           f"the units' own times sum to {report.unit_seconds():.1f} s."
+           + f". Started {_e(m.started_utc)}; wall time {m.wall_s:.1f} s; {m.ran} units run, {m.reused} kept "
+           f"by --resume; claim and figure units: {report.unit_seconds():.1f} s summed worker time; "
+           f"{_e(m.runs_sentence())}."
            + f" Code: biasaudit {_e(code.get('biasaudit'))}, commit "
            f"<code>{_e(code.get('git_commit') or 'unknown')}</code>"
            + (" (uncommitted changes)" if code.get("git_dirty") else "") + ".")

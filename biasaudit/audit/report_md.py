@@ -61,7 +61,8 @@ def _render_markdown(report: Report) -> str:
         + (f" ({m.workers} workers)" if m.workers else "") + (f" at {m.scheduler}" if m.scheduler else "")
         + (f", claims `{m.pattern}`" if m.pattern else "") + ".",
         f"Started {m.started_utc}; wall time {m.wall_s:.1f} s; {m.ran} units run, {m.reused} kept from "
-        f"earlier evidence; {m.runs_sentence()}; the units' own times sum to {report.unit_seconds():.1f} s. "
+        f"earlier evidence by --resume; claim and figure units: {report.unit_seconds():.1f} s summed worker time; "
+        f"{m.runs_sentence()}. "
         f"Code: biasaudit {code.get('biasaudit')}, commit {code.get('git_commit') or 'unknown'}"
         + (" (with uncommitted changes)" if code.get("git_dirty") else "") + ".",
         "",

@@ -120,8 +120,8 @@ def check_resumable(out: Path) -> None:
         raise InputError("out", "--resume needs the folder of an earlier audit, and there is none at that path",
                          str(out))
     if not any(os.path.isfile(out / name) for name in (EVIDENCE_FILE, FIGURES_FILE)):
-        print(f"note: nothing to resume in {out} (no {EVIDENCE_FILE} of an earlier audit): starting a fresh "
-              "audit", file=sys.stderr)
+        print(f"note: no claim evidence to keep in {out} (no {EVIDENCE_FILE} of an earlier audit): every claim "
+              "runs; experiment runs finished before are still read from the run cache", file=sys.stderr)
 
 
 @contextlib.contextmanager
@@ -159,8 +159,9 @@ def _run(args) -> int:
     if not args.quiet:
         summary = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
         failed = [f["figure_id"] for f in result.figures if f.get("status") != "ok"]
-        print(f"{summary} (total {len(result.records)}) in {result.wall_s:.1f} s; experiment runs: "
-              f"{result.runs_computed} computed, {result.runs_reused} reused"
+        print(f"{summary} (total {len(result.records)}) in {result.wall_s:.1f} s wall time; experiment runs: "
+              f"{result.runs_computed} computed in this audit, {result.runs_reused} reused from the run cache, "
+              f"{result.runs_repeated} cache hits of runs computed earlier in this audit"
               + (f"; figures failed: {', '.join(failed)} (their errors are in the report)" if failed else ""),
               file=sys.stderr)
     print(result.report_html)

@@ -95,3 +95,12 @@ def test_sources_are_shown_in_the_readers_words():
     assert plain_words("paper 2; E3") == '"Conflicting Biases at the Edge of Stability"; E3'
     for claim in all_claims():
         assert not plain_source(claim.source).startswith("paper ")
+
+
+def test_powers_and_indices_in_titles_are_rendered_in_the_report():
+    from biasaudit.audit.prose_math import prose_html
+
+    assert prose_html("tau_j = alpha_j^{2-L} / ((L-2) mu_j)") == "tau_j = α<sub>j</sub><sup>2-L</sup> / ((L-2) mu_j)"
+    assert prose_html("a <b> & e^{-mu tau}") == "a &lt;b&gt; &amp; e<sup>-μ τ</sup>"  # escaped around the scripts
+    for claim in all_claims():
+        assert "^{" not in re.sub(r"<[^>]+>", "", prose_html(claim.title)), claim.id

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from biasaudit.audit.evidence_view import evidence_view
+from biasaudit.audit.prose_math import prose_html
 from biasaudit.audit.report_data import HOW_TO_READ, PAPERS, PROBLEM_VERDICTS, Report, Row, plain_source
 from biasaudit.audit.store import atomic_write_text
 
@@ -110,7 +111,7 @@ def _evidence(row: Row) -> str:
     return (f'<div class="problem v-{_e(r["verdict"])}-box" id="problem-{_e(r["claim_id"])}">'
             f'<h3><code>{_e(r["claim_id"])}</code> {_badge(r["verdict"])}</h3>'
             f"<p>{_e(PAPERS.get(r.get('paper'), r.get('paper')))}, {_e(plain_source(r.get('source')))} "
-            f"<i>({_e(r.get('origin') or '?')})</i>: {_e(r.get('title'))}</p>"
+            f"<i>({_e(r.get('origin') or '?')})</i>: {prose_html(r.get('title'))}</p>"
             f"{_math(row.statement_mathml, row.statement_text)}{_evidence_body(r)}{tb}{_raw(r)}</div>")
 
 
@@ -126,7 +127,7 @@ def _row(row: Row) -> str:
     breakable = _e(r["claim_id"]).replace(".", ".<wbr>").replace("_", "_<wbr>")
     return (f'<tr id="claim-{_e(r["claim_id"])}"><td class="id" data-label="claim"><code>{breakable}</code></td>'
             f'<td data-label="paper, section">{_e(r.get("paper"))}<br>{_e(plain_source(r.get("source")))}</td>'
-            f'<td data-label="statement">{_e(r.get("title"))}<div class="math">'
+            f'<td data-label="statement">{prose_html(r.get("title"))}<div class="math">'
             f"{_math(row.statement_mathml, row.statement_text, block=False)}</div>{hyps}</td>"
             f'<td class="verdict" data-label="verdict">{_badge(r["verdict"])}</td>'
             f'<td data-label="evidence">{_e(evidence_view(r).sentence)}{more}</td>'

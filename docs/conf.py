@@ -11,7 +11,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 project = "biasaudit"
 author = "the biasaudit developers"
-extensions = ["myst_parser", "sphinx.ext.autodoc", "specification_pages", "mathml_render"]
+extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "specification_pages", "mathml_render"]
+napoleon_google_docstring = False  # the API's docstrings are numpydoc: Parameters, Returns, Raises, Examples
 myst_enable_extensions = ["dollarmath"]
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 exclude_patterns = ["_build", "**.ipynb_checkpoints", "tutorial.ipynb", "specification/_generated_*"]

@@ -152,3 +152,13 @@ def test_missing_numbers_are_a_dash_with_a_reason():
 def test_prose_is_tidied_and_split_into_statements():
     assert tidy_prose("x = 1.5000000000000002, y=nan, nano") == "x = 1.5, y=— (not a number), nano"
     assert note_items("a (b; c); d;  ") == ["a (b; c)", "d"]
+
+
+def test_the_markdown_report_shows_no_dump_either():
+    from biasaudit.audit.report_md import _render_markdown
+
+    records = _records()
+    text = _render_markdown(build_report(records, [], _meta(len(records))))
+    prose = re.sub(r"```.*?```", " ", text, flags=re.S)  # tracebacks stay verbatim
+    assert dumps_in(prose) == {}
+    assert "| quantity | predicted | observed | tolerance |" in text and "| control | moved or read |" in text

@@ -83,6 +83,7 @@ def test_the_sample_covers_every_verdict_and_the_contract_fields():
     # the stored records do hold the dumps the report must not show
     raw = DATA.read_text()
     assert "0.050000000000000044" in raw and "NaN" in raw and "[{" in raw
+    assert "{'converged': 162" in raw and '[{\\"side\\": \\"unknown\\"' in raw  # dumps inside a check's prose
 
 
 def test_the_report_shows_no_dump(page):
@@ -151,6 +152,7 @@ def test_missing_numbers_are_a_dash_with_a_reason():
 
 def test_prose_is_tidied_and_split_into_statements():
     assert tidy_prose("x = 1.5000000000000002, y=nan, nano") == "x = 1.5, y=— (not a number), nano"
+    assert tidy_prose("{'d': {'x': 1}} and [{\"size\": null}] but {a} [1, 2]") == "(d = (x = 1)) and (size = —) but {a} [1, 2]"
     assert note_items("a (b; c); d;  ") == ["a (b; c)", "d"]
 
 

@@ -22,6 +22,7 @@ DASH = "—"
 MIN_DIGITS, MAX_DIGITS, DEFAULT_DIGITS = 3, 6, 4
 ERROR_ROW = "error against the tolerance"
 MAX_LIST_ITEMS = 6  # a longer list shows its first items and its length
+MAX_DEPTH = 4  # deeper mappings and lists of mappings show their size only
 _NAN_TEXT = f"{DASH} (not a number)"
 
 
@@ -91,14 +92,14 @@ def value_text(value: Any, digits: int = DEFAULT_DIGITS, depth: int = 0) -> str:
     if _is_number(value) or isinstance(value, bool):
         return number(value, digits)
     if isinstance(value, dict):
-        if depth >= 3:
+        if depth >= MAX_DEPTH:
             return f"({len(value)} fields)"
-        return ", ".join(f"{k} = {value_text(v, digits, depth + 1)}" for k, v in value.items()) or DASH
+        return ", ".join(f"{k} = {_nested(v, digits, depth + 1)}" for k, v in value.items()) or DASH
     if isinstance(value, (list, tuple)):
         if not value:
             return "none"
         if all(isinstance(v, dict) for v in value):
-            if depth >= 3:
+            if depth >= MAX_DEPTH:
                 return f"({len(value)} entries)"
             shown = [f"({value_text(v, digits, depth + 1)})" for v in value[:MAX_LIST_ITEMS]]
             more = f"; … ({len(value)} entries)" if len(value) > MAX_LIST_ITEMS else ""
@@ -109,17 +110,63 @@ def value_text(value: Any, digits: int = DEFAULT_DIGITS, depth: int = 0) -> str:
     return tidy_prose(str(value))
 
 
+def _nested(value: Any, digits: int, depth: int) -> str:
+    """A mapping's value: a mapping inside it in parentheses, so that ``a = (b = 1)`` reads unambiguously."""
+    text = value_text(value, digits, depth)
+    return f"({text})" if isinstance(value, dict) and value and depth < MAX_DEPTH else text
+
+
 _LONG_FLOAT = re.compile(r"(?<![\w.])-?\d+\.\d{7,}(?:e[-+]?\d+)?(?![\w.])")
 _BARE_NAN = re.compile(r"(?<![\w-])nan(?![\w-])")
 
 
+_MAPPING_START = re.compile(r"[\[{]\s*[{'\"]")  # where a dict repr, a JSON object or a list of them starts
+_JSON_WORDS = re.compile(r"\b(null|true|false|NaN)\b")
+
+
+def _literal(text: str):
+    """The Python value of a dict/list repr or JSON text, or None when it is not one."""
+    import ast
+
+    words = {"null": "None", "true": "True", "false": "False", "NaN": "None"}
+    try:
+        return ast.literal_eval(_JSON_WORDS.sub(lambda m: words[m.group(0)], text))
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+def _mappings_in_words(text: str) -> str:
+    """Each dict repr or JSON object in ``text`` (or a list of them) as ``(name = value, ...)``."""
+    out, i = [], 0
+    while (m := _MAPPING_START.search(text, i)) is not None:
+        depth, end = 0, None
+        for j in range(m.start(), len(text)):
+            depth += text[j] in "[{"
+            depth -= text[j] in "]}"
+            if depth == 0:
+                end = j + 1
+                break
+        value = _literal(text[m.start():end]) if end else None
+        if isinstance(value, (dict, list)) and value:
+            out += [text[i:m.start()], value_text(value, MAX_DIGITS) if isinstance(value, list)
+                    else f"({value_text(value, MAX_DIGITS)})"]
+            i = end
+        else:
+            out.append(text[i:m.start() + 1])
+            i = m.start() + 1
+    return "".join(out) + text[i:]
+
+
 def tidy_prose(text: str) -> str:
-    """Prose from a check, with float reprs cut to 6 significant digits and a bare ``nan`` written as
-    "— (not a number)".
+    """Prose from a check, with dict and JSON reprs written as ``name = value`` pairs, float reprs cut to 6
+    significant digits and a bare ``nan`` written as "— (not a number)".
 
     >>> tidy_prose("grid 0.7500000000000001 and error=nan")
     'grid 0.75 and error=— (not a number)'
+    >>> tidy_prose("outcomes {'converged': 162, 'period-2': 3}")
+    'outcomes (converged = 162, period-2 = 3)'
     """
+    text = _mappings_in_words(text)
     text = _LONG_FLOAT.sub(lambda m: number(float(m.group(0)), MAX_DIGITS), text)
     return _BARE_NAN.sub(_NAN_TEXT, text)
 

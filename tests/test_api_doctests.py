@@ -10,7 +10,9 @@ import pytest
 import biasaudit
 
 # modules whose examples run here (keep them fast: each is a few seconds at most)
-DOCTEST_MODULES = ("biasaudit.api", "biasaudit.audit.evidence_view", "biasaudit.audit.prose_math")
+DOCTEST_MODULES = ("biasaudit.api", "biasaudit.audit.evidence_view", "biasaudit.audit.prose_math",
+                   "biasaudit.plumbing.inputs", "biasaudit.plumbing.atomicio", "biasaudit.plumbing.cachedir",
+                   "biasaudit.plumbing.jsonable")
 RETURN_TYPES = ("biasaudit.theory.eos_flow.EosRegimes", "biasaudit.numerics.eos_gd.GdSweep",
                 "biasaudit.ledger.Evidence")
 
@@ -21,14 +23,20 @@ def _object(path: str):
 
 
 def _public_names() -> list[str]:
-    return [f"biasaudit.{n}" for n in biasaudit.__all__ if n != "__version__"] + list(RETURN_TYPES)
+    """The names the API reference (docs/api.md) documents: the front door, the types it returns, and the
+    plumbing layer's public functions (the input checks every command and the API share)."""
+    import biasaudit.plumbing as plumbing
+
+    return ([f"biasaudit.{n}" for n in biasaudit.__all__ if n != "__version__"] + list(RETURN_TYPES)
+            + [f"biasaudit.plumbing.{n}" for n in plumbing.__all__])
 
 
 def missing_sections(obj) -> list[str]:
-    """The numpydoc sections ``obj``'s docstring lacks: Parameters for everything; Returns and Examples for a
-    function; Returns for each public method of a class."""
+    """The numpydoc sections ``obj``'s docstring lacks: Parameters for everything that takes any; Returns and
+    Examples for a function; Returns for each public method of a class."""
     doc = inspect.getdoc(obj) or ""
-    need = ["Parameters"] + (["Returns", "Examples"] if inspect.isfunction(obj) else [])
+    takes = not inspect.isfunction(obj) or bool(inspect.signature(obj).parameters)
+    need = (["Parameters"] if takes else []) + (["Returns", "Examples"] if inspect.isfunction(obj) else [])
     missing = [s for s in need if f"{s}\n{'-' * len(s)}" not in doc]
     if inspect.isclass(obj):
         for name, member in vars(obj).items():

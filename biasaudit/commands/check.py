@@ -99,6 +99,8 @@ def run(args) -> int:
 
 
 def format_table(results: list[dict]) -> str:
+    from biasaudit.audit.evidence_view import tidy_prose
+
     order = {"refuted": 0, "error": 1, "undecided": 2, "out-of-scope": 3, "confirmed": 4}
     rows = sorted(results, key=lambda r: (order.get(r["verdict"], 9), r["claim_id"]))
     width = max([len(r["claim_id"]) for r in rows] + [5])
@@ -106,7 +108,7 @@ def format_table(results: list[dict]) -> str:
     for r in rows:
         err = r.get("error")
         tol = (r.get("tolerance") or {}).get("value")
-        detail = (r.get("detail") or "").replace("\n", " ")
+        detail = tidy_prose((r.get("detail") or "").replace("\n", " "))  # no dict reprs or float noise
         lines.append(f"{r['claim_id']:{width}s}  {r['verdict']:12s}  {_number(err):>10s}  {_number(tol):>8s}  "
                      f"{_clip(detail, DETAIL_WIDTH)}")
     return "\n".join(lines)

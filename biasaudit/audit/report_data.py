@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from biasaudit.audit.evidence_view import error_text, evidence_view, format_pair
+from biasaudit.audit.prose_math import GREEK
 
 __all__ = ["plain_source", "plain_words", "error_text", "HOW_TO_READ", "ReportMeta", "Report", "Row", "build_report",
            "format_pair", "PAPERS", "VERDICT_ORDER", "PROBLEM_VERDICTS"]
@@ -185,18 +186,48 @@ def _xmlns_free(mathml: str) -> str:
 _MATH_NAME = re.compile(r"^[^\s<>&()|=,:;\[\]]+$")  # a name MathML can show: no spaces, brackets or operators
 
 
+_LAYER = re.compile(r"\^\(([A-Za-z0-9]+)\)")  # a layer index written w^(l): a superscript in parentheses
+# a symbol named as a function call of plain names: alpha_c(eta), w^(l)(t), j_dagger(0+)
+_CALL_NAME = re.compile(r"^([A-Za-z]+(?:_[A-Za-z0-9]+)?(?:\^\([A-Za-z0-9]+\))?)\(([A-Za-z0-9+, ]+)\)$")
+
+
+def _plain_name(name: str) -> bool:
+    return bool(_MATH_NAME.match(_LAYER.sub(r"^\1", name))) and name.count("_") <= 1
+
+
 def _math_safe(expr) -> bool:
-    """Every symbol and function name is a plain math name with at most one subscript (``w_j``), not text
-    such as ``median(1 - eta S/2)`` or ``err(eta_min)``, which MathML would split into broken subscripts."""
+    """Every symbol and function name is a plain math name with at most one subscript (``w_j``) and at most a
+    superscript in parentheses (``w^(l)``), not text such as ``median(1 - eta S/2)``, which MathML would split
+    into broken subscripts."""
     import sympy
 
     names = [a.name for a in expr.atoms(sympy.Symbol)]
     names += [f.func.__name__ for f in expr.atoms(sympy.core.function.AppliedUndef)]
-    return all(_MATH_NAME.match(n) and n.count("_") <= 1 for n in names)
+    return all(_plain_name(n) for n in names)
+
+
+_CALL_ARGS = {"inf": __import__("sympy").oo, "0+": __import__("sympy").Symbol("0^+")}
+
+
+def _calls_as_functions(expr):
+    """Symbols named as calls (``alpha_c(eta)``, ``j_dagger(0+)``) as the function applied to its arguments, so
+    the formula shows α_c(η), not a name with parentheses in it; other symbols unchanged."""
+    import sympy
+
+    if not isinstance(expr, sympy.Basic):
+        return expr
+    calls = {}
+    for a in expr.atoms(sympy.Symbol):
+        m = _CALL_NAME.match(a.name)
+        if m:
+            args = [_CALL_ARGS.get(t.strip()) or sympy.Symbol(t.strip()) for t in m.group(2).split(",") if t.strip()]
+            calls[a] = sympy.Function(m.group(1))(*args)
+    return expr.xreplace(calls) if calls else expr
 
 
 _MODIFIERS = ("bar", "hat", "tilde", "dot")  # sympy's name suffixes for accents: betabar_i is β̄ᵢ
 _WORD = re.compile(r"^[A-Za-z]{4,}$")
+_MARKS = {"dagger": "†", "star": "*", "prime": "′"}  # written as a subscript word, shown as a superscript mark
 
 
 def _accented(name: str) -> str:
@@ -206,10 +237,12 @@ def _accented(name: str) -> str:
     from sympy.printing.conventions import split_super_sub
 
     base, sups, subs = split_super_sub(name)
-    if not any(base.endswith(m) and len(base) > len(m) for m in _MODIFIERS):
+    marks = [_MARKS[s] for s in subs if s in _MARKS]  # j_dagger is j†: a mark, not a subscript
+    subs = [s for s in subs if s not in _MARKS]
+    if not marks and not any(base.endswith(m) and len(base) > len(m) for m in _MODIFIERS):
         return name
     accented = sympy.pretty(sympy.Symbol(base), use_unicode=True)
-    return accented + "".join(f"^{s}" for s in sups) + "".join(f"_{s}" for s in subs)
+    return accented + "".join(f"^{s}" for s in [*sups, *marks]) + "".join(f"_{s}" for s in subs)
 
 
 def _mathml(expr) -> str:
@@ -223,12 +256,13 @@ def _mathml(expr) -> str:
         def _print_AppliedUndef(self, e):
             row = self.dom.createElement("mrow")
             name = e.func.__name__
-            if "_" in name and _WORD.match(name.split("_")[0]) and name.split("_")[0] not in _MATH_FUNCTIONS:
+            head = name.split("_")[0]
+            if "_" in name and _WORD.match(head) and head not in _MATH_FUNCTIONS and head not in GREEK:
                 words = self.dom.createElement("mtext")
                 words.appendChild(self.dom.createTextNode(name.replace("_", " ")))
                 row.appendChild(words)
             else:
-                row.appendChild(self._print(sympy.Symbol(name)))
+                row.appendChild(self._print(sympy.Symbol(_accented(name))))
             row.appendChild(self._print(sympy.Tuple(*e.args)))
             return row
 
@@ -251,9 +285,10 @@ def _render(expr) -> tuple[str, str | None]:
     except Exception:  # noqa: BLE001 - anything sympy cannot pretty-print is shown as str()
         text = str(expr)
     mathml = None
-    if isinstance(expr, sympy.Basic) and not isinstance(expr, sympy.logic.boolalg.BooleanAtom) and _math_safe(expr):
+    shown = _calls_as_functions(expr)
+    if isinstance(shown, sympy.Basic) and not isinstance(shown, sympy.logic.boolalg.BooleanAtom) and _math_safe(shown):
         try:
-            mathml = _mathml(expr)
+            mathml = _mathml(shown)
         except Exception:  # noqa: BLE001
             mathml = None
     return text, mathml

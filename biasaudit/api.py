@@ -8,7 +8,8 @@ and the rule it broke) and returns a dataclass with ``to_json()``; the regime re
   (l2: c, alpha_collapse, alpha_grow, alpha_gd_like, with formulas and why a boundary is absent), or
   :class:`LinfLimit` with ``norm="linf"`` (needs ``alpha``);
 * ``linf_limit(mu, alpha, rho, depth=2)``: :class:`LinfLimit`, where l_inf-SAM's beta goes;
-* ``eos_regimes(x, y, w0, loss_factor=0.5)``: the toy model of paper 2 (s_GF, eta_c, minimizers, Pareto front);
+* ``eos_regimes(x, y, w0, loss_factor=0.5)``: the toy model of "Conflicting Biases at the Edge of Stability"
+  (s_GF, eta_c, minimizers, Pareto front);
 * ``eos_sweep(x, y, w0, eta_min, eta_max, n=400)``: a batched GD learning-rate sweep (outcome classes, sharpness);
 * ``central_flow(x, y, w0, eta, loss_factor=0.5)``: where the central flow (gradient flow held at S = 2/eta) ends:
   the predicted endpoint of GD at step eta (beta, norms, sharpness, risk, whether it met the edge);
@@ -20,11 +21,17 @@ and the rule it broke) and returns a dataclass with ``to_json()``; the regime re
   :class:`AuditSummary` (verdict counts, the report's paths), as ``biasaudit audit`` (``biasaudit.audit`` is
   the audit package; its engine is :func:`biasaudit.audit.execute_audit`).
 
-Example::
+Every public name has numpydoc sections; their examples run as doctests in the test suite
+(``tests/test_api_doctests.py``).
 
-    import biasaudit as ba
-    ba.sam_regimes(mu=(1, 2), rho=1.0)            # l2-SAM at depth 2: the three regimes in alpha
-    ba.check_claim("sam.l2.regime3").verdict
+Examples
+--------
+l2-SAM at depth 2: the three regimes in alpha.
+
+>>> import biasaudit as ba
+>>> r = ba.sam_regimes(mu=(1, 2), rho=1.0)
+>>> [round(a, 4) for a in (r.alpha_collapse, r.alpha_grow, r.alpha_gd_like)]
+[0.5213, 0.6325, 0.9487]
 """
 
 from __future__ import annotations
@@ -46,9 +53,36 @@ def _jsonable(value):
 
 @dataclass(frozen=True)
 class SamRegimes:
-    """l2-SAM's predicted regimes for a uniform init alpha (paper 1): collapse below ``alpha_collapse``,
-    every coordinate grows above ``alpha_grow``, GD-like from ``alpha_gd_like`` (depth 2 only). A boundary
-    that does not exist is None, with its reason in ``null_reasons``."""
+    """l2-SAM's predicted regimes for a uniform init alpha ("Minor First, Major Last"), returned by
+    :func:`sam_regimes`: collapse below ``alpha_collapse``, every coordinate grows above ``alpha_grow``,
+    GD-like from ``alpha_gd_like`` (depth 2 only). A boundary that does not exist is None, with its reason in
+    ``null_reasons``. Every number is a plain Python float.
+
+    Parameters
+    ----------
+    mu : tuple of float
+        The data point, strictly positive and increasing.
+    rho : float
+        The SAM radius.
+    depth : int
+        The depth L of the diagonal network.
+    normalization : str
+        ``"joint"`` or ``"layer"``: how the ascent step is normalized.
+    c : float
+        The effective radius c_L of l2-SAM on the balanced state (c = rho/sqrt(2) at L = 2, joint).
+    alpha_collapse, alpha_grow, alpha_gd_like : float or None
+        The regime boundaries in alpha (None where absent, see ``null_reasons``).
+    null_reasons : dict
+        Boundary name -> why it is absent.
+    alpha : tuple of float or None
+        The init that ``alpha_regime`` classifies, when one was given.
+    alpha_regime : str or None
+        The regime of ``alpha``, in words.
+    formulas : dict
+        Boundary name -> its sympy expression (and the certificates the numerics use).
+    notes : str
+        How the boundaries were computed.
+    """
 
     mu: tuple
     rho: float
@@ -65,7 +99,13 @@ class SamRegimes:
     notes: str = ""
 
     def to_json(self) -> dict:
-        """The regimes as a JSON-ready dict, the formulas as strings."""
+        """The regimes as a JSON-ready dict.
+
+        Returns
+        -------
+        dict
+            Every field; the formulas as strings.
+        """
         out = {k: v for k, v in asdict(self).items() if k != "formulas"}
         out["formulas"] = {k: str(v) for k, v in self.formulas.items()}
         return _jsonable(out)
@@ -84,8 +124,27 @@ class SamRegimes:
 
 @dataclass(frozen=True)
 class LinfLimit:
-    """Where l_inf-SAM's beta goes from the balanced init alpha: ``kind`` "basis" (beta grows along
-    e_index, 1-based), "zero" or "fixed" (``beta_limit``), with the rule used and an explanation."""
+    """Where l_inf-SAM's beta goes from the balanced init alpha, returned by :func:`linf_limit`.
+
+    Parameters
+    ----------
+    mu, alpha : tuple of float
+        The data point and the init (one value per coordinate).
+    rho : float
+        The SAM radius.
+    depth : int
+        The depth L.
+    kind : str
+        ``"basis"`` (beta grows along e_index), ``"zero"`` or ``"fixed"`` (beta tends to ``beta_limit``).
+    index : int or None
+        The 1-based coordinate beta grows along (``kind == "basis"``).
+    beta_limit : tuple of float or None
+        The limit of beta (``kind`` ``"zero"`` or ``"fixed"``).
+    formula : str
+        The rule used.
+    explanation : str
+        Why, in words.
+    """
 
     mu: tuple
     alpha: tuple
@@ -98,7 +157,13 @@ class LinfLimit:
     explanation: str
 
     def to_json(self) -> dict:
-        """The limit as a JSON-ready dict."""
+        """The limit as a JSON-ready dict.
+
+        Returns
+        -------
+        dict
+            Every field.
+        """
         return _jsonable(asdict(self))
 
     def _repr_html_(self) -> str:
@@ -106,6 +171,11 @@ class LinfLimit:
         return (f"<p><b>l_inf-SAM</b>, depth {self.depth}, mu = {list(self.mu)}, alpha = {list(self.alpha)}, "
                 f"rho = {self.rho:g}: limit <b>{html.escape(self.kind)}</b> ({html.escape(where)})</p>"
                 f"<p>{html.escape(self.explanation)}</p>")
+
+
+def _plain(value: float | None) -> float | None:
+    """A numpy scalar as a plain Python float (None stays None)."""
+    return None if value is None else float(value)
 
 
 def _mu_rho_depth(mu, rho, depth):
@@ -177,8 +247,47 @@ def classify_alpha(regimes, mu, alpha) -> str:
 
 
 def sam_regimes(mu, rho, depth: int = 2, norm: str = "l2", normalization: str = "joint", alpha=None):
-    """Predicted l2-SAM regime boundaries (:class:`SamRegimes`), or the l_inf-SAM limit (``norm="linf"``,
-    :class:`LinfLimit`, needs ``alpha``). ``mu``: the data point, strictly positive and increasing."""
+    """Predicted l2-SAM regime boundaries, or the l_inf-SAM limit (as ``biasaudit regimes sam``).
+
+    Parameters
+    ----------
+    mu : sequence of float
+        The data point (mu, +1), strictly positive and increasing.
+    rho : float
+        The SAM radius, > 0.
+    depth : int, default 2
+        The depth L of the diagonal network, 1 to 32.
+    norm : {"l2", "linf"}, default "l2"
+        The ascent norm.
+    normalization : {"joint", "layer"}, default "joint"
+        How l2-SAM normalizes its ascent step (l2 only).
+    alpha : float or sequence of float, optional
+        An init to classify (l2) or to follow (linf, required there): one value or one per coordinate.
+
+    Returns
+    -------
+    SamRegimes or LinfLimit
+        :class:`SamRegimes` for ``norm="l2"``, :class:`LinfLimit` for ``norm="linf"``.
+
+    Raises
+    ------
+    biasaudit.plumbing.InputError
+        A bad input, naming the parameter and the rule (``mu: must be strictly positive and strictly
+        increasing``).
+
+    Examples
+    --------
+    >>> import biasaudit as ba
+    >>> r = ba.sam_regimes(mu=(1, 2), rho=1.0, alpha=0.8)
+    >>> round(r.c, 6), type(r.alpha_collapse).__name__
+    (0.707107, 'float')
+    >>> r.alpha_regime
+    'regime 2 (sequential amplification with a loss plateau)'
+    >>> ba.sam_regimes(mu=(2, 1), rho=1.0)
+    Traceback (most recent call last):
+    ...
+    biasaudit.plumbing.inputs.InputError: mu: must be strictly positive and strictly increasing, got [2.0, 1.0]
+    """
     from biasaudit.plumbing import InputError, choice
 
     choice("norm", norm, ("l2", "linf"))
@@ -196,8 +305,9 @@ def sam_regimes(mu, rho, depth: int = 2, norm: str = "l2", normalization: str = 
     reasons = null_reasons(depth)
     a = None if alpha is None else _alpha_vector(alpha, mu.size)
     return SamRegimes(
-        mu=tuple(mu.tolist()), rho=rho, depth=depth, normalization=normalization, c=regimes.c,
-        alpha_collapse=regimes.alpha_collapse, alpha_grow=regimes.alpha_grow, alpha_gd_like=regimes.alpha_gd_like,
+        mu=tuple(mu.tolist()), rho=float(rho), depth=int(depth), normalization=normalization, c=float(regimes.c),
+        alpha_collapse=_plain(regimes.alpha_collapse), alpha_grow=_plain(regimes.alpha_grow),
+        alpha_gd_like=_plain(regimes.alpha_gd_like),
         null_reasons={k: v for k, v in reasons.items() if getattr(regimes, k) is None},
         alpha=None if a is None else tuple(a.tolist()),
         alpha_regime=None if a is None else classify_alpha(regimes, mu, a),
@@ -206,8 +316,36 @@ def sam_regimes(mu, rho, depth: int = 2, norm: str = "l2", normalization: str = 
 
 
 def linf_limit(mu, alpha, rho, depth: int = 2) -> LinfLimit:
-    """The limit of l_inf-SAM's beta on one point (mu, +1) from the balanced init alpha (one value or one
-    per coordinate)."""
+    """The limit of l_inf-SAM's beta on one point (mu, +1) from the balanced init alpha.
+
+    Parameters
+    ----------
+    mu : sequence of float
+        The data point, strictly positive and increasing.
+    alpha : float or sequence of float
+        The init: one value, or one per coordinate; each > 0.
+    rho : float
+        The SAM radius, > 0.
+    depth : int, default 2
+        The depth L, 1 to 32.
+
+    Returns
+    -------
+    LinfLimit
+        The kind of limit, its coordinate or value, the rule and an explanation.
+
+    Raises
+    ------
+    biasaudit.plumbing.InputError
+        A bad input, naming the parameter and the rule.
+
+    Examples
+    --------
+    >>> import biasaudit as ba
+    >>> lim = ba.linf_limit(mu=(1, 2), alpha=0.5, rho=0.1)
+    >>> lim.kind, lim.index
+    ('basis', 2)
+    """
     import numpy as np
 
     from biasaudit.theory.sam_linf import linf_sam_limit
@@ -217,15 +355,45 @@ def linf_limit(mu, alpha, rho, depth: int = 2) -> LinfLimit:
     a = np.full(mu.size, a[0]) if a.size == 1 else a
     lim = linf_sam_limit(mu, a, rho, depth)
     beta = getattr(lim, "beta_limit", None)
-    return LinfLimit(mu=tuple(mu.tolist()), alpha=tuple(a.tolist()), rho=rho, depth=depth, kind=lim.kind,
+    return LinfLimit(mu=tuple(mu.tolist()), alpha=tuple(a.tolist()), rho=float(rho), depth=int(depth), kind=lim.kind,
                      index=None if lim.index is None else int(lim.index),
                      beta_limit=None if beta is None else tuple(np.asarray(beta, float).tolist()),
                      formula=str(getattr(lim, "formula", "")), explanation=getattr(lim, "explanation", ""))
 
 
 def eos_regimes(x, y, w0, loss_factor: float = 0.5):
-    """Paper 2's shared-weight toy model on one point (x, y) from w0: s_GF, eta_c, the stable minima, the
-    minimal-norm and minimal-sharpness minimizers, beta_GF and the Pareto front (``to_json()``)."""
+    """The shared-weight toy model of "Conflicting Biases at the Edge of Stability" on one point (x, y) from w0
+    (as ``biasaudit regimes eos``).
+
+    Parameters
+    ----------
+    x : sequence of float
+        The data point, every entry > 0.
+    y : float
+        The label, > 0.
+    w0 : sequence of float
+        The initial weights, non-zero, as many as ``x``.
+    loss_factor : float, default 0.5
+        c in L = c r², > 0.
+
+    Returns
+    -------
+    biasaudit.theory.eos_flow.EosRegimes
+        s_GF, eta_c = 2/s_GF, the thresholds of the stable minima, the minimal-norm and minimal-sharpness
+        minimizers, beta_GF and the Pareto front (``to_json()`` for a dict).
+
+    Raises
+    ------
+    biasaudit.plumbing.InputError
+        A bad input, naming the parameter and the rule.
+
+    Examples
+    --------
+    >>> import biasaudit as ba
+    >>> reg = ba.eos_regimes(x=(1, 2), y=1, w0=(0.1, 0.1))
+    >>> reg.init_regime, round(reg.s_gf, 4), round(reg.eta_c, 4)
+    ('small', 7.727, 0.2588)
+    """
     import numpy as np
 
     from biasaudit.plumbing import finite_scalar
@@ -240,9 +408,37 @@ def eos_regimes(x, y, w0, loss_factor: float = 0.5):
 
 
 def eos_sweep(x, y, w0, eta_min: float, eta_max: float, n: int = 400, **options):
-    """A batched GD learning-rate sweep of the toy model (numba): outcome class, final sharpness and norm per
-    eta (see ``biasaudit sweep eos --help``); ``options`` go to
-    :func:`biasaudit.numerics.eos_gd.gd_sweep`."""
+    """A batched GD learning-rate sweep of the toy model (numba), as ``biasaudit sweep eos``.
+
+    Parameters
+    ----------
+    x, y, w0 : as in :func:`eos_regimes`
+        The data point, the label and the initial weights.
+    eta_min, eta_max : float
+        The smallest and largest step size, 0 < eta_min < eta_max.
+    n : int, default 400
+        The number of step sizes, evenly spaced, >= 2.
+    **options
+        Passed to :func:`biasaudit.numerics.eos_gd.gd_sweep` (``loss_factor``, ``max_steps``, ``tol``,
+        ``bound``).
+
+    Returns
+    -------
+    biasaudit.numerics.eos_gd.GdSweep
+        The final state of GD at each step size: outcome class, final weights, sharpness and norms.
+
+    Raises
+    ------
+    biasaudit.plumbing.InputError
+        A bad input, naming the parameter and the rule.
+
+    Examples
+    --------
+    >>> import biasaudit as ba
+    >>> sweep = ba.eos_sweep(x=(1, 2), y=1, w0=(0.1, 0.1), eta_min=0.1, eta_max=0.2, n=5)
+    >>> sweep.counts()["converged"]
+    5
+    """
     import numpy as np
 
     from biasaudit.numerics.eos_gd import gd_sweep
@@ -280,9 +476,21 @@ def central_flow(x, y, w0, eta: float, loss_factor: float = 0.5):
 class ClaimInfo:
     """One row of :func:`list_claims`.
 
-    ``id``; ``paper`` (``sam``, ``eos`` or a plugin's); ``kind`` (``theory`` or ``experiment``); ``origin``: ``stated``
-    by the paper, ``derived`` by us from its statements, or ``reported`` (a measurement made here, stated so that it can
-    be refuted); ``source`` (paper, section, equation) and ``title``.
+    Parameters
+    ----------
+    id : str
+        The claim's id, e.g. ``sam.l2.regime3``.
+    paper : str
+        ``sam``, ``eos`` or a plugin's paper.
+    kind : str
+        ``theory`` or ``experiment``.
+    origin : str
+        ``stated`` by the paper, ``derived`` by us from its statements, or ``reported`` (a measurement made here,
+        stated so that it can be refuted).
+    source : str
+        Where it comes from (paper, section, equation).
+    title : str
+        The claim in one line.
     """
 
     id: str
@@ -293,12 +501,44 @@ class ClaimInfo:
     title: str
 
     def to_json(self) -> dict:
-        """The row as a dict."""
+        """The row as a dict.
+
+        Returns
+        -------
+        dict
+            Every field.
+        """
         return asdict(self)
 
 
 def list_claims(pattern: str | None = None, paper: str | None = None, kind: str | None = None) -> list[ClaimInfo]:
-    """Registered claims (ours and installed plugins'), filtered by id globs, paper and kind."""
+    """Registered claims (ours and installed plugins'), filtered by id globs, paper and kind.
+
+    Parameters
+    ----------
+    pattern : str, optional
+        Comma-separated globs of claim ids (``"sam.l2.*"``); None: every claim.
+    paper : str, optional
+        Only this paper's claims.
+    kind : {"theory", "experiment"}, optional
+        Only this kind of claim.
+
+    Returns
+    -------
+    list of ClaimInfo
+        In registry order.
+
+    Raises
+    ------
+    biasaudit.plumbing.InputError
+        An unknown paper, or a pattern that matches no claim (with the three closest ids).
+
+    Examples
+    --------
+    >>> import biasaudit as ba
+    >>> [c.id for c in ba.list_claims("sam.depth1.*")]
+    ['sam.depth1.same_direction', 'sam.depth1.svm_direction', 'sam.depth1.svm_direction_linf']
+    """
     from biasaudit.registry import select_claims
 
     return [ClaimInfo(c.id, c.paper, c.kind, c.origin, c.source, c.title)
@@ -306,8 +546,36 @@ def list_claims(pattern: str | None = None, paper: str | None = None, kind: str 
 
 
 def check_claim(claim_id: str, profile: str = "ci", seed: int = 0):
-    """Check one claim (any kind) by id and return its :class:`~biasaudit.ledger.Evidence`
-    (:func:`biasaudit.ledger.run_claim` runs a :class:`~biasaudit.ledger.Claim` object)."""
+    """Check one claim (any kind) by id, as ``biasaudit check --claims ID`` does.
+
+    Parameters
+    ----------
+    claim_id : str
+        A registered claim id (see :func:`list_claims`).
+    profile : {"ci", "thorough"}, default "ci"
+        How many random cases to sample.
+    seed : int, default 0
+        The sampling seed.
+
+    Returns
+    -------
+    biasaudit.ledger.Evidence
+        The verdict with the case it rests on: parameters, predicted and observed values, the error against
+        the named tolerance, the negative controls (:func:`biasaudit.ledger.run_claim` runs a
+        :class:`~biasaudit.ledger.Claim` object instead of an id).
+
+    Raises
+    ------
+    biasaudit.plumbing.InputError
+        An unknown claim id or profile.
+
+    Examples
+    --------
+    >>> import biasaudit as ba
+    >>> evidence = ba.check_claim("sam.depth1.svm_direction")
+    >>> str(evidence.verdict), evidence.error < evidence.tolerance["value"]
+    ('confirmed', True)
+    """
     from biasaudit.ledger import run_claim as _run_claim
     from biasaudit.plumbing import choice
     from biasaudit.registry import get_claim
@@ -318,8 +586,17 @@ def check_claim(claim_id: str, profile: str = "ci", seed: int = 0):
 
 @dataclass(frozen=True)
 class AuditSummary:
-    """What :func:`run_audit` returns: ``counts`` (verdict → number of claims) and, as strings, the paths of the report
-    folder ``out``, its ``index_html``, ``report_md`` and ``evidence`` (``evidence.jsonl``)."""
+    """What :func:`run_audit` returns.
+
+    Parameters
+    ----------
+    counts : dict
+        Verdict -> number of claims.
+    out : str
+        The report folder.
+    index_html, report_md, evidence : str
+        The paths of ``index.html``, ``report.md`` and ``evidence.jsonl`` in it.
+    """
 
     counts: dict
     out: str
@@ -328,7 +605,13 @@ class AuditSummary:
     evidence: str
 
     def to_json(self) -> dict:
-        """The summary as a dict."""
+        """The summary as a dict.
+
+        Returns
+        -------
+        dict
+            Every field.
+        """
         return asdict(self)
 
     def _repr_html_(self) -> str:
@@ -339,8 +622,43 @@ class AuditSummary:
 def run_audit(out: str | Path = "biasaudit-report", claims: str | None = None, tier: str = "quick",
           workers: int | None = None, resume: bool = False, figures: bool = True,
           progress: bool = False) -> AuditSummary:
-    """Run the audit (the same as ``biasaudit audit``; ``progress=True`` prints its progress lines) and
-    return its verdict counts and report paths."""
+    """Run the audit, as ``biasaudit audit`` does, and return its verdict counts and report paths.
+
+    Parameters
+    ----------
+    out : str or Path, default "biasaudit-report"
+        The report folder (created if missing).
+    claims : str, optional
+        Comma-separated globs of claim ids; None: every claim.
+    tier : {"quick", "full"}, default "quick"
+        The experiments' size (quick fits a 2-core CPU).
+    workers : int, optional
+        Local worker processes (default: the usable CPUs; 1 runs inline).
+    resume : bool, default False
+        Keep complete evidence already in ``out`` and run only the rest.
+    figures : bool, default True
+        Run the figure jobs.
+    progress : bool, default False
+        Print the progress lines.
+
+    Returns
+    -------
+    AuditSummary
+        The verdict counts and the paths of the report.
+
+    Raises
+    ------
+    biasaudit.plumbing.InputError
+        A bad option, an unknown pattern, or a folder another live audit holds.
+
+    Examples
+    --------
+    >>> import tempfile, biasaudit as ba
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     summary = ba.run_audit(folder, claims="sam.depth1.svm_direction", workers=1, figures=False)
+    >>> summary.counts
+    {'confirmed': 1}
+    """
     from biasaudit.audit.runner import AuditConfig, execute_audit
 
     config = AuditConfig(tier=tier, out=Path(out), claims=claims, workers=workers, resume=resume, figures=figures)

@@ -403,12 +403,36 @@ class Claim:
 
 @dataclass(frozen=True)
 class Evidence:
-    """The result of checking a claim (:func:`run_claim`), JSON-ready.
+    """The result of checking a claim (:func:`run_claim`, :func:`biasaudit.check_claim`), JSON-ready.
 
-    ``claim_id``, ``paper``, ``verdict``; the case it rests on (the counterexample, the undecided case, or the worst
-    passing one): ``params``, ``predicted``, ``observed`` and ``error`` (against ``tolerance``: name, value, reason);
-    ``n_cases`` checked; ``negative_control`` (each control's run); ``detail``, in words; ``seed``, ``profile``,
-    ``elapsed_s`` and the library ``versions``.
+    Parameters
+    ----------
+    claim_id, paper : str
+        The claim and its paper.
+    verdict : Verdict
+        ``confirmed``, ``refuted``, ``undecided``, ``out-of-scope`` or ``error``.
+    params, predicted, observed
+        The case the verdict rests on (the counterexample, the undecided case, or the worst passing one): its
+        parameters, the prediction and what the independent numerics saw.
+    error : float or None
+        That case's error, compared with ``tolerance``; None or NaN where the check could not decide.
+    tolerance : dict
+        ``name``, ``value`` and ``reason`` of the named tolerance.
+    n_cases : int
+        The number of cases checked.
+    negative_control : dict
+        Each negative control's run (``runs``), whether all were refuted (``all_failed``) and the flags of a weak
+        set of controls.
+    detail : str
+        The check's own words.
+    seed : int
+        The sampling seed.
+    profile : str
+        ``ci`` or ``thorough``.
+    elapsed_s : float
+        Seconds the check took.
+    versions : dict
+        The library versions it ran with.
     """
 
     claim_id: str
@@ -428,7 +452,13 @@ class Evidence:
     versions: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
-        """The evidence as a JSON-ready dict (the verdict as its string)."""
+        """The evidence as a JSON-ready dict.
+
+        Returns
+        -------
+        dict
+            Every field, the verdict as its string.
+        """
         out = asdict(self)
         out["verdict"] = str(self.verdict)
         return jsonable(out)

@@ -11,11 +11,13 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 project = "biasaudit"
 author = "the biasaudit developers"
-extensions = ["myst_parser", "sphinx.ext.autodoc", "specification_pages"]
+extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "specification_pages", "mathml_render"]
+napoleon_google_docstring = False  # the API's docstrings are numpydoc: Parameters, Returns, Raises, Examples
 myst_enable_extensions = ["dollarmath"]
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 exclude_patterns = ["_build", "**.ipynb_checkpoints", "tutorial.ipynb", "specification/_generated_*"]
 autodoc_member_order = "bysource"
 autodoc_typehints = "none"
 html_theme = "alabaster"
+html_math_renderer = "mathml"  # formulas become MathML at build time: no MathJax, no CDN, readable offline
 suppress_warnings = ["myst.header"]

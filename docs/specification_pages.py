@@ -66,8 +66,12 @@ _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|$#~])")
 
 
 def md_text(text: str | None) -> str:
-    """Registry prose as literal Markdown (every character that Markdown or MyST would read escaped)."""
-    return _MD_SPECIAL.sub(r"\\\1", (text or "").strip())
+    """Registry prose as literal Markdown (every character that Markdown or MyST would read escaped), its powers and
+    indices (``alpha_j^{2-L}``, :mod:`biasaudit.audit.prose_math`) as inline math that the build renders."""
+    from biasaudit.audit.prose_math import script_tex, split_scripts
+
+    return "".join(f"${script_tex(piece)}$" if is_script else _MD_SPECIAL.sub(r"\\\1", piece)
+                   for is_script, piece in split_scripts((text or "").strip()))
 
 
 def _number(value) -> str:

@@ -255,7 +255,29 @@ def _quiet_overflow():
 
 @dataclass(frozen=True)
 class GdSweep:
-    """Final state of GD at each η (rows). Every array is finite; ``outcome`` codes index :data:`OUTCOMES`."""
+    """Final state of GD at each η (rows), returned by :func:`gd_sweep` and :func:`biasaudit.eos_sweep`.
+
+    Every array is finite. The properties ``r``, ``beta``, ``eigenvalues``, ``lambda_max``, ``sharpness``,
+    ``beta_l1``, ``w_l1`` and ``converged`` derive the rest; :meth:`counts` counts the outcome classes.
+
+    Parameters
+    ----------
+    x, y, w0, loss_factor
+        The model: data point, label, initial weights and c in L = c r².
+    eta : ndarray, shape (n,)
+        The step sizes.
+    outcome : ndarray of int, shape (n,)
+        Each run's outcome class, an index into :data:`OUTCOMES` (converged, period-2, bounded-chaotic,
+        diverged, unsettled).
+    steps : ndarray of int, shape (n,)
+        Steps each run took.
+    w, w_prev : ndarray, shape (n, d)
+        The final iterate and the one before it.
+    r_tail : ndarray, shape (n, 4)
+        The last 4 residuals, oldest first.
+    tol, bound, max_steps
+        The convergence tolerance, the divergence bound and the step limit used.
+    """
 
     x: np.ndarray
     y: float
@@ -327,11 +349,23 @@ class GdSweep:
         return self.outcome == CONVERGED
 
     def outcome_names(self) -> list[str]:
-        """The outcome of each run by name (converged, period-2, bounded-chaotic, diverged or unsettled)."""
+        """The outcome of each run by name.
+
+        Returns
+        -------
+        list of str
+            One of converged, period-2, bounded-chaotic, diverged or unsettled per run, in the order of ``eta``.
+        """
         return [OUTCOMES[k] for k in self.outcome]
 
     def counts(self) -> dict:
-        """The number of runs in each outcome class, ``{name: count}`` over every name in :data:`OUTCOMES`."""
+        """The number of runs in each outcome class.
+
+        Returns
+        -------
+        dict
+            ``{name: count}`` over every name in :data:`OUTCOMES`, counts as plain ints.
+        """
         return {name: int(np.sum(self.outcome == k)) for k, name in enumerate(OUTCOMES)}
 
 

@@ -16,7 +16,7 @@ modules: :mod:`.runcache` (content-addressed keys, run counts), :mod:`.filelock`
 
 from biasaudit.plumbing.atomicio import atomic_write_text
 from biasaudit.plumbing.cachedir import cache_root
-from biasaudit.plumbing.inputs import (InputError, as_finite_vector, choice, claim_pattern, finite_scalar, matching_length,
+from biasaudit.plumbing.inputs import (InputError, as_finite_vector, broadcast_vector, choice, claim_pattern, finite_scalar, matching_length,
                                        nonnegative_scalar, parse_float_list, positive_increasing, positive_int,
                                        positive_scalar, positive_vector, writable_dir, writable_file,
                                        fits_in_memory)
@@ -25,6 +25,7 @@ from biasaudit.plumbing.jsonable import finite_json, jsonable
 __all__ = [
     "InputError",
     "as_finite_vector",
+    "broadcast_vector",
     "atomic_write_text",
     "cache_root",
     "choice",

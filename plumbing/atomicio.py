@@ -23,9 +23,33 @@ def _fsync_dir(directory: Path) -> None:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Replace ``path`` by ``text`` atomically: a unique ``.<name>.*.tmp`` in the same directory, fsync,
-    ``os.replace``, then fsync the directory. A reader sees the old file or the new one, never a mixture;
-    on failure the old file stays and the temporary is removed."""
+    """Replace ``path`` by ``text`` atomically.
+
+    A unique ``.<name>.*.tmp`` in the same directory, fsync, ``os.replace``, then fsync the directory: a reader
+    sees the old file or the new one, never a mixture; on failure the old file stays and the temporary is
+    removed.
+
+    Parameters
+    ----------
+    path : Path
+        The file (its folder is created if missing).
+    text : str
+        The new content, written as UTF-8.
+
+    Returns
+    -------
+    None
+        Once the file holds ``text``.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from biasaudit.plumbing import atomic_write_text
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     atomic_write_text(pathlib.Path(tmp) / "a.txt", "hello")
+    ...     (pathlib.Path(tmp) / "a.txt").read_text()
+    'hello'
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")

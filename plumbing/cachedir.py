@@ -12,6 +12,19 @@ __all__ = ["cache_root"]
 
 
 def cache_root() -> Path:
-    """``$BIASAUDIT_CACHE_DIR`` if set, else ``~/.cache/biasaudit`` (read at every call)."""
+    """The run cache's folder: ``$BIASAUDIT_CACHE_DIR`` if set, else ``~/.cache/biasaudit`` (read at every call).
+
+    Returns
+    -------
+    Path
+        The folder (not created here).
+
+    Examples
+    --------
+    >>> import os
+    >>> from biasaudit.plumbing import cache_root
+    >>> str(cache_root()) == (os.environ.get("BIASAUDIT_CACHE_DIR") or os.path.expanduser("~/.cache/biasaudit"))
+    True
+    """
     return Path(os.environ.get("BIASAUDIT_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache",
                                                                         "biasaudit"))

@@ -27,12 +27,29 @@ __all__ = [
     "choice",
     "matching_length",
     "parse_float_list",
+    "broadcast_vector",
     "distinct_values",
 ]
 
 
 class InputError(ValueError):
-    """Bad user input. The message is ``"<parameter>: <rule>, got <value>"``."""
+    """Bad user input: a ``ValueError`` whose message is ``"<parameter>: <rule>, got <value>"``.
+
+    Parameters
+    ----------
+    name : str
+        The parameter, as the user wrote it (``mu``, ``eta_min``, ``claims``).
+    rule : str
+        The rule it broke, in words (``must be > 0``).
+    value : object, optional
+        What was given (shown, shortened to 80 characters; left out when None).
+
+    Examples
+    --------
+    >>> from biasaudit.plumbing import InputError
+    >>> str(InputError("rho", "must be > 0", -1.0))
+    'rho: must be > 0, got -1.0'
+    """
 
     def __init__(self, name: str, rule: str, value: object = None):
         self.name, self.rule, self.value = name, rule, value
@@ -48,8 +65,35 @@ def _show(value: object) -> str:
 
 
 def finite_scalar(name: str, value: float) -> float:
-    """``value`` as a float; :class:`InputError` naming ``name`` unless it is a real number and finite (no NaN or
-    inf)."""
+    """``value`` as a finite float.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, as the message shows it.
+    value : object
+        A real number, or anything ``float()`` reads.
+
+    Returns
+    -------
+    float
+        The value.
+
+    Raises
+    ------
+    InputError
+        Unless it is a real number and finite (no NaN or inf).
+
+    Examples
+    --------
+    >>> from biasaudit.plumbing import finite_scalar
+    >>> finite_scalar("y", "1.5")
+    1.5
+    >>> finite_scalar("y", float("nan"))
+    Traceback (most recent call last):
+    ...
+    biasaudit.plumbing.inputs.InputError: y: must be finite (no NaN or inf), got nan
+    """
     try:
         out = float(value)
     except (TypeError, ValueError):
@@ -60,7 +104,31 @@ def finite_scalar(name: str, value: float) -> float:
 
 
 def positive_scalar(name: str, value: float) -> float:
-    """``value`` as a finite float > 0 (else :class:`InputError` naming ``name``)."""
+    """``value`` as a finite float > 0.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, as the message shows it.
+    value : object
+        A real number.
+
+    Returns
+    -------
+    float
+        The value.
+
+    Raises
+    ------
+    InputError
+        Unless it is finite and > 0.
+
+    Examples
+    --------
+    >>> from biasaudit.plumbing import positive_scalar
+    >>> positive_scalar("rho", 0.5)
+    0.5
+    """
     out = finite_scalar(name, value)
     if out <= 0:
         raise InputError(name, "must be > 0", value)
@@ -68,7 +136,31 @@ def positive_scalar(name: str, value: float) -> float:
 
 
 def nonnegative_scalar(name: str, value: float) -> float:
-    """``value`` as a finite float >= 0 (else :class:`InputError` naming ``name``)."""
+    """``value`` as a finite float >= 0.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, as the message shows it.
+    value : object
+        A real number.
+
+    Returns
+    -------
+    float
+        The value.
+
+    Raises
+    ------
+    InputError
+        Unless it is finite and >= 0.
+
+    Examples
+    --------
+    >>> from biasaudit.plumbing import nonnegative_scalar
+    >>> nonnegative_scalar("delta", 0)
+    0.0
+    """
     out = finite_scalar(name, value)
     if out < 0:
         raise InputError(name, "must be >= 0", value)
@@ -76,8 +168,33 @@ def nonnegative_scalar(name: str, value: float) -> float:
 
 
 def positive_int(name: str, value: int, minimum: int = 1) -> int:
-    """``value`` as an int >= ``minimum``. An integral float (``2.0``) is accepted; a fraction, a string or anything
-    ``int()`` refuses is an :class:`InputError` naming ``name``."""
+    """``value`` as an int >= ``minimum`` (an integral float such as ``2.0`` is accepted).
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, as the message shows it.
+    value : object
+        An integer.
+    minimum : int, default 1
+        The smallest value allowed.
+
+    Returns
+    -------
+    int
+        The value.
+
+    Raises
+    ------
+    InputError
+        For a fraction, a string, anything ``int()`` refuses, or a value below ``minimum``.
+
+    Examples
+    --------
+    >>> from biasaudit.plumbing import positive_int
+    >>> positive_int("depth", 2.0)
+    2
+    """
     try:
         out = int(value)
     except (TypeError, ValueError):
@@ -88,8 +205,33 @@ def positive_int(name: str, value: int, minimum: int = 1) -> int:
 
 
 def as_finite_vector(name: str, value: Iterable[float] | float, ndim: int = 1) -> np.ndarray:
-    """``value`` as a new float array with ``ndim`` axes (a scalar becomes a length-1 vector when ``ndim`` is 1),
-    non-empty and finite; :class:`InputError` naming ``name`` otherwise."""
+    """``value`` as a new float array with ``ndim`` axes, non-empty and finite.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, as the message shows it.
+    value : array_like or float
+        The numbers (a scalar becomes a length-1 vector when ``ndim`` is 1).
+    ndim : int, default 1
+        The number of axes required.
+
+    Returns
+    -------
+    numpy.ndarray
+        A new float array.
+
+    Raises
+    ------
+    InputError
+        For non-numbers, the wrong number of axes, an empty array, NaN or inf.
+
+    Examples
+    --------
+    >>> from biasaudit.plumbing import as_finite_vector
+    >>> as_finite_vector("x", 2.0).tolist()
+    [2.0]
+    """
     try:
         arr = np.array(value, dtype=float)
     except (TypeError, ValueError):
@@ -106,7 +248,31 @@ def as_finite_vector(name: str, value: Iterable[float] | float, ndim: int = 1) -
 
 
 def positive_vector(name: str, value: Iterable[float] | float) -> np.ndarray:
-    """A non-empty, finite 1-d float array with every entry > 0 (else :class:`InputError`)."""
+    """A non-empty, finite 1-d float array with every entry > 0.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, as the message shows it.
+    value : array_like or float
+        The numbers.
+
+    Returns
+    -------
+    numpy.ndarray
+        A new float array.
+
+    Raises
+    ------
+    InputError
+        Unless every entry is finite and > 0.
+
+    Examples
+    --------
+    >>> from biasaudit.plumbing import positive_vector
+    >>> positive_vector("x", [1, 2]).tolist()
+    [1.0, 2.0]
+    """
     arr = as_finite_vector(name, value)
     if np.any(arr <= 0):
         raise InputError(name, "must be strictly positive", value)
@@ -114,8 +280,32 @@ def positive_vector(name: str, value: Iterable[float] | float) -> np.ndarray:
 
 
 def positive_increasing(name: str, value: Iterable[float]) -> np.ndarray:
-    """A 1-d float array, strictly positive and strictly increasing: the data point μ of paper 1, 0 < μ₁ < … < μ_d (else
-    :class:`InputError` naming ``name``)."""
+    """A 1-d float array, strictly positive and strictly increasing: the data point μ of "Minor First, Major
+    Last", 0 < μ₁ < … < μ_d.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, as the message shows it.
+    value : array_like
+        The numbers.
+
+    Returns
+    -------
+    numpy.ndarray
+        A new float array.
+
+    Raises
+    ------
+    InputError
+        Unless every entry is > 0 and each exceeds the one before.
+
+    Examples
+    --------
+    >>> from biasaudit.plumbing import positive_increasing
+    >>> positive_increasing("mu", (1, 3)).tolist()
+    [1.0, 3.0]
+    """
     arr = as_finite_vector(name, value)
     if np.any(arr <= 0) or np.any(np.diff(arr) <= 0):
         raise InputError(name, "must be strictly positive and strictly increasing", value)
@@ -123,27 +313,104 @@ def positive_increasing(name: str, value: Iterable[float]) -> np.ndarray:
 
 
 def matching_length(name: str, arr: np.ndarray, d: int, other: str) -> np.ndarray:
-    """``arr`` unchanged when its last axis has length ``d``, the length of the parameter ``other``; else
-    :class:`InputError` naming ``name``."""
+    """``arr`` unchanged when its last axis has length ``d``, the length of the parameter ``other``.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, as the message shows it.
+    arr : numpy.ndarray
+        The array to check.
+    d : int
+        The required length.
+    other : str
+        The parameter whose length ``d`` is (named in the message).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``arr``.
+
+    Raises
+    ------
+    InputError
+        When the lengths differ.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from biasaudit.plumbing import matching_length
+    >>> matching_length("w0", np.ones(2), 2, "x").shape
+    (2,)
+    """
     if arr.shape[-1] != d:
         raise InputError(name, f"must have length {d} (the length of {other})", arr)
     return arr
 
 
 def choice(name: str, value: str, options: Sequence[str]) -> str:
-    """``value`` unchanged when it is one of ``options``; else :class:`InputError` naming ``name`` and listing the
-    options."""
+    """``value`` unchanged when it is one of ``options``.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, as the message shows it.
+    value : str
+        The choice made.
+    options : sequence of str
+        The allowed choices.
+
+    Returns
+    -------
+    str
+        ``value``.
+
+    Raises
+    ------
+    InputError
+        Otherwise, listing the options.
+
+    Examples
+    --------
+    >>> from biasaudit.plumbing import choice
+    >>> choice("norm", "l2", ("l2", "linf"))
+    'l2'
+    """
     if value not in options:
         raise InputError(name, f"must be one of {', '.join(options)}", value)
     return value
 
 
 def parse_float_list(name: str, text: str) -> np.ndarray:
-    """Parse a CLI list such as ``"1,2.5,3"`` (NaN/inf are rejected).
+    """A command-line list such as ``"1,2.5,3"`` as a float array.
 
-    Every comma-separated item must be a number: an empty item (``"1,,3"``, a leading or trailing comma) is an
-    error naming its position (``mu: item 2 is empty ...``), never silently dropped; an empty or blank list is
-    ``name: must not be empty``."""
+    Parameters
+    ----------
+    name : str
+        The parameter's name, as the message shows it.
+    text : str
+        Comma-separated numbers.
+
+    Returns
+    -------
+    numpy.ndarray
+        The numbers, finite.
+
+    Raises
+    ------
+    InputError
+        For an empty list, an empty item (``1,,3``: named by its position, never dropped), an item that is not a number, NaN or inf.
+
+    Examples
+    --------
+    >>> from biasaudit.plumbing import parse_float_list
+    >>> parse_float_list("mu", "1,2.5").tolist()
+    [1.0, 2.5]
+    >>> parse_float_list("mu", "1,,3")
+    Traceback (most recent call last):
+    ...
+    biasaudit.plumbing.inputs.InputError: mu: item 2 is empty (a comma-separated list of numbers has no empty items), got '1,,3'
+    """
     text = "" if text is None else str(text)
     if text.strip() == "":
         raise InputError(name, "must not be empty (give a comma-separated list of numbers)", text)
@@ -160,6 +427,44 @@ def parse_float_list(name: str, text: str) -> np.ndarray:
     return as_finite_vector(name, values)
 
 
+def broadcast_vector(name: str, values: np.ndarray, length: int, like: str) -> np.ndarray:
+    """``values`` as a vector of ``length``: one number is repeated (``--w0 0.05`` beside a 3-vector ``x``).
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, as the message shows it.
+    values : numpy.ndarray
+        One number, or ``length`` of them.
+    length : int
+        The length wanted.
+    like : str
+        The parameter whose length it is (named in the message).
+
+    Returns
+    -------
+    numpy.ndarray
+        A float vector of ``length``.
+
+    Raises
+    ------
+    InputError
+        For any other number of items.
+
+    Examples
+    --------
+    >>> from biasaudit.plumbing import broadcast_vector
+    >>> broadcast_vector("w0", [0.05], 3, "--x").tolist()
+    [0.05, 0.05, 0.05]
+    """
+    values = np.asarray(values, dtype=float)
+    if values.shape == (1,) and length > 1:
+        return np.full(length, values[0])
+    if values.shape != (length,):
+        raise InputError(name, f"must have 1 or {length} items (as many as {like})", ",".join(map(str, values)))
+    return values
+
+
 def distinct_values(name: str, values) -> np.ndarray:
     """``values`` (1-d) with no value given twice: ``name: must not repeat a value (... given twice)``."""
     arr = np.asarray(values, dtype=float)
@@ -172,8 +477,35 @@ def distinct_values(name: str, values) -> np.ndarray:
 
 def writable_dir(name: str, value, *, make: tuple[str, ...] = ()) -> Path:
     """A directory that exists or can be created (with the sub-folders ``make``) and can be written, checked
-    before any work: ``name: must be a directory ...`` / ``name: must be a writable directory (...)``. An empty
-    string is refused (it would silently mean the current folder)."""
+    before any work.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, as the message shows it.
+    value : str or Path
+        The folder (an empty string is refused: it would silently mean the current folder).
+    make : tuple of str, default ()
+        Sub-folders to create in it.
+
+    Returns
+    -------
+    Path
+        The folder, resolved.
+
+    Raises
+    ------
+    InputError
+        For an empty path, a file in the way, or a folder that cannot be created or written (a refused path leaves no folder behind).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from biasaudit.plumbing import writable_dir
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     writable_dir("out", pathlib.Path(tmp) / "report", make=("figures",)).name
+    'report'
+    """
     if str(value).strip() == "":
         raise InputError(name, "must name a directory (an empty path is not one)", value)
     path = Path(value).expanduser()
@@ -208,14 +540,42 @@ def _missing_folders(path: Path) -> list[Path]:
     return missing
 
 
-def writable_file(name: str, value, *, suffix: str | None = None) -> Path:
-    """A file path that can be written, checked before any work: not a directory, its folder exists or can be
-    created and is writable, and (``suffix``) it ends with that suffix. The file itself is not created."""
+def writable_file(name: str, value, *, suffix: str | tuple[str, ...] | None = None) -> Path:
+    """A file path that can be written, checked before any work (the file itself is not created).
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, as the message shows it.
+    value : str or Path
+        The file.
+    suffix : str or tuple of str, optional
+        The endings allowed (``.png``, or a tuple of them).
+
+    Returns
+    -------
+    Path
+        The file's path, resolved.
+
+    Raises
+    ------
+    InputError
+        For an empty path, a directory of that name, another ending, or a folder that cannot be written.
+
+    Examples
+    --------
+    >>> from biasaudit.plumbing import writable_file
+    >>> writable_file("plot", "sweep.jpg", suffix=(".png", ".pdf"))
+    Traceback (most recent call last):
+    ...
+    biasaudit.plumbing.inputs.InputError: plot: must be a .png or .pdf file name, got 'sweep.jpg'
+    """
     if str(value).strip() == "":
         raise InputError(name, "must name a file (an empty path is not one)", value)
     path = Path(value).expanduser()
-    if suffix is not None and not path.name.lower().endswith(suffix):
-        raise InputError(name, f"must be a {suffix} file name", str(path))
+    suffixes = (suffix,) if isinstance(suffix, str) else suffix
+    if suffixes is not None and not path.name.lower().endswith(tuple(suffixes)):
+        raise InputError(name, f"must be a {' or '.join(suffixes)} file name", str(path))
     if path.is_dir():
         raise InputError(name, "must be a file name (a directory of that name exists)", str(path))
     writable_dir(name, path.parent if str(path.parent) else ".")
@@ -235,7 +595,35 @@ def memory_available_bytes() -> int | None:
 
 
 def fits_in_memory(name: str, value, estimate_bytes: float, *, fraction: float = 0.5) -> None:
-    """InputError naming ``name`` when ``estimate_bytes`` exceeds ``fraction`` of the available memory."""
+    """Refuse a job that would not fit in memory, before it starts.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, as the message shows it.
+    value : object
+        The value that sets the size (shown in the message).
+    estimate_bytes : float
+        The job's estimated memory.
+    fraction : float, default 0.5
+        The share of the available memory it may take.
+
+    Returns
+    -------
+    None
+        When it fits (or the available memory is unknown).
+
+    Raises
+    ------
+    InputError
+        When ``estimate_bytes`` exceeds ``fraction`` of the available memory.
+
+    Examples
+    --------
+    >>> from biasaudit.plumbing import fits_in_memory
+    >>> fits_in_memory("n", 400, 1e6) is None
+    True
+    """
     available = memory_available_bytes()
     if available is not None and estimate_bytes > fraction * available:
         raise InputError(name, f"needs about {estimate_bytes / 2**30:.2f} GiB, more than {fraction:.0%} of the "
@@ -243,8 +631,31 @@ def fits_in_memory(name: str, value, estimate_bytes: float, *, fraction: float =
 
 
 def claim_pattern(name: str, text: str | None) -> str | None:
-    """``None`` (every claim) or a comma-separated list of globs with at least one non-empty entry; an empty
-    pattern (``''``, ``','``) is an error, never "every claim"."""
+    """A ``--claims`` value: None (every claim) or comma-separated globs with at least one non-empty entry.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, as the message shows it.
+    text : str or None
+        The option's value.
+
+    Returns
+    -------
+    str or None
+        ``text``.
+
+    Raises
+    ------
+    InputError
+        For an empty pattern (``''``, ``','``): never read as "every claim".
+
+    Examples
+    --------
+    >>> from biasaudit.plumbing import claim_pattern
+    >>> claim_pattern("claims", "sam.l2.*")
+    'sam.l2.*'
+    """
     if text is None:
         return None
     if not any(part.strip() for part in str(text).split(",")):

@@ -13,7 +13,25 @@ __all__ = ["jsonable", "finite_json", "NOT_FINITE_REASON"]
 
 
 def jsonable(value: Any) -> Any:
-    """Convert numpy/sympy/tuple values into plain JSON types (non-finite floats become strings)."""
+    """``value`` with numpy, sympy, enum and tuple values turned into plain JSON types.
+
+    Parameters
+    ----------
+    value : object
+        Any value: mappings and sequences are converted entry by entry.
+
+    Returns
+    -------
+    object
+        Plain dicts, lists, str, int, float, bool or None; a non-finite float becomes its string (``'nan'``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from biasaudit.plumbing import jsonable
+    >>> jsonable({"a": np.float64(0.5), "b": (1, np.int64(2)), "c": float("inf")})
+    {'a': 0.5, 'b': [1, 2], 'c': 'inf'}
+    """
     if isinstance(value, Mapping):
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -39,8 +57,27 @@ NOT_FINITE_REASON = ("not a finite number: the quantity does not exist for this 
 
 
 def finite_json(value: Any, *, reason: str = NOT_FINITE_REASON) -> tuple[Any, dict[str, str]]:
-    """(JSON value, null reasons): like :func:`jsonable`, but a non-finite float becomes ``null`` and its
-    path (``runs[3].S``) is listed with ``reason``, so a command's JSON never holds "nan" or "inf"."""
+    """Like :func:`jsonable`, but a non-finite float becomes ``null`` with its reason, so a command's JSON never
+    holds "nan" or "inf".
+
+    Parameters
+    ----------
+    value : object
+        Any value.
+    reason : str, optional
+        Why such a value is null.
+
+    Returns
+    -------
+    tuple of (object, dict)
+        The JSON value, and ``{path: reason}`` for every value made null (paths like ``runs[3].S``).
+
+    Examples
+    --------
+    >>> from biasaudit.plumbing import finite_json
+    >>> finite_json({"S": [1.0, float("nan")]}, reason="diverged")
+    ({'S': [1.0, None]}, {'S[1]': 'diverged'})
+    """
     nulled: dict[str, str] = {}
 
     def walk(v, path):

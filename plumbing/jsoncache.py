@@ -35,6 +35,13 @@ def lock_path(path: Path) -> Path:
     return path.with_name(f".{path.name}.lock")
 
 
+def _mtime(path: Path) -> float | None:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return None
+
+
 def read_json(path: Path) -> Any:
     """The JSON value in ``path``, or None when the file is missing, unreadable or not valid JSON."""
     try:
@@ -62,7 +69,7 @@ def cached_json(path: Path, compute: Callable[[], dict], *, key: str,
     with exclusive(lock_path(path), status if on_wait is None else on_wait):
         data = read_json(path)
         if isinstance(data, dict) and data.get("key") == key:
-            count_run(computed=False)
+            count_run(computed=False, written_at=_mtime(path))
             return data
         data = {"key": key, **compute()}
         try:

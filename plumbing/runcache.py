@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.metadata
+import os
 import platform
 import importlib.util
 import json
@@ -32,7 +33,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 __all__ = ["code_fingerprint", "library_versions", "run_key", "clear_fingerprints", "count_run", "run_counts",
-           "reset_run_counts"]
+           "reset_run_counts", "AUDIT_STARTED_VARIABLE"]
 
 LIBRARIES = ("torch", "numpy")
 
@@ -91,21 +92,31 @@ def run_key(config: Mapping, code: Iterable[str], *, libraries: tuple[str, ...] 
 
 
 # ------------------------------------------------------------------------------------------- run counts
-_COUNTS = {"computed": 0, "reused": 0}
+_COUNTS = {"computed": 0, "reused": 0, "repeated": 0}
+AUDIT_STARTED_VARIABLE = "BIASAUDIT_AUDIT_STARTED"  # the running audit's start (Unix time), set by the audit
 
 
-def count_run(*, computed: bool) -> None:
-    """Count one experiment run in this process: ``computed=True`` when it was trained, ``False`` when it was read from
-    the run cache."""
-    _COUNTS["computed" if computed else "reused"] += 1
+def count_run(*, computed: bool, written_at: float | None = None) -> None:
+    """Count one experiment run in this process: ``computed=True`` when it was trained; else it was read from the
+    run cache, and ``written_at`` (the cache file's modification time) tells a run computed before the running
+    audit (``reused``) from one this audit computed earlier (``repeated``: a second claim reading it)."""
+    if computed:
+        _COUNTS["computed"] += 1
+        return
+    try:
+        started = float(os.environ.get(AUDIT_STARTED_VARIABLE, "inf"))
+    except ValueError:
+        started = float("inf")
+    _COUNTS["repeated" if written_at is not None and written_at >= started else "reused"] += 1
 
 
 def run_counts() -> dict[str, int]:
-    """A copy of this process's run counts since the last :func:`reset_run_counts`: ``{"computed": n, "reused": m}``."""
+    """A copy of this process's run counts since the last :func:`reset_run_counts`: ``{"computed": n, "reused": m,
+    "repeated": k}``."""
     return dict(_COUNTS)
 
 
 def reset_run_counts() -> None:
-    """Set both run counts to zero (the audit does so before each unit, then stores :func:`run_counts` in the unit's
+    """Set the run counts to zero (the audit does so before each unit, then stores :func:`run_counts` in the unit's
     record)."""
-    _COUNTS.update(computed=0, reused=0)
+    _COUNTS.update(computed=0, reused=0, repeated=0)

@@ -230,12 +230,12 @@ def test_audit_resume_keeps_records_outside_the_pattern(tmp_path):
 
 
 # -- bad input --------------------------------------------------------------------------------------------
-def test_audit_unknown_pattern_lists_known_ids(tmp_path, monkeypatch, capsys):
+def test_audit_unknown_pattern_names_the_closest_ids(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("BIASAUDIT_EXTRA_CLAIM_MODULES", ",".join(TOYS))
-    assert main(["audit", "--claims", "nope.*", "--out", str(tmp_path), "--quiet"]) == 2
+    assert main(["audit", "--claims", "toy.squar.1", "--out", str(tmp_path / "out"), "--quiet"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("biasaudit: error: claims: matches no registered claim; known ids:")
-    assert "toy.square.0" in err and "Traceback" not in err
+    assert err.startswith("biasaudit: error: claims: matches no registered claim; closest ids: toy.square.1, ")
+    assert len(err.splitlines()) == 1 and "Traceback" not in err and not (tmp_path / "out").exists()
 
 
 def test_audit_unwritable_out_fails_before_any_work(tmp_path, monkeypatch, capsys):

@@ -126,5 +126,5 @@ def test_a_unit_s_status_lines_become_status_events_and_a_failed_run_is_an_error
     finally:
         set_reporter(None)
     assert ("status", "run:s", "waiting for a lock ...") in events
-    assert ok["status"] == "ok" and ok["runs"] == {"computed": 0, "reused": 0}
+    assert ok["status"] == "ok" and ok["runs"] == {"computed": 0, "reused": 0, "repeated": 0}
     assert bad["status"] == "error" and "no_such_runner" in bad["detail"]

@@ -96,15 +96,16 @@ def test_audit_refuses_an_empty_cache_dir(capsys, tmp_path, audit_never_runs):
     assert audit_never_runs == []
 
 
-# -- 4. audit --resume with nothing to resume says so, and starts fresh --------------------------------------
+# -- 4. audit --resume with nothing to keep says so, and what it still reuses ------------------------------------
 def test_audit_resume_on_a_folder_without_evidence_says_it_starts_fresh(capsys, tmp_path, audit_never_runs):
     # a run killed during its first claim has no evidence yet: resuming it must still work, and not silently
     code, err = run_cli(["audit", "--claims", FAST_CLAIM, "--out", tmp_path, "--resume"], capsys)
-    assert code == 0 and "nothing to resume" in err and "starting a fresh audit" in err
+    assert code == 0 and "no claim evidence to keep" in err and "every claim runs" in err
+    assert "still read from the run cache" in err  # honest: finished runs are not trained again
     assert len(audit_never_runs) == 1
     (tmp_path / "evidence.jsonl").write_text("")  # an interrupted audit's folder: resumed without a note
     code, err = run_cli(["audit", "--claims", FAST_CLAIM, "--out", tmp_path, "--resume"], capsys)
-    assert code == 0 and "nothing to resume" not in err and len(audit_never_runs) == 2
+    assert code == 0 and "no claim evidence to keep" not in err and len(audit_never_runs) == 2
 
 
 def test_audit_resume_refuses_a_folder_that_does_not_exist(capsys, tmp_path, audit_never_runs):
@@ -147,11 +148,12 @@ def test_check_stability_refuses_repeated_seeds(capsys):
     (["check", "--paper", "eos", "--claims", "sam.*"], "eos", "theory"),  # check: theory claims only
     (["list", "--kind", "experiment", "--claims", "sam.depth1.*"], None, "experiment"),
 ])
-def test_an_unmatched_pattern_names_the_selection_and_lists_its_ids(capsys, argv, paper, kind):
+def test_an_unmatched_pattern_names_the_selection_and_its_closest_ids(capsys, argv, paper, kind):
     scope = " and ".join(f"{what} {value}" for what, value in (("paper", paper), ("kind", kind)) if value)
     err = assert_refused(argv, capsys, "claims: ", f"matches no registered claim of {scope}")
-    listed = err.split(f"ids of {scope}: ", 1)[1].split(", got")[0].split(", ")
-    assert listed == [c.id for c in all_claims() if paper in (None, c.paper) and kind in (None, c.kind)]
+    listed = err.split("closest ids: ", 1)[1].split(" (", 1)[0].split(", ")
+    scoped = {c.id for c in all_claims() if paper in (None, c.paper) and kind in (None, c.kind)}
+    assert len(listed) == 3 and set(listed) <= scoped
 
 
 # -- 8. bench --help describes every option ------------------------------------------------------------------

@@ -67,7 +67,7 @@ def test_eos_cli_regimes_human_output_has_formulas(capsys):
     (["--x", "0.7,1.3", "--y", "0", "--w0", "0.1,0.1"], "y: must be > 0"),
     (["--x", "0.7,nan", "--y", "1", "--w0", "0.1,0.1"], "x: must be finite"),
     (["--x", "0.7,1.3", "--y", "nan", "--w0", "0.1,0.1"], "y: must be finite"),
-    (["--x", "0.7,1.3", "--y", "1", "--w0", "0.1"], "w0: must have length 2"),
+    (["--x", "0.7,1.3", "--y", "1", "--w0", "0.1,0.1,0.1"], "w0: must have 1 or 2 items"),  # one is broadcast
 ])
 def test_eos_cli_regimes_bad_input_exits_2(capsys, argv, param):
     assert main(["regimes", "eos", *argv]) == 2
@@ -87,7 +87,7 @@ SWEEP = ["sweep", "eos", "--x", "1,2", "--y", "1", "--w0", "0.1,0.1"]
     (["--eta-min", "nan", "--eta-max", "0.1"], "eta_min: must be finite"),
     (["--eta-min", "0.1", "--eta-max", "0.5", "--n", "1"], "n: must be an integer >= 2"),
     (["--eta-min", "0.1", "--eta-max", "0.5", "--n", "1000000000"], "n: needs about"),
-    (["--eta-min", "0.1", "--eta-max", "0.5", "--plot", "/"], "plot: must be a .png file name"),
+    (["--eta-min", "0.1", "--eta-max", "0.5", "--plot", "/"], "plot: must be a .png or .pdf or .svg file name"),
     (["--eta-min", "0.1", "--eta-max", "0.5", "--plot", "/proc/no/x.png"], "plot: must be a writable directory"),
 ])
 def test_eos_cli_sweep_bad_input_exits_2(capsys, extra, param):

@@ -28,12 +28,27 @@ def _fail():
     pytest.fail("computed although the cache holds the record")
 
 
+def test_a_cache_hit_tells_a_run_of_this_audit_from_one_computed_before_it(tmp_path, monkeypatch):
+    """Run accounting: a hit on a file written after the running audit started is a "repeated" read of a run
+    this audit computed (a second claim reading it), not a run "reused" from before the audit."""
+    before = tmp_path / "before.json"
+    cached_json(before, lambda: {"value": 1}, key="k")
+    os.utime(before, (time.time() - 60, time.time() - 60))
+    monkeypatch.setenv(runcache.AUDIT_STARTED_VARIABLE, repr(time.time() - 1))
+    runcache.reset_run_counts()
+    during = tmp_path / "during.json"
+    cached_json(during, lambda: {"value": 2}, key="k")
+    cached_json(during, _fail, key="k")
+    cached_json(before, _fail, key="k")
+    assert runcache.run_counts() == {"computed": 1, "reused": 1, "repeated": 1}
+
+
 def test_computes_once_then_reads_and_counts_each(tmp_path):
     path = tmp_path / "run.json"
     first = cached_json(path, lambda: {"value": 1.5}, key="k1")
     assert first == {"key": "k1", "value": 1.5} and json.loads(path.read_text()) == first
     assert cached_json(path, _fail, key="k1") == first
-    assert runcache.run_counts() == {"computed": 1, "reused": 1}
+    assert runcache.run_counts() == {"computed": 1, "reused": 1, "repeated": 0}
     assert lock_path(path).name == ".run.json.lock" and lock_path(path).exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == [".run.json.lock", "run.json"]  # no temporary left
 
@@ -46,7 +61,7 @@ def test_another_key_or_a_damaged_file_is_recomputed(tmp_path):
         path.write_bytes(damaged.encode("latin-1"))
         assert read_json(path) is None or not isinstance(read_json(path), dict)
         assert cached_json(path, lambda: {"value": 3}, key="new")["value"] == 3
-    assert runcache.run_counts() == {"computed": 5, "reused": 0}
+    assert runcache.run_counts() == {"computed": 5, "reused": 0, "repeated": 0}
 
 
 def test_encode_shapes_the_file_and_the_computed_record_is_returned(tmp_path):
@@ -68,7 +83,7 @@ def test_a_compute_that_raises_writes_nothing_and_counts_nothing(tmp_path):
 
     with pytest.raises(KeyboardInterrupt):
         cached_json(path, crash, key="k")
-    assert not path.exists() and runcache.run_counts() == {"computed": 0, "reused": 0}
+    assert not path.exists() and runcache.run_counts() == {"computed": 0, "reused": 0, "repeated": 0}
 
 
 def test_a_crash_mid_write_leaves_the_old_file_and_no_partial_one(tmp_path, monkeypatch):
@@ -102,7 +117,7 @@ def test_an_unwritable_cache_costs_only_resumability(tmp_path, monkeypatch):
     monkeypatch.setattr(jsoncache, "atomic_write_text", refuse)
     assert cached_json(tmp_path / "run.json", lambda: {"value": 1}, key="k") == {"key": "k", "value": 1}
     assert not (tmp_path / "run.json").exists() and "could not store" in said[0]
-    assert runcache.run_counts() == {"computed": 1, "reused": 0}
+    assert runcache.run_counts() == {"computed": 1, "reused": 0, "repeated": 0}
 
 
 HOLDER = textwrap.dedent("""
@@ -142,4 +157,4 @@ def test_a_concurrent_second_caller_waits_and_reuses_the_first_ones_result(tmp_p
     assert first.returncode == 0, err
     assert out.strip() == "1"  # the first process computed it once
     assert got == {"key": "k", "by": "first"} and len(waited) == 1 and str(lock_path(path)) in waited[0]
-    assert runcache.run_counts() == {"computed": 0, "reused": 1}
+    assert runcache.run_counts() == {"computed": 0, "reused": 1, "repeated": 0}

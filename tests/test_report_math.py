@@ -95,3 +95,22 @@ def test_sources_are_shown_in_the_readers_words():
     assert plain_words("paper 2; E3") == '"Conflicting Biases at the Edge of Stability"; E3'
     for claim in all_claims():
         assert not plain_source(claim.source).startswith("paper ")
+
+
+def test_powers_and_indices_in_titles_are_rendered_in_the_report():
+    from biasaudit.audit.prose_math import prose_html
+
+    assert prose_html("tau_j = alpha_j^{2-L} / ((L-2) mu_j)") == "tau_j = α<sub>j</sub><sup>2-L</sup> / ((L-2) mu_j)"
+    assert prose_html("a <b> & e^{-mu tau}") == "a &lt;b&gt; &amp; e<sup>-μ τ</sup>"  # escaped around the scripts
+    for claim in all_claims():
+        assert "^{" not in re.sub(r"<[^>]+>", "", prose_html(claim.title)), claim.id
+
+
+def test_names_written_as_calls_and_marks_render_as_mathematics():
+    _, mathml = _render(sp.Symbol("alpha_c(eta)") / sp.Symbol("alpha_c"))
+    assert "<msub><mi>&#945;</mi><mi>c</mi></msub><mrow><mo>(</mo><mi>&#951;</mi><mo>)</mo></mrow>" in mathml
+    _, mathml = _render(sp.Eq(sp.Symbol("j_dagger(inf)"), sp.Symbol("d")))
+    assert "&#8224;" in mathml and "dagger" not in mathml and "&#x221E;" in mathml  # j†(∞)
+    _, mathml = _render(sp.Eq(sp.Symbol("w^(l)(t)"), 0))
+    assert "<msup><mi>w</mi><mi>(l)</mi></msup>" in mathml
+    assert _render(sp.Symbol("max_k |ln S_k - ln S(tau_k)|"))[1] is None  # prose stays text

@@ -180,7 +180,42 @@ def small_alpha_exponent(x) -> float:
 
 @dataclass(frozen=True)
 class EosRegimes:
-    """Everything ``biasaudit regimes eos`` reports (vertex indices are 1-based)."""
+    """Everything ``biasaudit regimes eos`` reports, returned by :func:`eos_regimes` and
+    :func:`biasaudit.eos_regimes` (vertex indices are 1-based; every number a plain float).
+
+    Parameters
+    ----------
+    x, y, w0, loss_factor
+        The model: data point, label, initial weights and c in L = c r².
+    r0 : float
+        The initial residual ⟨x, w0⊙w0⟩ − y.
+    init_regime : str
+        ``"small"`` (r0 ≤ 0: sharpness rises along the flow) or ``"large"`` (r0 > 0: GD catapults).
+    tau : float
+        The flow's time parameter at its limit.
+    beta_gf, beta_gf_l1, sharpness_gf : tuple, float, float
+        The gradient flow's limit β_GF, its ℓ1 norm and its on-manifold sharpness 8c Σ x_i² β_i.
+    lambda_max_init : float
+        λ_max of the Hessian at w0.
+    s_gf : float
+        s_GF, the largest λ_max along the flow.
+    eta_c : float
+        η_c = 2/s_GF, the predicted edge of stability.
+    eta_stable_max, eta_min_norm_stable_max : float
+        The largest η with a linearly stable minimum, and with the minimal-norm one stable.
+    min_norm_vertex, min_norm_face, min_norm_beta_l1
+        The minimal-ℓ1 minimizer (vertex, face, norm).
+    min_sharpness_vertex, min_sharpness_face, min_sharpness
+        The minimal-sharpness minimizer.
+    min_l2_beta : tuple
+        The minimal-ℓ2 minimizer.
+    minimizers_disjoint : bool
+        Whether the minimal-norm and minimal-sharpness minimizers differ.
+    pareto_front : tuple
+        The breakpoints (s, N*) of the Pareto front min ‖β‖₁ s.t. S ≤ s, sorted by s.
+    small_alpha_exponent : float or None
+        The rate exponent of 8cy x_max − S_GF as α → 0 (w0 = α 1).
+    """
 
     x: tuple
     y: float
@@ -209,7 +244,13 @@ class EosRegimes:
     small_alpha_exponent: float | None
 
     def to_json(self) -> dict:
-        """The fields as a JSON-ready dict (numpy values converted by :func:`~biasaudit.plumbing.jsonable`)."""
+        """The fields as a JSON-ready dict.
+
+        Returns
+        -------
+        dict
+            Every field, numpy values converted by :func:`~biasaudit.plumbing.jsonable`.
+        """
         from biasaudit.plumbing import jsonable
 
         return jsonable(asdict(self))

@@ -131,6 +131,7 @@ SYMBOLS = {"tau": tau, "A": A, "H": H, "rho": rho, "c": c, "alpha": alpha, "S": 
            "T_half^SAM": sp.Symbol("T_half^SAM", positive=True), "T_half^GD": sp.Symbol("T_half^GD", positive=True),
            "ratio_mid_regime_2": sp.Symbol("ratio_mid_regime_2", positive=True),
            "delta_4x": sp.Symbol("delta_4x", positive=True),
+           "delta_4": sp.Symbol("delta_4", positive=True),  # the largest delta at which T_half^SAM >= 4 T_half^GD
            "max_k |ln S_k - ln S(tau_k)|": sp.Symbol("max_k |ln S_k - ln S(tau_k)|", nonnegative=True),
            "collapse": sp.Symbol("collapse"), "escape": sp.Symbol("escape"),
            "bisect": sp.Function("bisect"), "certificates": sp.Symbol("certificates"),

@@ -11,7 +11,9 @@ module               what it holds
 ``progress``         a tqdm bar for the run and one per running claim (plain lines when not a TTY)
 ``provenance``       the git commit and library versions stamped on each record
 ``runner``           :func:`execute_audit`: validate, resume, submit, store, report
-``report_data``      rows of the report: ordering (problems first), evidence summaries, math rendering
+``report_data``      rows of the report: ordering (problems first), math rendering
+``evidence_view``    one record as a reader sees it: a sentence, a table of quantities, a table of controls
+``prose_math``       powers and indices written in claim prose (``alpha_j^{2-L}``) shown as mathematics
 ``report_md``        ``report.md``
 ``report_html``      ``index.html``: static, self-contained (no network, no scripts, local PNGs)
 ===================  ===============================================================================

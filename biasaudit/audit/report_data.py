@@ -1,10 +1,9 @@
 """The content of the audit report, shared by ``report.md`` and ``index.html``.
 
 Order: claims whose verdict is ``refuted``, ``error`` or ``undecided`` come first, each with its full
-evidence (parameters, predicted and observed values, error against the named tolerance, the negative
-controls, the message); then the table of every claim. A summary states the error and the tolerance with
-the comparison as computed, never a rounded one: when two numbers print alike but differ, more digits
-are shown (:func:`format_pair`).
+evidence (:mod:`biasaudit.audit.evidence_view`: a sentence, the table of predicted and observed values
+with the error against the named tolerance, the controls, the check's notes); then the table of every
+claim.
 
 Statements are rendered from the claim objects when the claim is registered here (Unicode ``pretty`` for
 Markdown, presentation MathML for HTML, which browsers render natively); otherwise from the stored text.
@@ -12,13 +11,14 @@ Markdown, presentation MathML for HTML, which browsers render natively); otherwi
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
-__all__ = ["plain_source", "plain_words", "error_text", "HOW_TO_READ", "ReportMeta", "Report", "Row", "build_report", "summarize", "format_pair", "PAPERS",
-           "VERDICT_ORDER", "PROBLEM_VERDICTS"]
+from biasaudit.audit.evidence_view import error_text, evidence_view, format_pair
+from biasaudit.audit.prose_math import GREEK
+
+__all__ = ["plain_source", "plain_words", "error_text", "HOW_TO_READ", "ReportMeta", "Report", "Row", "build_report",
+           "format_pair", "PAPERS", "VERDICT_ORDER", "PROBLEM_VERDICTS"]
 
 PAPERS = {
     "sam": "Minor First, Major Last (SAM on deep diagonal networks)",
@@ -35,7 +35,8 @@ class ReportMeta:
     ``tier``, ``profile``, ``seed``, ``executor`` (with ``workers`` and the Dask ``scheduler``), ``pattern``
     (``--claims``), ``started_utc``, ``wall_s``, the units ``ran`` and ``reused`` (kept by ``--resume``), ``code`` (the
     package version and git commit); then the evidence lines dropped as bad, the figures left out (id, reason), and the
-    experiment runs: scheduled as units, computed, reused, failed, and their time.
+    experiment runs: scheduled as units, computed, reused from the cache, read again after this audit computed them,
+    failed, and their summed worker time.
     """
 
     tier: str
@@ -55,20 +56,23 @@ class ReportMeta:
     run_units: int = 0
     runs_computed: int = 0
     runs_reused: int = 0
+    runs_repeated: int = 0
     run_errors: list[str] = field(default_factory=list)
     run_unit_seconds: float = 0.0
 
     def runs_sentence(self) -> str:
-        """How many experiment runs this audit computed and how many it read from the run cache."""
-        units = (f" ({self.run_units} scheduled as run units, {self.run_unit_seconds:.1f} s of their own time)"
+        """How many experiment runs this audit computed, read from the run cache (computed before it), and read
+        again after computing them itself (a second claim reading a run)."""
+        units = (f" ({self.run_units} scheduled as run units, {self.run_unit_seconds:.1f} s summed worker time)"
                  if self.run_units else "")
-        return (f"experiment runs: {self.runs_computed} computed, {self.runs_reused} reused from the run "
-                f"cache{units}")
+        return (f"experiment runs: {self.runs_computed} computed in this audit{units}, {self.runs_reused} reused "
+                f"from the run cache (computed before this audit), {self.runs_repeated} cache hits of runs computed "
+                "earlier in this audit")
 
 
 @dataclass
 class Row:
-    """One claim in the report: its evidence ``record``, the one-line ``summary``, the statement and hypotheses as text
+    """One claim in the report: its evidence ``record``, the one-sentence ``summary``, the statement and hypotheses as text
     and as MathML (None where the claim is not registered here), and the ids of the ``figures`` that illustrate it."""
 
     record: dict
@@ -111,89 +115,13 @@ class Report:
         return out
 
     def unit_seconds(self) -> float:
-        """Sum of the units' own times (claims and figures; the runs kept by --resume included)."""
+        """Summed worker time of the claim and figure units (the ones kept by --resume included), in seconds."""
         return float(sum(float(r.get("elapsed_s") or 0.0) for r in [*(row.record for row in self.rows),
                                                                      *self.figures]))
 
     def figures_of_paper(self, paper: str) -> list[dict]:
         """The figure records of ``paper`` (``sam`` or ``eos``)."""
         return [f for f in self.figures if f.get("paper") == paper]
-
-
-def format_pair(a: Any, b: Any) -> tuple[str, str]:
-    """Format two numbers with 4 significant digits, more if they would print alike but differ."""
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (a, b)):
-        return _show(a), _show(b)
-    for digits in (4, 8, 17):
-        sa, sb = f"{a:.{digits}g}", f"{b:.{digits}g}"
-        if sa != sb or a == b:
-            return sa, sb
-    return repr(a), repr(b)
-
-
-def _show(value: Any, limit: int = 160, precise: bool = False) -> str:
-    """Short text of a record value; ``precise`` prints floats in full (evidence of a problem claim)."""
-    def num(v: float) -> str:
-        return repr(v) if precise else f"{v:.4g}"
-
-    if isinstance(value, float):
-        text = num(value)
-    elif isinstance(value, list) and value and all(isinstance(v, (int, float)) for v in value):
-        text = "[" + ", ".join(num(v) if isinstance(v, float) else str(v) for v in value) + "]"
-    elif isinstance(value, dict):
-        text = ", ".join(f"{k}={_show(v, 60 if not precise else 200, precise)}" for k, v in value.items())
-    else:
-        text = str(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def controls_summary(control: dict) -> str:
-    """"wrong predictions refuted 2/2 (prediction ±1%)", with the flags of a weak set of controls."""
-    runs = control.get("runs") or []
-    if not runs:
-        return ""
-    refuted = sum(bool(r.get("failed")) for r in runs)
-    groups: dict = {}
-    for r in runs:
-        size = r.get("size")
-        groups.setdefault((r.get("target", "prediction"), size), set()).add(r.get("side", "unknown"))
-    moves = []
-    for (target, size), sides in groups.items():
-        sign = "±" if {"+", "-"} <= sides else "".join(sorted(sides & {"+", "-"})) or "/".join(sorted(sides))
-        moves.append(f"{target} {sign}" + (f"{100 * size:.3g}%" if isinstance(size, (int, float)) else ""))
-    text = f"negative controls refuted {refuted}/{len(runs)} ({'; '.join(moves)})"
-    if control.get("inequality"):
-        text += f" — {control['inequality']}"
-    flags = list(control.get("flags") or [])
-    if control.get("on_references"):
-        flags.append("judged on reference cases")
-    return text + (f" [weak controls: {', '.join(flags)}]" if flags else "")
-
-
-def summarize(record: dict) -> str:
-    """One line of evidence for the claims table."""
-    verdict = record.get("verdict")
-    err, tol_info = record.get("error"), record.get("tolerance") or {}
-    tol, name = tol_info.get("value"), tol_info.get("name", "tolerance")
-    detail = (record.get("detail") or "").strip()
-    control_text = controls_summary(record.get("negative_control") or {})
-    if isinstance(err, (int, float)) and isinstance(tol, (int, float)):
-        se, st = format_pair(err, tol)
-        relation = "≤" if err <= tol else ">"
-        numbers = f"error {se} {relation} {name} {st}"
-    else:
-        numbers = ""
-    n = record.get("n_cases")
-    cases = f"{n} cases" if n else ""
-    if verdict == "confirmed":
-        parts = [f"worst {numbers}" if numbers else "", cases, control_text]
-    elif verdict == "refuted":
-        parts = [numbers, detail]
-    elif verdict == "undecided":
-        parts = [detail, numbers, control_text]
-    else:  # error, out-of-scope
-        parts = [detail]
-    return "; ".join(p for p in parts if p)
 
 
 HOW_TO_READ: tuple[tuple[str, str], ...] = (
@@ -209,7 +137,7 @@ HOW_TO_READ: tuple[tuple[str, str], ...] = (
                   "one, so it says nothing)"),
     ("error", "the check itself raised an exception; the traceback is shown"),
     ("negative control", "the same check run on a deliberately wrong prediction (for example moved by 1 %, or "
-                         "with its sign flipped). The check must reject it: \"controls failed 2/2\" is what "
+                         "with its sign flipped). The check must reject it: \"2 of 2 negative controls refuted\" is what "
                          "you want to see, because it shows the check has the power to tell right from wrong"),
     ("error and tolerance", "each check computes one error number; a named tolerance, with the reason for its "
                             "size, decides. Confirmed means error <= tolerance"),
@@ -251,21 +179,6 @@ def _plain_record(record: dict) -> dict:
     return shown
 
 
-def error_text(record: dict) -> str:
-    """The record's error for display: a number, or what it means when there is none (an undecided check
-    has no error: the numerics could not tell; an error record has none either)."""
-    err = record.get("error")
-    if isinstance(err, str) and err.lower() == "nan":
-        err = None
-    if isinstance(err, (int, float)) and math.isfinite(err):
-        return format_pair(err, err)[0]
-    if record.get("verdict") == "undecided":
-        return "none (the check could not decide, so there is no error to compare)"
-    if record.get("verdict") == "error":
-        return "none (the check raised an exception)"
-    return "none" if err is None else str(err)
-
-
 def _xmlns_free(mathml: str) -> str:
     return re.sub(r'\s+xmlns(:\w+)?="[^"]*"', "", mathml)
 
@@ -273,31 +186,93 @@ def _xmlns_free(mathml: str) -> str:
 _MATH_NAME = re.compile(r"^[^\s<>&()|=,:;\[\]]+$")  # a name MathML can show: no spaces, brackets or operators
 
 
+_LAYER = re.compile(r"\^\(([A-Za-z0-9]+)\)")  # a layer index written w^(l): a superscript in parentheses
+# a symbol named as a function call of plain names: alpha_c(eta), w^(l)(t), j_dagger(0+)
+_CALL_NAME = re.compile(r"^([A-Za-z]+(?:_[A-Za-z0-9]+)?(?:\^\([A-Za-z0-9]+\))?)\(([A-Za-z0-9+, ]+)\)$")
+
+
+def _plain_name(name: str) -> bool:
+    return bool(_MATH_NAME.match(_LAYER.sub(r"^\1", name))) and name.count("_") <= 1
+
+
 def _math_safe(expr) -> bool:
-    """Every symbol and function name is a plain math name with at most one subscript (``w_j``), not text
-    such as ``median(1 - eta S/2)`` or ``err(eta_min)``, which MathML would split into broken subscripts."""
+    """Every symbol and function name is a plain math name with at most one subscript (``w_j``) and at most a
+    superscript in parentheses (``w^(l)``), not text such as ``median(1 - eta S/2)``, which MathML would split
+    into broken subscripts."""
     import sympy
 
     names = [a.name for a in expr.atoms(sympy.Symbol)]
     names += [f.func.__name__ for f in expr.atoms(sympy.core.function.AppliedUndef)]
-    return all(_MATH_NAME.match(n) and n.count("_") <= 1 for n in names)
+    return all(_plain_name(n) for n in names)
+
+
+_CALL_ARGS = {"inf": __import__("sympy").oo, "0+": __import__("sympy").Symbol("0^+")}
+
+
+def _calls_as_functions(expr):
+    """Symbols named as calls (``alpha_c(eta)``, ``j_dagger(0+)``) as the function applied to its arguments, so
+    the formula shows α_c(η), not a name with parentheses in it; other symbols unchanged."""
+    import sympy
+
+    if not isinstance(expr, sympy.Basic):
+        return expr
+    calls = {}
+    for a in expr.atoms(sympy.Symbol):
+        m = _CALL_NAME.match(a.name)
+        if m:
+            args = [_CALL_ARGS.get(t.strip()) or sympy.Symbol(t.strip()) for t in m.group(2).split(",") if t.strip()]
+            calls[a] = sympy.Function(m.group(1))(*args)
+    return expr.xreplace(calls) if calls else expr
+
+
+_MODIFIERS = ("bar", "hat", "tilde", "dot")  # sympy's name suffixes for accents: betabar_i is β̄ᵢ
+_WORD = re.compile(r"^[A-Za-z]{4,}$")
+_MARKS = {"dagger": "†", "star": "*", "prime": "′"}  # written as a subscript word, shown as a superscript mark
+
+
+def _accented(name: str) -> str:
+    """``betabar_i`` as ``β̅_i`` (the accent on the letter, as sympy's pretty printer shows it); other names
+    unchanged."""
+    import sympy
+    from sympy.printing.conventions import split_super_sub
+
+    base, sups, subs = split_super_sub(name)
+    marks = [_MARKS[s] for s in subs if s in _MARKS]  # j_dagger is j†: a mark, not a subscript
+    subs = [s for s in subs if s not in _MARKS]
+    if not marks and not any(base.endswith(m) and len(base) > len(m) for m in _MODIFIERS):
+        return name
+    accented = sympy.pretty(sympy.Symbol(base), use_unicode=True)
+    return accented + "".join(f"^{s}" for s in [*sups, *marks]) + "".join(f"_{s}" for s in subs)
 
 
 def _mathml(expr) -> str:
     """Presentation MathML; undefined functions keep their name's case and subscripts (sympy lower-cases
-    them), and relation signs are escaped (sympy writes a bare ``<``, which is not XML)."""
+    them), a function named in words (``median_gap``) reads as words, accented names (``betabar``) carry
+    their accent, and relation signs are escaped (sympy writes a bare ``<``, which is not XML)."""
     import sympy
     from sympy.printing.mathml import MathMLPresentationPrinter
 
     class Printer(MathMLPresentationPrinter):
         def _print_AppliedUndef(self, e):
             row = self.dom.createElement("mrow")
-            row.appendChild(self._print(sympy.Symbol(e.func.__name__)))
+            name = e.func.__name__
+            head = name.split("_")[0]
+            if "_" in name and _WORD.match(head) and head not in _MATH_FUNCTIONS and head not in GREEK:
+                words = self.dom.createElement("mtext")
+                words.appendChild(self.dom.createTextNode(name.replace("_", " ")))
+                row.appendChild(words)
+            else:
+                row.appendChild(self._print(sympy.Symbol(_accented(name))))
             row.appendChild(self._print(sympy.Tuple(*e.args)))
             return row
 
-    out = Printer().doprint(expr)
+    accents = {a: sympy.Symbol(_accented(a.name), **a.assumptions0) for a in expr.atoms(sympy.Symbol)
+               if _accented(a.name) != a.name} if isinstance(expr, sympy.Basic) else {}
+    out = Printer().doprint(expr.xreplace(accents) if accents else expr)
     return _xmlns_free(out.replace("<mo><</mo>", "<mo>&lt;</mo>").replace("<mo>></mo>", "<mo>&gt;</mo>"))
+
+
+_MATH_FUNCTIONS = {"sign", "tanh", "argmax", "argmin"}
 
 
 def _render(expr) -> tuple[str, str | None]:
@@ -310,9 +285,10 @@ def _render(expr) -> tuple[str, str | None]:
     except Exception:  # noqa: BLE001 - anything sympy cannot pretty-print is shown as str()
         text = str(expr)
     mathml = None
-    if isinstance(expr, sympy.Basic) and not isinstance(expr, sympy.logic.boolalg.BooleanAtom) and _math_safe(expr):
+    shown = _calls_as_functions(expr)
+    if isinstance(shown, sympy.Basic) and not isinstance(shown, sympy.logic.boolalg.BooleanAtom) and _math_safe(shown):
         try:
-            mathml = _mathml(expr)
+            mathml = _mathml(shown)
         except Exception:  # noqa: BLE001
             mathml = None
     return text, mathml
@@ -326,7 +302,7 @@ def _row(record: dict, claim, figure_ids: list[str]) -> Row:
         text, mathml = record.get("statement") or "", None
         hyps = [(h, None) for h in record.get("hypotheses") or []]
     record = _plain_record(record)
-    return Row(record=record, summary=summarize(record), statement_text=text, statement_mathml=mathml,
+    return Row(record=record, summary=evidence_view(record).sentence, statement_text=text, statement_mathml=mathml,
                hypotheses_text=[h[0] for h in hyps], hypotheses_mathml=[h[1] for h in hyps],
                figures=figure_ids)
 

@@ -11,22 +11,27 @@ import html
 import json
 from pathlib import Path
 
-from biasaudit.audit.report_data import HOW_TO_READ, PAPERS, Report, Row, _show, error_text, plain_source
+from biasaudit.audit.evidence_view import evidence_view
+from biasaudit.audit.prose_math import prose_html
+from biasaudit.audit.report_data import HOW_TO_READ, PAPERS, PROBLEM_VERDICTS, Report, Row, plain_source
 from biasaudit.audit.store import atomic_write_text
 
 __all__ = ["render_html", "write_html"]
 
 _CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2em auto;max-width:1300px;
-     padding:0 1em;color:#1d1d1f;line-height:1.4}
+     padding:0 1em;color:#1d1d1f;line-height:1.4;overflow-wrap:break-word}
 h1{margin-bottom:.2em} .meta{color:#555;font-size:.92em}
 table{border-collapse:collapse;width:100%;font-size:.9em} th,td{border:1px solid #ccd;padding:.35em .5em;
-     vertical-align:top;text-align:left;overflow-wrap:anywhere}
-li code,td code{overflow-wrap:anywhere;white-space:normal} td .math{max-width:32em}
-td.id{min-width:11em} td.id code{overflow-wrap:normal} td:last-child{min-width:7em}
-th{background:#eef1f6;position:sticky;top:0}
+     vertical-align:top;text-align:left;hyphens:none}
+td code{white-space:normal} td .math{max-width:32em}
+td.id{min-width:11em} td.id code{overflow-wrap:normal} td.verdict{min-width:7em}
+table.claims>thead th{background:#eef1f6;position:sticky;top:0}
+table.ev{width:auto;margin:.4em 0;font-size:.88em} table.ev th{background:#f3f5f9}
+p.sentence{margin:.5em 0 .2em;font-weight:500} ul.notes{font-size:.9em;margin:.3em 0}
 code,pre{font-family:ui-monospace,"DejaVu Sans Mono",monospace;font-size:.88em}
 pre{background:#f6f7f9;padding:.5em;overflow-x:auto;margin:.3em 0}
+details.raw pre{max-height:24em;overflow:auto;white-space:pre-wrap;word-break:break-all}
 .v{display:inline-block;padding:.1em .5em;border-radius:.6em;font-weight:600;white-space:nowrap}
 .v-confirmed{background:#d7f5dd;color:#135e22}.v-refuted{background:#ffd6d6;color:#8a0000}
 .v-error{background:#ffe2c4;color:#7a3a00}.v-undecided{background:#fff3bf;color:#6b5400}
@@ -36,8 +41,20 @@ pre{background:#f6f7f9;padding:.5em;overflow-x:auto;margin:.3em 0}
 .problem.v-error-box{border-color:#d46b00;background:#fff8f0}
 figure{margin:1em 0;padding:.5em;border:1px solid #dde} figure img{max-width:100%;height:auto}
 figcaption{font-size:.9em;color:#333} math{font-size:1.05em}
-.math{overflow-x:auto;overflow-y:hidden;padding:.15em 0} td .math math{text-align:left}
+.math{overflow-x:auto;overflow-y:hidden;padding:.15em 0;max-width:100%} td .math math{text-align:left}
 .counts span{margin-right:1em}
+@media (max-width:700px){
+  body{margin:1em auto;padding:0 .6em}
+  table.claims,table.claims>tbody,table.claims>tbody>tr,table.claims>tbody>tr>td,
+  table.ev,table.ev>tbody,table.ev>tbody>tr,table.ev>tbody>tr>td{display:block;width:auto;min-width:0}
+  table.claims>thead,table.ev>thead{display:none}
+  table.claims>tbody>tr{border:1px solid #ccd;border-radius:.4em;margin:.8em 0;padding:.3em .5em}
+  table.ev>tbody>tr{border-top:1px solid #dde;padding:.2em 0}
+  table.claims>tbody>tr>td,table.ev>tbody>tr>td{border:none;padding:.15em 0}
+  table.claims>tbody>tr>td::before,table.ev>tbody>tr>td::before{content:attr(data-label);display:block;
+    font-size:.8em;color:#666;font-weight:600}
+  td .math{max-width:100%}
+}
 """
 
 
@@ -58,29 +75,44 @@ def _math(mathml: str | None, text: str, block: bool = True) -> str:
     return f"<pre>{_e(text)}</pre>" if block else f"<code>{_e(text)}</code>"
 
 
+def _table(head: tuple[str, ...], rows: list[tuple[str, ...]], cls: str) -> str:
+    cells = "".join(f"<th>{_e(h)}</th>" for h in head)
+    body = "".join("<tr>" + "".join(f'<td data-label="{_e(h)}">{_e(c)}</td>' for h, c in zip(head, row)) + "</tr>"
+                   for row in rows)
+    return f'<table class="{cls}"><thead><tr>{cells}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _raw(record: dict) -> str:
+    """The stored record, collapsed: one click away, never the first thing read."""
+    text = json.dumps(record, indent=1, sort_keys=True, default=str)
+    return f'<details class="raw"><summary>raw record</summary><pre>{_e(text)}</pre></details>'
+
+
+def _evidence_body(record: dict) -> str:
+    """The sentence, the table of quantities, the controls, the case's parameters, the check's notes."""
+    view = evidence_view(record)
+    parts = [f'<p class="sentence">{_e(view.sentence)}</p>',
+             _table(("quantity", "predicted", "observed", "tolerance"), view.quantities, "ev")]
+    if view.controls:
+        parts.append(_table(("control", "moved or read", "result", "outcome"), view.controls, "ev"))
+    if view.parameters:
+        parts.append('<p class="meta">case: ' + ", ".join(f"{_e(k)} = {_e(v)}" for k, v in view.parameters)
+                     + "</p>")
+    if view.notes:
+        parts.append('<ul class="notes">' + "".join(f"<li>{_e(n)}</li>" for n in view.notes) + "</ul>")
+    if view.run:
+        parts.append(f'<p class="meta">run: {_e(view.run)}</p>')
+    return "".join(parts)
+
+
 def _evidence(row: Row) -> str:
     r = row.record
-    tol = r.get("tolerance") or {}
-    items = [
-        ("evidence", _e(row.summary or "-")),
-        ("parameters", f"<code>{_e(_show(r.get('params'), 600, precise=True))}</code>"),
-        ("predicted", f"<code>{_e(_show(r.get('predicted'), 600, precise=True))}</code>"),
-        ("observed", f"<code>{_e(_show(r.get('observed'), 600, precise=True))}</code>"),
-        ("error / tolerance", f"<code>{_e(error_text(r))}</code> against <code>{_e(tol.get('name'))}</code> = "
-                              f"<code>{_e(tol.get('value'))}</code>: {_e(tol.get('reason'))}"),
-    ]
-    controls = (r.get("negative_control") or {}).get("runs")
-    if controls:
-        items.append(("negative controls", f"<code>{_e(json.dumps(controls)[:600])}</code>"))
-    items.append(("run", f"seed {_e(r.get('seed'))}, profile {_e(r.get('profile'))}, {_e(r.get('n_cases'))} "
-                         f"cases, {_e(r.get('elapsed_s'))} s"))
-    body = "".join(f"<li><b>{name}:</b> {value}</li>" for name, value in items)
     tb = f"<pre>{_e(r['traceback'])}</pre>" if r.get("traceback") else ""
     return (f'<div class="problem v-{_e(r["verdict"])}-box" id="problem-{_e(r["claim_id"])}">'
             f'<h3><code>{_e(r["claim_id"])}</code> {_badge(r["verdict"])}</h3>'
             f"<p>{_e(PAPERS.get(r.get('paper'), r.get('paper')))}, {_e(plain_source(r.get('source')))} "
-            f"<i>({_e(r.get('origin') or '?')})</i>: {_e(r.get('title'))}</p>"
-            f"{_math(row.statement_mathml, row.statement_text)}<ul>{body}</ul>{tb}</div>")
+            f"<i>({_e(r.get('origin') or '?')})</i>: {prose_html(r.get('title'))}</p>"
+            f"{_math(row.statement_mathml, row.statement_text)}{_evidence_body(r)}{tb}{_raw(r)}</div>")
 
 
 def _row(row: Row) -> str:
@@ -90,12 +122,16 @@ def _row(row: Row) -> str:
         parts = [_math(m, t, block=False) for m, t in zip(row.hypotheses_mathml, row.hypotheses_text)]
         hyps = '<div class="meta">if ' + ", ".join(parts) + "</div>"
     figs = " ".join(f'<a href="#figure-{_e(f)}">{_e(f)}</a>' for f in row.figures) or "-"
+    more = (f' <a href="#problem-{_e(r["claim_id"])}">evidence above</a>' if row.verdict in PROBLEM_VERDICTS
+            else f"<details><summary>evidence</summary>{_evidence_body(r)}{_raw(r)}</details>")
     breakable = _e(r["claim_id"]).replace(".", ".<wbr>").replace("_", "_<wbr>")
-    return (f'<tr id="claim-{_e(r["claim_id"])}"><td class="id"><code>{breakable}</code></td>'
-            f"<td>{_e(r.get('paper'))}<br>{_e(plain_source(r.get('source')))}</td>"
-            f"<td>{_e(r.get('title'))}<div class=\"math\">"
+    return (f'<tr id="claim-{_e(r["claim_id"])}"><td class="id" data-label="claim"><code>{breakable}</code></td>'
+            f'<td data-label="paper, section">{_e(r.get("paper"))}<br>{_e(plain_source(r.get("source")))}</td>'
+            f'<td data-label="statement">{prose_html(r.get("title"))}<div class="math">'
             f"{_math(row.statement_mathml, row.statement_text, block=False)}</div>{hyps}</td>"
-            f"<td>{_badge(r['verdict'])}</td><td>{_e(row.summary)}</td><td>{figs}</td></tr>")
+            f'<td class="verdict" data-label="verdict">{_badge(r["verdict"])}</td>'
+            f'<td data-label="evidence">{_e(evidence_view(r).sentence)}{more}</td>'
+            f'<td data-label="figure">{figs}</td></tr>')
 
 
 def _figure(fig: dict) -> str:
@@ -118,9 +154,9 @@ def render_html(report: Report) -> str:
            f"{_e(m.executor)}" + (f" ({_e(m.workers)} workers)" if m.workers else "")
            + (f" at <code>{_e(m.scheduler)}</code>" if m.scheduler else "")
            + (f", claims <code>{_e(m.pattern)}</code>" if m.pattern else "")
-           + f". Started {_e(m.started_utc)}; wall time {m.wall_s:.1f} s; {m.ran} units run, {m.reused} kept; "
-           f"{_e(m.runs_sentence())}; "
-           f"the units' own times sum to {report.unit_seconds():.1f} s."
+           + f". Started {_e(m.started_utc)}; wall time {m.wall_s:.1f} s; {m.ran} units run, {m.reused} kept "
+           f"by --resume; claim and figure units: {report.unit_seconds():.1f} s summed worker time; "
+           f"{_e(m.runs_sentence())}."
            + f" Code: biasaudit {_e(code.get('biasaudit'))}, commit "
            f"<code>{_e(code.get('git_commit') or 'unknown')}</code>"
            + (" (uncommitted changes)" if code.get("git_dirty") else "") + ".")
@@ -139,7 +175,7 @@ def render_html(report: Report) -> str:
     parts.append("<h2>Refuted, error and undecided claims</h2>")
     problems = report.problems
     parts += [_evidence(row) for row in problems] or ["<p>None: every claim was confirmed or is out of scope.</p>"]
-    parts += ["<h2>All claims</h2>", "<table><thead><tr><th>claim</th><th>paper, section</th>"
+    parts += ["<h2>All claims</h2>", "<table class=\"claims\"><thead><tr><th>claim</th><th>paper, section</th>"
               "<th>statement</th><th>verdict</th><th>evidence</th><th>figure</th></tr></thead><tbody>"]
     parts += [_row(row) for row in report.rows]
     parts.append("</tbody></table>")

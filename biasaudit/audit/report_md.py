@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from biasaudit.audit.report_data import HOW_TO_READ, PAPERS, Report, Row, _show, error_text, plain_source
+from biasaudit.audit.evidence_view import evidence_view
+from biasaudit.audit.report_data import HOW_TO_READ, PAPERS, Report, Row, plain_source
 from biasaudit.audit.store import atomic_write_text
 
 __all__ = ["write_markdown"]
@@ -19,29 +19,33 @@ _ORIGIN = {"stated": "stated by the paper", "derived": "derived by us from the p
            "reported": "a measurement made here, stated as a claim so that it can be refuted"}
 
 
+def _md_table(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+    return (["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+            + ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows] + [""])
+
+
 def _evidence_block(row: Row) -> list[str]:
     r = row.record
-    tol = r.get("tolerance") or {}
+    view = evidence_view(r)
     lines = [
         f"### `{r['claim_id']}`: **{r['verdict'].upper()}**",
         "",
-        f"- paper {r.get('paper')}, {plain_source(r.get('source'))} ({_ORIGIN.get(r.get('origin'), r.get('origin') or '?')}): "
-        f"{r.get('title', '')}",
-        f"- evidence: {row.summary or '-'}",
-        f"- parameters: `{_show(r.get('params'), 400, precise=True)}`",
-        f"- predicted: `{_show(r.get('predicted'), 400, precise=True)}`",
-        f"- observed: `{_show(r.get('observed'), 400, precise=True)}`",
-        f"- error: `{error_text(r)}` against tolerance `{tol.get('name')}` = `{tol.get('value')}` "
-        f"({tol.get('reason', '')})",
+        f"Paper {r.get('paper')}, {plain_source(r.get('source'))} "
+        f"({_ORIGIN.get(r.get('origin'), r.get('origin') or '?')}): {r.get('title', '')}",
+        "",
+        view.sentence,
+        "",
     ]
-    controls = (r.get("negative_control") or {}).get("runs")
-    if controls:
-        lines.append(f"- negative controls: `{json.dumps(controls)[:400]}`")
-    lines.append(f"- seed {r.get('seed')}, profile {r.get('profile')}, {r.get('n_cases')} cases, "
-                 f"{r.get('elapsed_s')} s")
+    lines += _md_table(("quantity", "predicted", "observed", "tolerance"), view.quantities)
+    if view.controls:
+        lines += _md_table(("control", "moved or read", "result", "outcome"), view.controls)
+    if view.parameters:
+        lines += ["Case: " + ", ".join(f"{k} = {v}" for k, v in view.parameters) + ".", ""]
+    lines += [f"- {note}" for note in view.notes]
+    lines += [f"- run: {view.run}", ""]
     if r.get("traceback"):
-        lines += ["", "```", r["traceback"].rstrip(), "```"]
-    lines.append("")
+        lines += ["```", r["traceback"].rstrip(), "```", ""]
+    lines += [f"The raw record is the line of `{r['claim_id']}` in `evidence.jsonl`.", ""]
     return lines
 
 
@@ -57,7 +61,8 @@ def _render_markdown(report: Report) -> str:
         + (f" ({m.workers} workers)" if m.workers else "") + (f" at {m.scheduler}" if m.scheduler else "")
         + (f", claims `{m.pattern}`" if m.pattern else "") + ".",
         f"Started {m.started_utc}; wall time {m.wall_s:.1f} s; {m.ran} units run, {m.reused} kept from "
-        f"earlier evidence; {m.runs_sentence()}; the units' own times sum to {report.unit_seconds():.1f} s. "
+        f"earlier evidence by --resume; claim and figure units: {report.unit_seconds():.1f} s summed worker time; "
+        f"{m.runs_sentence()}. "
         f"Code: biasaudit {code.get('biasaudit')}, commit {code.get('git_commit') or 'unknown'}"
         + (" (with uncommitted changes)" if code.get("git_dirty") else "") + ".",
         "",
@@ -88,7 +93,7 @@ def _render_markdown(report: Report) -> str:
         figs = ", ".join(f"[{f}](#figure-{f})" for f in row.figures) or "-"
         lines.append(f"| `{r['claim_id']}` | {_cell(r.get('paper'))} {_cell(plain_source(r.get('source')))} | "
                      f"{_cell(r.get('title', ''))}<br>`{_cell(r.get('statement', '') or math)}` | "
-                     f"**{r['verdict']}** | {_cell(row.summary)} | {figs} |")
+                     f"**{r['verdict']}** | {_cell(evidence_view(r).sentence)} | {figs} |")
     lines.append("")
 
     lines += ["## Statements", ""]

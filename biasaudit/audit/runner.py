@@ -26,18 +26,20 @@ claims outside ``--claims`` are kept in the store untouched. Without ``--resume`
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 from biasaudit.audit.executor import make_executor, validate_executor
-from biasaudit.audit.outlock import hold_out_dir
+from biasaudit.audit.outlock import LOCK_NAME, hold_out_dir
 from biasaudit.audit.progress import AuditProgress
 from biasaudit.audit.provenance import code_version
 from biasaudit.audit.store import BadLine, EvidenceStore
 from biasaudit.audit.units import RECORD_SCHEMA, ClaimUnit, FigureUnit, RunUnit, module_error_record
 from biasaudit.plumbing import InputError, writable_dir
+from biasaudit.plumbing.runcache import AUDIT_STARTED_VARIABLE
 from biasaudit.registry import extra_modules_from_env
 from biasaudit.tier import PROFILE_OF_TIER, TIERS
 
@@ -92,7 +94,8 @@ class AuditResult:
     wall_s: float
     run_units: int = 0  # experiment runs scheduled as units of their own
     runs_computed: int = 0  # experiment runs trained by this audit (run units, claims and figures together)
-    runs_reused: int = 0  # experiment runs read from the run cache
+    runs_reused: int = 0  # experiment runs read from the run cache, computed before this audit
+    runs_repeated: int = 0  # cache hits of runs this audit computed earlier (a second claim reading a run)
     run_errors: list[str] = field(default_factory=list)
     report_md: Path | None = None
     report_html: Path | None = None
@@ -148,9 +151,31 @@ def execute_audit(config: AuditConfig, progress: AuditProgress | None = None, qu
     started = time.perf_counter()
     started_utc = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     _validate(config)
+    existed = os.path.lexists(Path(config.out).expanduser())
     out = prepare_out_dir(config.out)
-    with hold_out_dir(out):  # one audit per folder: a second one stops here (exit 2)
-        return _run_audit_held(config, out, started, started_utc, progress, quiet)
+    previous = os.environ.get(AUDIT_STARTED_VARIABLE)
+    os.environ[AUDIT_STARTED_VARIABLE] = repr(time.time())  # local workers inherit it (cache-hit accounting)
+    try:
+        with hold_out_dir(out):  # one audit per folder: a second one stops here (exit 2)
+            return _run_audit_held(config, out, started, started_utc, progress, quiet)
+    except InputError:
+        if not existed:
+            _remove_if_unused(out)  # a refused audit (say, an unknown --claims) leaves no folder behind
+        raise
+    finally:
+        if previous is None:
+            os.environ.pop(AUDIT_STARTED_VARIABLE, None)
+        else:
+            os.environ[AUDIT_STARTED_VARIABLE] = previous
+
+
+def _remove_if_unused(out: Path) -> None:
+    """Remove ``out`` if it holds nothing but what :func:`prepare_out_dir` and the lock made (never evidence)."""
+    import shutil
+
+    figures = out / FIGURE_DIR
+    if set(os.listdir(out)) <= {FIGURE_DIR, LOCK_NAME} and not (figures.is_dir() and any(figures.iterdir())):
+        shutil.rmtree(out, ignore_errors=True)
 
 
 def _run_audit_held(config: AuditConfig, out: Path, started: float, started_utc: str,
@@ -210,7 +235,7 @@ def _run_audit_held(config: AuditConfig, out: Path, started: float, started_utc:
         progress = AuditProgress(len(claim_units) + len(figure_units) + len(run_units), quiet=quiet)
     executor = None
     code = code_version()
-    computed = reused = 0
+    computed = reused = repeated = 0
     run_seconds = 0.0
     run_errors: list[str] = []
     aborted = True
@@ -226,6 +251,11 @@ def _run_audit_held(config: AuditConfig, out: Path, started: float, started_utc:
             progress.note(f"figure {job.id}: left out, {why}")
         for message in declare_errors:
             progress.note(message)
+        if config.resume:
+            kept_claims = sum(isinstance(u, ClaimUnit) for u in kept)
+            progress.note(f"resume: kept {kept_claims} complete claim records and {len(kept) - kept_claims} figures "
+                          f"from {out}; running {len(claim_todo)} claims and {len(figure_todo)} figures (experiment "
+                          "runs finished before are read from the run cache, not trained again)")
         for unit in kept:
             record = (evidence if isinstance(unit, ClaimUnit) else figures).records[unit.key]
             progress.skipped(unit.label, record.get("verdict", record.get("status")))
@@ -237,6 +267,7 @@ def _run_audit_held(config: AuditConfig, out: Path, started: float, started_utc:
             counted = record.get("runs") or {}
             computed += counted.get("computed", 0)
             reused += counted.get("reused", 0)
+            repeated += counted.get("repeated", 0)
             if isinstance(unit, RunUnit):
                 run_seconds += record.get("elapsed_s") or 0.0
                 if record.get("status") != "ok":
@@ -264,7 +295,7 @@ def _run_audit_held(config: AuditConfig, out: Path, started: float, started_utc:
     result = AuditResult(out=out, records=evidence.ordered(), figures=figures.ordered(), ran=len(todo),
                          reused=len(kept), bad_lines=bad_lines, wall_s=time.perf_counter() - started,
                          run_units=len(run_units), runs_computed=computed, runs_reused=reused,
-                         run_errors=run_errors)
+                         runs_repeated=repeated, run_errors=run_errors)
     from biasaudit.audit.report_data import ReportMeta, build_report
     from biasaudit.audit.report_html import write_html
     from biasaudit.audit.report_md import write_markdown
@@ -273,7 +304,7 @@ def _run_audit_held(config: AuditConfig, out: Path, started: float, started_utc:
                       workers=getattr(executor, "workers", None), scheduler=config.scheduler,
                       pattern=config.claims, started_utc=started_utc, wall_s=result.wall_s,
                       ran=result.ran, reused=result.reused, code=code, run_units=result.run_units,
-                      runs_computed=computed, runs_reused=reused, run_errors=run_errors,
+                      runs_computed=computed, runs_reused=reused, runs_repeated=repeated, run_errors=run_errors,
                       run_unit_seconds=run_seconds,
                       bad_lines=[str(b) for b in bad_lines],
                       unavailable_figures=[(job.id, why) for job, why in unavailable])

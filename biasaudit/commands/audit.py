@@ -32,7 +32,9 @@ def register(sub) -> None:
                         "minutes on 2 cores); full: profile thorough, full sizes, meant for a GPU (default: quick)")
     p.add_argument("--out", default="biasaudit-report", metavar="DIR",
                    help="report directory (default: ./biasaudit-report)")
-    p.add_argument("--claims", metavar="PATTERN", help="comma-separated globs of claim ids, e.g. 'sam.l2.*'")
+    p.add_argument("--claims", metavar="PATTERN", help="comma-separated globs of claim ids, e.g. 'sam.l2.*', or "
+                                                         "a claim module file or folder of your own, e.g. "
+                                                         "myclaims/gd_quadratic.py (no packaging needed)")
     p.add_argument("--executor", choices=("local", "dask"), default="local",
                    help="local: this machine's cores; dask: an existing cluster at --scheduler")
     p.add_argument("--scheduler", metavar="ADDR", help="Dask scheduler address, e.g. tcp://10.0.0.5:8786")
@@ -118,8 +120,8 @@ def check_resumable(out: Path) -> None:
         raise InputError("out", "--resume needs the folder of an earlier audit, and there is none at that path",
                          str(out))
     if not any(os.path.isfile(out / name) for name in (EVIDENCE_FILE, FIGURES_FILE)):
-        print(f"note: nothing to resume in {out} (no {EVIDENCE_FILE} of an earlier audit): starting a fresh "
-              "audit", file=sys.stderr)
+        print(f"note: no claim evidence to keep in {out} (no {EVIDENCE_FILE} of an earlier audit): every claim "
+              "runs; experiment runs finished before are still read from the run cache", file=sys.stderr)
 
 
 @contextlib.contextmanager
@@ -140,9 +142,11 @@ def _run(args) -> int:
     from biasaudit.audit import AuditConfig, execute_audit
 
     from biasaudit.plumbing import claim_pattern
+    from biasaudit.registry import claims_option, extra_modules_from_env
 
-    config = AuditConfig(tier=args.tier, out=Path(args.out), claims=claim_pattern("claims", args.claims),
-                         executor=args.executor,
+    option = claims_option(claim_pattern("claims", args.claims))
+    config = AuditConfig(tier=args.tier, out=Path(args.out), claims=option.pattern,
+                         extra_modules=extra_modules_from_env() + option.files, executor=args.executor,
                          scheduler=args.scheduler, resume=args.resume, seed=args.seed, workers=args.workers,
                          figures=not args.no_figures,
                          run_resources=parse_resources(args.run_resources, args.executor))
@@ -155,8 +159,9 @@ def _run(args) -> int:
     if not args.quiet:
         summary = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
         failed = [f["figure_id"] for f in result.figures if f.get("status") != "ok"]
-        print(f"{summary} (total {len(result.records)}) in {result.wall_s:.1f} s; experiment runs: "
-              f"{result.runs_computed} computed, {result.runs_reused} reused"
+        print(f"{summary} (total {len(result.records)}) in {result.wall_s:.1f} s wall time; experiment runs: "
+              f"{result.runs_computed} computed in this audit, {result.runs_reused} reused from the run cache, "
+              f"{result.runs_repeated} cache hits of runs computed earlier in this audit"
               + (f"; figures failed: {', '.join(failed)} (their errors are in the report)" if failed else ""),
               file=sys.stderr)
     print(result.report_html)

@@ -2,20 +2,31 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import sys
 
-__all__ = ["register", "run"]
+__all__ = ["register", "run", "EXIT_STATUS"]
+
+EXIT_STATUS = """exit status:
+  0  the checks ran, whatever their verdicts (a refuted, undecided or error claim included: add --strict)
+  1  with --strict: some claim is not confirmed; with --stability: a fragile claim; with --tolerance-x10:
+     a verdict inconsistent with its stated reason
+  2  bad input (one line on stderr)
+  130 interrupted"""
 
 
 def register(sub) -> None:
     """Add ``biasaudit check`` and its options to the subparsers ``sub``."""
-    p = sub.add_parser("check", help="run the property-based theorem checks (theory claims)")
+    p = sub.add_parser("check", help="run the property-based theorem checks (theory claims)",
+                       epilog=EXIT_STATUS, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--profile", choices=("ci", "thorough"),
                    help="ci: a few samples per claim; thorough: many (default: ci; not with --stability, "
                         "--tolerance-x10 or --list, which choose their own)")
-    p.add_argument("--claims", metavar="PATTERN", help="comma-separated globs of claim ids, e.g. 'sam.l2.*'")
+    p.add_argument("--claims", metavar="PATTERN", help="comma-separated globs of claim ids, e.g. 'sam.l2.*', or "
+                                                         "a claim module file or folder of your own, e.g. "
+                                                         "myclaims/gd_quadratic.py (no packaging needed)")
     p.add_argument("--paper", help="only this paper's claims (sam, eos, or a plugin's paper)")
     p.add_argument("--seed", type=int, help="sampling seed (default: 0; not with --stability, which reads --seeds)")
     p.add_argument("--json", action="store_true", help="print {claims: [...], summary: {...}} as JSON "
@@ -44,6 +55,7 @@ def run(args) -> int:
     from biasaudit.commands.list import select_in_scope
     from biasaudit.ledger import Verdict, run_claim
     from biasaudit.plumbing import InputError, claim_pattern
+    from biasaudit.registry import claims_option, extra_modules_from_env
 
     refuse_ignored_flags(args)
     seed = 0 if args.seed is None else args.seed
@@ -51,7 +63,9 @@ def run(args) -> int:
         raise InputError("seed", "must be an integer >= 0", seed)
     profile = args.profile or "ci"
     seeds = parse_seeds(args.seeds) if args.seeds is not None else None  # None: the stability default
-    claims = select_in_scope(claim_pattern("claims", args.claims), paper=args.paper, kind="theory")
+    option = claims_option(claim_pattern("claims", args.claims))
+    claims = select_in_scope(option.pattern, paper=args.paper, kind="theory",
+                             extra=extra_modules_from_env() + option.files)
     if args.stability:
         return run_stability(claims, args, seeds)
     if args.tolerance_x10:
@@ -85,6 +99,8 @@ def run(args) -> int:
 
 
 def format_table(results: list[dict]) -> str:
+    from biasaudit.audit.evidence_view import tidy_prose
+
     order = {"refuted": 0, "error": 1, "undecided": 2, "out-of-scope": 3, "confirmed": 4}
     rows = sorted(results, key=lambda r: (order.get(r["verdict"], 9), r["claim_id"]))
     width = max([len(r["claim_id"]) for r in rows] + [5])
@@ -92,7 +108,7 @@ def format_table(results: list[dict]) -> str:
     for r in rows:
         err = r.get("error")
         tol = (r.get("tolerance") or {}).get("value")
-        detail = (r.get("detail") or "").replace("\n", " ")
+        detail = tidy_prose((r.get("detail") or "").replace("\n", " "))  # no dict reprs or float noise
         lines.append(f"{r['claim_id']:{width}s}  {r['verdict']:12s}  {_number(err):>10s}  {_number(tol):>8s}  "
                      f"{_clip(detail, DETAIL_WIDTH)}")
     return "\n".join(lines)

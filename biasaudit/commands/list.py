@@ -15,7 +15,8 @@ __all__ = ["register", "run"]
 def register(sub) -> None:
     """Add ``biasaudit list`` and its options to the subparsers ``sub``."""
     p = sub.add_parser("list", help="list every claim (theory and experiment) with its source and origin")
-    p.add_argument("--claims", metavar="PATTERN", help="comma-separated globs of claim ids, e.g. 'sam.l2.*'")
+    p.add_argument("--claims", metavar="PATTERN", help="comma-separated globs of claim ids, e.g. 'sam.l2.*', or "
+                                                         "a claim module file or folder of your own")
     p.add_argument("--paper", help="only this paper's claims (sam, eos, or a plugin's paper)")
     p.add_argument("--kind", choices=("theory", "experiment"), help="only this kind of claim")
     output = p.add_mutually_exclusive_group()  # one output format at a time
@@ -32,28 +33,32 @@ def rows(claims) -> list[dict]:
              "module": c.module_path(), "line": c.line} for c in claims]
 
 
-def select_in_scope(pattern: str | None, paper: str | None = None, kind: str | None = None) -> list:
-    """``select_claims``, but a pattern that matches nothing under a ``paper``/``kind`` filter says so and
-    lists the ids of that selection (not every registered id, which the filter hides)."""
+def select_in_scope(pattern: str | None, paper: str | None = None, kind: str | None = None,
+                    extra: tuple[str, ...] = ()) -> list:
+    """``select_claims`` (with the ``extra`` claim modules), but a pattern that matches nothing under a
+    ``paper``/``kind`` filter says so and names the closest ids of that selection."""
     from biasaudit.plumbing import InputError
-    from biasaudit.registry import select_claims
+    from biasaudit.registry import did_you_mean, select_claims
 
     try:
-        return select_claims(pattern, paper=paper, kind=kind)
+        return select_claims(pattern, paper=paper, kind=kind, extra=extra)
     except InputError as exc:
         if exc.name != "claims" or (paper is None and kind is None):
             raise
     scope = " and ".join(f"{what} {value}" for what, value in (("paper", paper), ("kind", kind)) if value)
-    ids = ", ".join(c.id for c in select_claims(None, paper=paper, kind=kind)) or "(none)"
-    raise InputError("claims", f"matches no registered claim of {scope}; ids of {scope}: {ids}", pattern)
+    scoped = select_claims(None, paper=paper, kind=kind, extra=extra)
+    raise InputError("claims", f"matches no registered claim of {scope}; {did_you_mean(pattern, scoped)}", pattern)
 
 
 def run(args) -> int:
     """Print the selected claims: a table with counts by kind and origin, JSON (``--json``) or a LaTeX list
     (``--latex``)."""
     from biasaudit.plumbing import claim_pattern
+    from biasaudit.registry import claims_option, extra_modules_from_env
 
-    claims = select_in_scope(claim_pattern("claims", args.claims), paper=args.paper, kind=args.kind)
+    option = claims_option(claim_pattern("claims", args.claims))
+    claims = select_in_scope(option.pattern, paper=args.paper, kind=args.kind,
+                             extra=extra_modules_from_env() + option.files)
     if args.latex:
         print("\\begin{itemize}")
         for c in claims:

@@ -4,8 +4,10 @@
 ``DIR/NAME.py`` and ``DIR/test_NAME.py``. The template is a working claim with the four parts every
 biasaudit claim has (a sympy statement whose formula the prediction evaluates, independent numerics, a property test over a
 sampled domain, a negative control that must be refuted); its test passes as written. Replace the example
-(the closed form of a geometric series against its partial sums) by your theorem, then register the
-module: in a package, with an entry point in the group ``biasaudit.claims`` (see ``examples/plugin/``).
+(the closed form of a geometric series against its partial sums) by your theorem and run it as it is:
+``biasaudit check --claims DIR/NAME.py`` (or ``audit --claims DIR/NAME.py``; a folder works too). To ship it,
+register the module in a package with an entry point in the group ``biasaudit.claims`` (see
+``examples/plugin/``).
 Existing files are never overwritten.
 """
 
@@ -142,4 +144,5 @@ def run(args) -> int:
             print(out / file_name)
     except OSError as exc:
         raise InputError("out", f"must be a writable folder ({exc.strerror or exc})", args.out) from None
+    print(f"check it: biasaudit check --claims {out / (name + '.py')}", file=sys.stderr)
     return 0

@@ -13,7 +13,8 @@ def register(targets) -> None:
     p.add_argument("--x", required=True, help="data point, comma-separated, all > 0 (e.g. 0.7,1.3,2.1); every "
                                               "number here has magnitude in [1e-30, 1e30]")
     p.add_argument("--y", required=True, type=str, help="label, > 0")
-    p.add_argument("--w0", required=True, help="initial weights, comma-separated, non-zero")
+    p.add_argument("--w0", required=True, help="initial weights, comma-separated, non-zero; one number is used for every "
+                                               "coordinate (e.g. 0.05)")
     p.add_argument("--loss-factor", default="0.5", help="c in L = c r^2, > 0 (default 0.5)")
     p.add_argument("--eta", default=None, help="step sizes, comma-separated, > 0: adds the central flow's prediction "
                                                "of GD's endpoint at each (beta, norms, sharpness, risk, met_edge)")
@@ -23,7 +24,7 @@ def register(targets) -> None:
 
 def run(args) -> int:
     """Print the regimes of the toy model at ``--x``, ``--y``, ``--w0`` (and ``--loss-factor``), as text or JSON."""
-    from biasaudit.plumbing import finite_scalar, parse_float_list
+    from biasaudit.plumbing import broadcast_vector, finite_scalar, parse_float_list
     from biasaudit.theory.eos_flow import eos_regimes
 
     from biasaudit.plumbing.ranges import ZERO_CHECKED_LATER, in_range, vector_in_range
@@ -32,7 +33,7 @@ def run(args) -> int:
     # which names the reason; the range message must not say that 0 is accepted.
     later = ZERO_CHECKED_LATER
     x = vector_in_range("x", parse_float_list("x", args.x), zero=later)
-    w0 = vector_in_range("w0", parse_float_list("w0", args.w0), zero=later)
+    w0 = vector_in_range("w0", broadcast_vector("w0", parse_float_list("w0", args.w0), len(x), "--x"), zero=later)
     y = in_range("y", finite_scalar("y", args.y), zero=later)
     c = in_range("loss_factor", finite_scalar("loss_factor", args.loss_factor), zero=later)
     reg = eos_regimes(x, y, w0, loss_factor=c)

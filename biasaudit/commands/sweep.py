@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import sys
 
-__all__ = ["register", "run"]
+__all__ = ["register", "run", "PLOT_SUFFIXES"]
+
+PLOT_SUFFIXES = (".png", ".pdf", ".svg")  # matplotlib writes each from the file name
 
 
 def register(sub) -> None:
@@ -17,7 +19,8 @@ def register(sub) -> None:
     e.add_argument("--x", required=True, help="data point, comma-separated, all > 0 (magnitudes in [1e-30, 1e30], "
                                               "as for every number below)")
     e.add_argument("--y", required=True, help="label, > 0")
-    e.add_argument("--w0", required=True, help="initial weights, comma-separated, non-zero")
+    e.add_argument("--w0", required=True, help="initial weights, comma-separated, non-zero; one number is used for every "
+                                               "coordinate (e.g. 0.05)")
     e.add_argument("--eta-min", required=True, help="smallest step size, > 0")
     e.add_argument("--eta-max", required=True, help="largest step size, > eta-min")
     e.add_argument("--n", type=int, default=400, help="number of step sizes (default 400)")
@@ -26,19 +29,20 @@ def register(sub) -> None:
                         "about an hour); a run that ends still settling is reported 'unsettled'")
     e.add_argument("--loss-factor", default="0.5", help="c in L = c r^2 (default 0.5)")
     e.add_argument("--json", action="store_true", help="print every run as JSON")
-    e.add_argument("--plot", metavar="FILE.png", help="write the sharpness/norm/outcome figure")
+    e.add_argument("--plot", metavar="FILE", help="write the sharpness/norm/outcome figure (.png, .pdf or .svg)")
     e.set_defaults(run=run)
 
 
 def run(args) -> int:
     """Sweep GD on the toy model over ``--n`` step sizes in [eta_min, eta_max] (inputs and memory checked first) and
     print the result as text or JSON; ``--plot`` also saves the figure."""
-    from biasaudit.plumbing import finite_scalar, fits_in_memory, parse_float_list, positive_int, writable_file
+    from biasaudit.plumbing import (broadcast_vector, finite_scalar, fits_in_memory, parse_float_list, positive_int,
+                                    writable_file)
 
     from biasaudit.plumbing.ranges import ZERO_CHECKED_LATER, in_range, vector_in_range
 
     x = vector_in_range("x", parse_float_list("x", args.x), zero=ZERO_CHECKED_LATER)
-    w0 = vector_in_range("w0", parse_float_list("w0", args.w0), zero=ZERO_CHECKED_LATER)
+    w0 = vector_in_range("w0", broadcast_vector("w0", parse_float_list("w0", args.w0), len(x), "--x"), zero=ZERO_CHECKED_LATER)
     y = in_range("y", finite_scalar("y", args.y), zero=ZERO_CHECKED_LATER)
     eta_min = finite_scalar("eta_min", args.eta_min)
     eta_max = finite_scalar("eta_max", args.eta_max)
@@ -49,7 +53,7 @@ def run(args) -> int:
     steps = positive_int("steps", args.steps)
     c = in_range("loss_factor", finite_scalar("loss_factor", args.loss_factor), zero=ZERO_CHECKED_LATER)
     if args.plot is not None:
-        writable_file("plot", args.plot, suffix=".png")  # before the sweep, not after it
+        writable_file("plot", args.plot, suffix=PLOT_SUFFIXES)  # before the sweep, not after it
     # per step size: final w and beta (d each), ~12 scalar outputs, and the numba work arrays: 8 bytes each
     fits_in_memory("n", n, n * 8.0 * (6 * len(x) + 16))
 

@@ -58,14 +58,12 @@ def eos_sharpness(outdir: Path, tier: str) -> list[Path]:
                       label=f"‖w‖₁, {name}" if code == 0 else None)
     grid = np.linspace(eta.min(), eta.max(), 400)
     ax_s.plot(grid, 2.0 / grid, "k--", lw=1, label="2/η")
-    try:  # the measured kink of S_final(η) (numerics.eos_sweep), on the converged runs below the chaos
-        from biasaudit.numerics.eos_sweep import kink_location
+    from biasaudit.numerics.eos_sweep import measured_kink  # the claims' own estimator and value
 
-        ok = sweep.converged & (eta < 0.9 * reg.eta_stable_max)
-        kink = kink_location(eta[ok], sweep.lambda_max[ok])
-        ax_s.axvline(kink, color="darkgreen", lw=1, ls="-.", label=f"measured kink η = {kink:.4g}")
-    except ImportError:
-        pass
+    kink = measured_kink(EOS_X, EOS_Y, EOS_W0, reg.eta_c)
+    if kink is not None:
+        ax_s.axvline(kink, color="darkgreen", lw=1, ls="-.", label=f"measured kink η = {kink:.5g} "
+                                                                    "(eos.gd.kink_location)")
     ax_s.axhline(reg.s_gf, color="gray", lw=1, label=f"s_GF = {reg.s_gf:.4g}")
     for ax in (ax_s, ax_n):
         ax.axvline(reg.eta_c, color="crimson", lw=1.2, label=f"η_c = 2/s_GF = {reg.eta_c:.4g}")
@@ -204,7 +202,8 @@ def sweep_figure(sweep):
     ax.axhline(reg.s_gf, color="tab:gray", lw=0.8, ls=":", label=f"s_GF = {reg.s_gf:.4g}")
     ax.axvline(reg.eta_c, color="tab:red", lw=1, label=f"η_c = 2/s_GF = {reg.eta_c:.4g}")
     if sweep.kink is not None:
-        ax.axvline(sweep.kink, color="tab:orange", lw=1, ls="--", label=f"measured kink {sweep.kink:.4g}")
+        ax.axvline(sweep.kink, color="tab:orange", lw=1, ls="--", label=f"measured kink {sweep.kink:.5g} "
+                                                                         "(eos.gd.kink_location)")
     ax.axvline(reg.eta_stable_max, color="tab:purple", lw=0.8, ls="-.",
                label=f"no stable minima above {reg.eta_stable_max:.4g}")
     top = max(reg.s_gf, float(np.max(s.sharpness[ok])) if ok.any() else reg.s_gf) * 1.15

@@ -153,16 +153,10 @@ EDGE = Claim(
 )
 
 
-def _kink_measure(params, eta_c, n=301):
-    from biasaudit.numerics.eos_gd import gd_sweep
-    from biasaudit.numerics.eos_sweep import kink_location
+def _kink_measure(params, eta_c):
+    from biasaudit.numerics.eos_sweep import measured_kink
 
-    eta = np.linspace(0.9 * eta_c, 1.1 * eta_c, n)
-    s = gd_sweep(params["x"], params["y"], _w0(params), eta, loss_factor=params.get("c", 0.5))
-    ok = s.converged
-    if ok.sum() < 0.9 * n:
-        return None
-    return kink_location(eta[ok], s.lambda_max[ok])
+    return measured_kink(params["x"], params["y"], _w0(params), eta_c, loss_factor=params.get("c", 0.5))
 
 
 def _kink_predict(params):

@@ -160,9 +160,12 @@ SLOWDOWN_NEAR_ALPHA_C_ONLY = Claim(
     title="SAM's loss-halving time (tau) is >= 4x GD's only within delta ~1e-6 of alpha_c, and equal to GD's "
           "(within 10 %) at mid regime 2",
     hypotheses=(sp.Gt(_delta, 0, evaluate=False),),
-    statement=sp.And(sp.Eq(SYM["ratio_mid_regime_2"], 1), sp.Eq(SYM["delta_4x"], sp.Float(1e-6))),
-    no_closed_form="a measurement stated as two constants (the ratio 1 at mid regime 2, delta_4x = 1e-6), not a "
-                   "formula; the check computes both halving times (a root for GD, the integrated flow for SAM)",
+    statement=sp.And(sp.Implies(sp.Eq(SYM["alpha"], (SYM["alpha_c"] + SYM["alpha_R3"]) / 2, evaluate=False),
+                                sp.Eq(SYM["T_half^SAM"] / SYM["T_half^GD"], 1, evaluate=False)),
+                     sp.Eq(SYM["delta_4"], sp.Pow(10, -6, evaluate=False), evaluate=False)),
+    no_closed_form="a measurement stated as two constants (the ratio T_half^SAM/T_half^GD = 1 at mid regime 2, "
+                   "alpha = (alpha_c + alpha_R3)/2; delta_4 = 1e-6, the largest delta = alpha/alpha_c - 1 at which "
+                   "the ratio reaches 4), not a formula; the check computes both halving times (a root for GD, the integrated flow for SAM)",
     predict=lambda p: {"ratio_mid": 1.0, "delta_4x": SLOWDOWN_DELTA}, evaluate=_slowdown_evaluate,
     tolerance=Tolerance("slowdown_resolution", 1.0,
                         "error in units of the statement's own resolution: 10 % on the mid-regime ratio, one "

@@ -454,10 +454,43 @@ def eos_sweep(x, y, w0, eta_min: float, eta_max: float, n: int = 400, **options)
 
 
 def central_flow(x, y, w0, eta: float, loss_factor: float = 0.5):
-    """The central flow of the toy model at step ``eta`` (> 0, finite): gradient flow until the sharpness reaches
-    2/eta, then gradient flow held at S = 2/eta. Returns a
-    :class:`~biasaudit.numerics.eos_central_flow.CentralFlow` (``beta``, ``norm_l1``, ``norm_l2``, ``sharpness``,
-    ``risk``, ``met_edge``, ``status``, ``to_json()``)."""
+    """The central flow of the toy model at step ``eta``: gradient flow until the sharpness reaches 2/eta, then
+    gradient flow held at S = 2/eta; its endpoint predicts where GD with step ``eta`` lands.
+
+    Parameters
+    ----------
+    x : array_like
+        The data point, all entries > 0 (d >= 2).
+    y : float
+        The label, > 0.
+    w0 : array_like
+        The initial weights, non-zero, the length of ``x``.
+    eta : float
+        GD's step, > 0 and finite.
+    loss_factor : float
+        c in L = c r² (default 1/2).
+
+    Returns
+    -------
+    CentralFlow
+        :class:`~biasaudit.numerics.eos_central_flow.CentralFlow`: ``beta``, ``norm_l1``, ``norm_l2``,
+        ``sharpness``, ``risk``, ``met_edge`` (whether the flow reached S = 2/eta), ``status`` and ``to_json()``,
+        with plain Python floats.
+
+    Raises
+    ------
+    InputError
+        Naming the parameter: a non-finite or non-positive ``eta``, ``y`` or entry of ``x``, lengths that differ.
+
+    Examples
+    --------
+    >>> from biasaudit import central_flow
+    >>> above = central_flow([0.7, 1.3, 2.1], 1.5, [0.05, 0.05, 0.05], eta=0.2)
+    >>> above.met_edge, round(above.sharpness, 6)
+    (True, 10.0)
+    >>> central_flow([0.7, 1.3, 2.1], 1.5, [0.05, 0.05, 0.05], eta=0.05).met_edge
+    False
+    """
     import numpy as np
 
     from biasaudit.numerics.eos_central_flow import central_flow as _central_flow

@@ -7,7 +7,8 @@ A *family* (:class:`Family`) is one statistic of a learning-rate sweep, ``f(swee
 theory model (:mod:`biasaudit.validation.eos_toy`), its positive control ``<prefix>.diag``: the same function of
 the torch sweep minus its value where the numba GD kernel gives the answer independently of torch, either
 
-* ``"dense_kink"``: the kink of 301 numba GD runs within ±10 % of the theory's η_c (the kink's own truth), or
+* ``"dense_kink"``: the kink of numba GD runs on a fine grid around the theory's η_c
+  (:func:`biasaudit.numerics.eos_sweep.measured_kink`, the one estimator of the toy's kink), or
 * ``"same_grid"``: the same statistic of numba GD runs at the torch sweep's step sizes, read with the theory's η_c.
 
 The positive control is confirmed when that difference is equivalent to 0 within δ: the pipeline (proxy, GD,
@@ -57,7 +58,7 @@ class Family:
 
     ``prefix``: the claims' id prefix; ``statistic``: ``"module:function"`` of ``f(sweep, η_c)``; ``decision``:
     ``"equivalence"`` or ``"positive"``; ``reference``: ``"dense_kink"`` or ``"same_grid"``; ``title``: the
-    effect claims' title with ``{name}``; ``symbol``: the statistic's name in the claim's statement. The sweeps
+    effect claims' title with ``{name}``; ``symbol``: the statistic's one-letter name in the claim's statement. The sweeps
     are E2's (:func:`~biasaudit.validation.eos_config.e2_seed_configs`), with MSE or cross-entropy."""
 
     prefix: str
@@ -131,17 +132,13 @@ def numerics_sweep(torch_sweep: dict, config) -> dict:
 
 
 def _dense_kink_offset(config) -> float:
-    """The kink of 301 numba GD runs within ±10 % of the theory's η_c, as an offset from it."""
-    import numpy as np
-
-    from biasaudit.numerics.eos_gd import gd_sweep
-    from biasaudit.numerics.eos_sweep import kink_location
+    """The kink of the numba GD kernel on the theory model's seed ``config`` (the one estimator,
+    :func:`biasaudit.numerics.eos_sweep.measured_kink`), as an offset from the theory's η_c."""
+    from biasaudit.numerics.eos_sweep import measured_kink
 
     x, y, w0, eta_c = _toy_truth(config)
-    grid = np.linspace(0.9 * eta_c, 1.1 * eta_c, 301)
-    runs = gd_sweep(x, y, w0, grid)
-    ok = runs.converged
-    return float(kink_location(grid[ok], runs.lambda_max[ok]) / eta_c - 1) if ok.sum() >= 8 else math.nan
+    kink = measured_kink(x, y, w0, eta_c)
+    return math.nan if kink is None else float(kink / eta_c - 1)
 
 
 @functools.cache
@@ -230,7 +227,8 @@ def _observe(family: Family, arch: str, loss: str, params) -> Observation:
         readings=r["readings"], numerics_reference=r["reference"], eta_c=r["eta_c"], s_gf=r["s_gf"],
         eta_c_rel_change_2eps_to_eps=r["eta_c_rel_change_2eps_to_eps"], grid_multiples=r["grid_multiples"],
         outcomes=r["outcomes"])
-    what = f"{family.symbol} (torch minus numerics)" if arch == TOY else family.symbol
+    name = family.statistic.split(":")[1]
+    what = f"{name} (torch minus numerics)" if arch == TOY else name
     coverage = "90 %" if decision.direction == 0 else f"{1 - decision.adjusted_level:.0%}"
     controls = "; ".join(f"{c.name} {c.mean:+.3f} [{c.interval[0]:+.3f}, {c.interval[1]:+.3f}]"
                          f"{'' if c.equivalent else ' NOT within'}" for c in r["controls"])
@@ -294,7 +292,8 @@ def study_claim(family: Family, arch: str, loss: str = "mse", *, name: str = "",
         source=family.source + ("; the positive control of the network claims, where the numba kernel gives the "
                                 "answer" if toy else ""),
         title=(f"on {_TOY_NAME}, the networks' pipeline recovers what the numba GD kernel gives: "
-               f"{family.symbol} of the torch sweeps equals the numerics' to within {family.delta:g}") if toy
+               f"{family.statistic.split(':')[1]} of the torch sweeps equals the numerics' to within "
+               f"{family.delta:g}") if toy
         else family.title.format(name=name + (" with cross-entropy" if loss == "ce" else "")),
         hypotheses=(sp.Gt(sp.Symbol("s_GF", positive=True), 0, evaluate=False),),
         statement=statement, predict=lambda params: _predict(arch, params),

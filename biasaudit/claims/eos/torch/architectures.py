@@ -46,7 +46,7 @@ _SEEN = ("fixed before seeds 1 and 2 of any architecture ran (seed 0's single-se
 
 KINK_FAMILY = Family(
     prefix="eos.torch.e2", statistic="biasaudit.validation.eos_stats:kink_offset", decision="equivalence",
-    delta=KINK.value, reference="dense_kink", symbol="kink_offset", source=_SOURCE,
+    delta=KINK.value, reference="dense_kink", symbol="k", source=_SOURCE,
     delta_reason="the grid near eta_c is spaced 4 % (the two-piece fit resolves the breakpoint to about that), "
                  "plus the theory model's measured offset of the kink 0.5-2.2 % above 2/s_GF (eos.gd.kink_location); "
                  + _SEEN,
@@ -54,14 +54,14 @@ KINK_FAMILY = Family(
           "seeds")
 TRACKING_FAMILY = Family(
     prefix="eos.torch.e1.tracking", statistic="biasaudit.validation.eos_stats:eos_median_gap",
-    decision="equivalence", delta=TRACKING.value, reference="same_grid", symbol="eos_median_gap", source=_SOURCE,
+    decision="equivalence", delta=TRACKING.value, reference="same_grid", symbol="g", source=_SOURCE,
     delta_reason="'falls like 2/eta' read as within 10 %: the single-seed FCN measured a median gap of 0.015 and "
                  "the theory model 0.0075-0.028 above its kink (rare chaotic outliers reach 0.15); " + _SEEN,
     title="on the {name}, above eta_c the final sharpness follows 2/eta: the median over eta >= 1.05 eta_c of "
           "|1 - eta S/2| is below 0.10, over init seeds")
 PLATEAU_FAMILY = Family(
     prefix="eos.torch.e1.plateau", statistic="biasaudit.validation.eos_stats:flow_plateau_dev",
-    decision="equivalence", delta=TRACKING.value, reference="same_grid", symbol="flow_plateau_dev",
+    decision="equivalence", delta=TRACKING.value, reference="same_grid", symbol="p",
     source=_SOURCE,
     delta_reason="'roughly constant' read as within 10 %: below eta_c GD's sharpness lags the flow's by C eta "
                  "(S_GF - S_GD = O(eta) on the theory model), a few % at 0.93-0.97 eta_c; " + _SEEN,

@@ -72,6 +72,8 @@ __all__ = [
     "claim_seed",
     "PROFILES",
     "REFERENCE_ORIGINS",
+    "MAX_SLACK",
+    "slack_of",
 ]
 
 PROFILES = ("ci", "thorough")
@@ -160,6 +162,9 @@ AT_10X_PRECISION = ("bounds roundoff or solver error: every case sits below it a
                     "move) at least 10x above it, so 10x changes no verdict (check --tolerance-x10 prints the "
                     "margins)")
 MAX_CONTROL_SIZE = 0.02  # a control moved by more than 2 % is flagged: it says nothing about a 1 % error
+# a tolerance more than 100x the worst error its claim saw guards nothing the error could reach: the claim states
+# why (Claim.slack_reason) or the tolerance is set from the measured error's scale
+MAX_SLACK = 100.0
 SIDES = ("+", "-", "broken", "unknown")
 
 
@@ -309,6 +314,9 @@ class Claim:
     # experiment claims: the pre-registered study (biasaudit.contract.ExperimentContract): statistic, positive
     # control, data controls, equivalence margin; its data controls replace negative_control (then ())
     contract: Any = None
+    # why the tolerance may sit more than MAX_SLACK times above the worst error the claim sees (an error that is
+    # exactly 0 by construction, a tolerance set by a published number of digits); "" where it does not
+    slack_reason: str = ""
     # where the claim is defined: the module's dotted name and the line of the call that built the claim, read
     # from the caller's frame (``biasaudit list --json`` shows them as a file path and a line)
     defined_in: str = field(default="", compare=False)
@@ -408,7 +416,9 @@ class Evidence:
     ``claim_id``, ``paper``, ``verdict``; the case it rests on (the counterexample, the undecided case, or the worst
     passing one): ``params``, ``predicted``, ``observed`` and ``error`` (against ``tolerance``: name, value, reason);
     ``n_cases`` checked; ``negative_control`` (each control's run); ``detail``, in words; ``seed``, ``profile``,
-    ``elapsed_s`` and the library ``versions``.
+    ``elapsed_s`` and the library ``versions``. ``worst_error``: the largest error of every decided case this run
+    checked (references and samples, the counterexample included), at profile ``worst_error_profile``;
+    ``slack`` = tolerance / ``worst_error`` (:func:`slack_of`) and the claim's ``slack_reason``.
     """
 
     claim_id: str
@@ -426,6 +436,10 @@ class Evidence:
     profile: str
     elapsed_s: float
     versions: dict = field(default_factory=dict)
+    worst_error: float | None = None
+    worst_error_profile: str = ""
+    slack: float | None = None
+    slack_reason: str = ""
 
     def to_json(self) -> dict:
         """The evidence as a JSON-ready dict (the verdict as its string)."""
@@ -458,6 +472,15 @@ def loosened(claim: Claim, factor: float) -> Claim:
     tol = dataclasses.replace(claim.tolerance, value=claim.tolerance.value * factor,
                               name=f"{claim.tolerance.name} x{factor:g}")
     return dataclasses.replace(claim, tolerance=tol)
+
+
+def slack_of(tolerance: float, worst_error: float | None) -> float | None:
+    """tolerance / worst error: how many times the worst error seen fits in the tolerance. ``inf`` when every
+    error was exactly 0 under a positive tolerance; ``None`` when there is no error to compare (no decided case)
+    or the tolerance is 0 (an exact comparison: 10 x 0 = 0, nothing to loosen)."""
+    if worst_error is None or not math.isfinite(worst_error) or tolerance == 0:
+        return None
+    return math.inf if worst_error == 0 else tolerance / worst_error
 
 
 def claim_seed(claim_id: str, seed: int) -> np.random.SeedSequence:
@@ -558,12 +581,17 @@ def run_claim(claim: Claim, profile: str = "ci", seed: int = 0, n: int | None = 
             profile=profile,
             elapsed_s=round(time.perf_counter() - start, 6),
             versions=library_versions(EVIDENCE_LIBRARIES),
+            worst_error=worst_error,
+            worst_error_profile=profile,
+            slack=slack_of(tol, worst_error),
+            slack_reason=claim.slack_reason,
         )
 
     refs = claim.references if references else ()
     cases: list[tuple[str, Params]] = [("reference", ref.params) for ref in refs]
     cases += [("sample", claim.domain.sample(rng)) for _ in range(n_samples)]
     worst: tuple | None = None
+    worst_error: float | None = None  # over every decided case, the counterexample included
     undecided: tuple | None = None
     passed_samples: list[tuple[int, Params, Any]] = []
     passed_references: list[tuple[int, Params, Any]] = []
@@ -585,6 +613,7 @@ def run_claim(claim: Claim, profile: str = "ci", seed: int = 0, n: int | None = 
         if not obs.decided or (isinstance(obs.error, float) and math.isnan(obs.error)):
             undecided = undecided or (params, predicted, obs)
             continue
+        worst_error = float(obs.error) if worst_error is None else max(worst_error, float(obs.error))
         if _failed(obs, tol):
             detail = f"counterexample ({origin} case {index + 1} of {len(cases)}): {obs.detail}"
             return evidence(Verdict.REFUTED, params, predicted, obs.observed, obs.error, index + 1, {}, detail)

@@ -177,6 +177,7 @@ def run_stability(claims, args, seeds: tuple[int, ...] | None) -> int:
 
 
 def run_tolerance_x10(claims, args, seed: int) -> int:
+    from biasaudit.ledger import MAX_SLACK
     from biasaudit.stability import tolerance_sensitivity
 
     progress = None if args.json else (lambda text: print(f"  {text} ...", file=sys.stderr, flush=True))
@@ -188,15 +189,17 @@ def run_tolerance_x10(claims, args, seed: int) -> int:
         print()
     else:
         width = max([len(r.claim_id) for r in rows] + [5])
-        print(f"{'claim':{width}s}  {'tol':>8s}  {'worst':>8s}  {'control':>8s}  {'verdict':10s}  {'at 10x':10s}  "
-              f"ok   why 10x changes nothing")
+        print(f"{'claim':{width}s}  {'tol':>8s}  {'worst':>8s}  {'slack':>8s}  {'control':>8s}  {'verdict':10s}  "
+              f"{'at 10x':10s}  ok   why 10x changes nothing")
 
         def num(v):
             return f"{v:8.1e}" if isinstance(v, (int, float)) else f"{'-':>8s}"
 
         for r in sorted(rows, key=lambda r: (r.consistent, not r.changes, r.claim_id)):
             why = r.at_10x if r.at_10x else ("(turns: the tolerance decides)" if r.changes else "(no reason stated)")
-            print(f"{r.claim_id:{width}s}  {r.tolerance:8.1e}  {num(r.worst_case_error)}  "
+            if r.slack_unexplained:
+                why = f"slack above {MAX_SLACK:g} with no reason stated; " + why
+            print(f"{r.claim_id:{width}s}  {r.tolerance:8.1e}  {num(r.worst_case_error)}  {num(r.slack)}  "
                   f"{num(r.weakest_control_error)}  {r.verdict:10s}  {r.loosened_verdict:10s}  "
                   f"{'yes' if r.consistent else 'NO':4s} {why[:70]}")
         turned = sum(r.changes for r in rows)

@@ -14,14 +14,14 @@ def register(sub) -> None:
     p = sub.add_parser("check", help="run the property-based theorem checks (theory claims)")
     p.add_argument("--profile", choices=("ci", "thorough"),
                    help="ci: a few samples per claim; thorough: many (default: ci; not with --stability, "
-                        "--tolerance-x10 or --list, which choose their own)")
+                        "--tolerance-x10, --coverage or --list, which choose their own)")
     p.add_argument("--claims", metavar="PATTERN", help="comma-separated globs of claim ids, e.g. 'sam.l2.*'")
     p.add_argument("--paper", help="only this paper's claims (sam, eos, or a plugin's paper)")
     p.add_argument("--seed", type=int, help="sampling seed (default: 0; not with --stability, which reads --seeds)")
     p.add_argument("--json", action="store_true", help="print {claims: [...], summary: {...}} as JSON "
                                                        "(not with --list)")
     p.add_argument("--strict", action="store_true", help="exit 1 unless every claim is confirmed (not with "
-                                                         "--stability, --tolerance-x10 or --list)")
+                                                         "--stability, --tolerance-x10, --coverage or --list)")
     # the modes: each runs the claims its own way, so at most one of them
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--list", action="store_true", help="list the claim ids and exit")
@@ -33,6 +33,11 @@ def register(sub) -> None:
     mode.add_argument("--tolerance-x10", action="store_true",
                       help="run each claim (no references) at its tolerance and at 10x it; exit 1 if a verdict "
                            "that should turn does not, or turns where the claim states why it cannot")
+    mode.add_argument("--coverage", action="store_true",
+                      help="run each claim at profile ci under coverage.py and report, per module of theory/ and "
+                           "numerics/, the share of lines and branches the claims execute, and the public "
+                           "functions none reaches; exit 1 below 95 %% of the lines or for an unreached function "
+                           "with no listed reason")
     p.add_argument("--seeds", metavar="LIST",
                    help="seeds for --stability only (distinct comma-separated integers, default 0,1,2,3,4)")
     p.set_defaults(run=run)
@@ -56,6 +61,8 @@ def run(args) -> int:
         return run_stability(claims, args, seeds)
     if args.tolerance_x10:
         return run_tolerance_x10(claims, args, seed)
+    if args.coverage:
+        return run_coverage(claims, args, seed)
     if args.list:
         for claim in claims:
             print(f"{claim.id:40s} {claim.title}")
@@ -124,14 +131,14 @@ def refuse_ignored_flags(args) -> None:
     from biasaudit.plumbing import InputError
 
     mode = ("stability" if args.stability else "tolerance-x10" if args.tolerance_x10
-            else "list" if args.list else None)
+            else "coverage" if args.coverage else "list" if args.list else None)
     if args.seeds is not None and mode != "stability":
         raise InputError("seeds", "applies to --stability only (give --stability, or leave out --seeds)",
                          args.seeds)
     if mode is None:
         return
     ignored = {"profile": args.profile is not None,  # the modes choose their profiles themselves
-               "seed": args.seed is not None and mode != "tolerance-x10",
+               "seed": args.seed is not None and mode not in ("tolerance-x10", "coverage"),
                "strict": args.strict,  # the modes have exit statuses of their own
                "json": args.json and mode == "list"}
     for flag, given in ignored.items():
@@ -206,3 +213,39 @@ def run_tolerance_x10(claims, args, seed: int) -> int:
         print(f"10x tolerance turns {turned} of {len(rows)} verdicts; inconsistent with the stated reasons: "
               f"{len(bad)}")
     return 1 if bad else 0
+
+
+def run_coverage(claims, args, seed: int) -> int:
+    import importlib.util
+
+    from biasaudit.claim_coverage import LINE_SHARE_TARGET, claim_coverage, problems
+    from biasaudit.plumbing import InputError
+
+    if importlib.util.find_spec("coverage") is None:
+        raise InputError("coverage", "needs coverage.py (pip install 'coverage>=7.6', or the test extras)")
+    if not args.json:
+        print(f"running {len(claims)} claims (profile ci) under coverage.py ...", file=sys.stderr, flush=True)
+    report = claim_coverage([c.id for c in claims], seed=seed)
+    failing = problems(report)
+    if args.json:
+        json.dump({**report, "target": LINE_SHARE_TARGET, "problems": failing}, sys.stdout, indent=1)
+        print()
+    else:
+        width = max([len(m) for m in report["modules"]] + [6])
+        print(f"{'module':{width}s}  {'lines':>6s}  {'run':>6s}  {'share':>6s}  {'branches':>8s}  {'share':>6s}")
+        for name, row in report["modules"].items():
+            print(f"{name:{width}s}  {row['lines']:6d}  {row['executed']:6d}  {_share_text(row['line_share'])}  "
+                  f"{row['branches']:8d}  {_share_text(row['branch_share'])}")
+        kernels = report["kernels"]
+        print(f"lines: {_share_text(report['line_share'])} of {report['lines']} (target {LINE_SHARE_TARGET:.0%}); "
+              f"branches: {_share_text(report['branch_share'])}; numba kernels reached: {kernels['reached']} of "
+              f"{kernels['total']} ({report['jit']})")
+        for row in report["unreached"]:
+            print(f"unreached {row['function']}: {row['reason'] or 'NO REASON LISTED'}")
+        for text in failing:
+            print(f"problem: {text}")
+    return 1 if failing else 0
+
+
+def _share_text(share) -> str:
+    return f"{'-':>6s}" if share is None else f"{share:6.1%}"

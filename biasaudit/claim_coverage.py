@@ -35,9 +35,66 @@ LINE_SHARE_TARGET = 0.95  # of the lines of theory/ and numerics/ together that 
 MEASURED_PACKAGES = ("theory", "numerics")
 JIT_DECORATOR = r"@(numba\.)?n?jit\b"  # a jitted function: its body is numba's, not the interpreter's
 
+_REFERENCE = "a plain reference kept for the tests and the bench (the claims run the kernel it checks)"
+_FRONT = "the front for the CLI, the figures or the API (sweep, regimes, heatmaps); no claim's verdict reads it"
+_SYMBOLIC = ("a symbolic or closed-form helper the tests check the theory "
+             "with; the claims evaluate its formula directly")
+
 # Public functions of theory/ and numerics/ that no claim's verdict reaches, each with the reason it exists.
 # The one place such a function is listed: `check --coverage` gives any other unreached function the reason "".
 LIBRARY_SURFACE: dict[str, str] = {
+    "numerics.eos_gd.GdSweep.beta_l1": _FRONT,
+    "numerics.eos_gd.GdSweep.beta_l2": _FRONT,
+    "numerics.eos_gd.GdSweep.outcome_names": _FRONT,
+    "numerics.eos_gd.GdSweep.r": _FRONT,
+    "numerics.eos_gd.GdSweep.sharpness": _FRONT,
+    "numerics.eos_gd.GdSweep.w_l1": _FRONT,
+    "numerics.eos_gd.GdSweep.w_l2": _FRONT,
+    "numerics.eos_gd.gd_sweep_numpy": _REFERENCE,
+    "numerics.eos_sweep.EosSweep.to_json": _FRONT,
+    "numerics.eos_sweep.eta_grid": _FRONT,
+    "numerics.eos_sweep.sweep_eos": _FRONT,
+    "numerics.eos_sweep.tracking_gap": _FRONT,
+    "numerics.flows.FlowResult.beta": _FRONT,
+    "numerics.flows.integrate_reduced_flow_reference": _REFERENCE,
+    "numerics.heatmap.Heatmap.sequences": _FRONT,
+    "numerics.heatmap_gd.gd_flow_heatmap": _FRONT,
+    "numerics.heatmap_reduction.reduction_heatmap": _FRONT,
+    "numerics.heatmap_rk4.rk4_heatmap": _FRONT,
+    "numerics.heatmap_rk4.rk4_heatmap_reference": _REFERENCE,
+    "numerics.l2_reduction.Classification.kind": _FRONT,
+    "numerics.l2_reduction.ReducedTrajectory.beta": _FRONT,
+    "numerics.l2_reduction.classify_l2_trajectory": _FRONT,
+    "numerics.l2_reduction.classify_l2_trajectory_reference": _REFERENCE,
+    "numerics.rsqrt.rsqrt": "the fast reciprocal square root of the rk4 heatmap kernel (a front); the tests check "
+                            "its accuracy",
+    "numerics.sam_discrete.run_sam_reference": _REFERENCE,
+    "numerics.sam_mpmath.mp_A_at": 'an mpmath reference kept for the tests of the exact reduction',
+    "numerics.sam_mpmath.mp_alpha_collapse": 'an mpmath reference kept for the tests of alpha_collapse',
+    "numerics.sam_mpmath.mp_switch_times": 'an mpmath reference kept for the tests of the switch times',
+    "numerics.simd.prefer_wide_vectors": 'a numba compile option of the rk4 heatmap kernel (a front)',
+    "numerics.tableau.ButcherTableau.b_embedded": ("the embedded weights of a tableau; the tests check them, the "
+                                                   "claims' integrators use their own step control"),
+    "numerics.tableau.explicit_rk_step": 'the plain Runge-Kutta step of the references (tests and bench)',
+    "theory.eos_flow.EosRegimes.to_json": _FRONT,
+    "theory.eos_model.gradient": _FRONT,
+    "theory.eos_model.hessian_expr": _SYMBOLIC,
+    "theory.eos_model.loss_expr": _SYMBOLIC,
+    "theory.eos_model.on_manifold_sharpness_expr": _SYMBOLIC,
+    "theory.eos_model.vertices": _FRONT,
+    "theory.eos_model.ws": _SYMBOLIC,
+    "theory.eos_risk.fixed_teacher_risk_curve": _FRONT,
+    "theory.formula.traced": "the tests' tracer of which formulas a prediction evaluates (tests/test_statements.py)",
+    "theory.sam_fields.discrete_step": _SYMBOLIC,
+    "theory.sam_fields.sam_flow_on_linear_loss": _SYMBOLIC,
+    "theory.sam_gd.depth1_weights": _SYMBOLIC,
+    "theory.sam_gd.gd_deep_weights": _SYMBOLIC,
+    "theory.sam_gd.gd_limit_index": _SYMBOLIC,
+    "theory.sam_l2.L2Regimes.to_json": _FRONT,
+    "theory.sam_l2.deep_perturbed_weights": _SYMBOLIC,
+    "theory.sam_l2.jacobian_at_fixed_point": _SYMBOLIC,
+    "theory.sam_linf.LinfLimit.to_json": _FRONT,
+    "theory.sam_linf.linf_chatter_bound": _SYMBOLIC,
 }
 
 
@@ -63,11 +120,38 @@ def _attribute(module_name: str, qualname: str):
     return target
 
 
-def _dispatcher_reached(target) -> bool | None:
-    """Whether the numba dispatcher ``target`` holds a compiled signature (None: not a dispatcher)."""
-    if not hasattr(target, "signatures") or not hasattr(target, "py_func"):
-        return None
-    return bool(target.signatures)
+def _is_kernel(target) -> bool:
+    return hasattr(target, "signatures") and hasattr(target, "py_func")
+
+
+def _kernels_reached(module_names: list[str]) -> set[str]:
+    """Qualified names (``module.function``) of the kernels a claim reached: those whose dispatcher holds a
+    compiled signature, and every kernel one of those calls by name (numba compiles a callee with its caller;
+    one loaded from numba's disk cache leaves its callees' dispatchers empty)."""
+    import ast
+    import inspect
+
+    kernels = {}
+    for module_name in module_names:
+        module = importlib.import_module(module_name)
+        for name, value in vars(module).items():
+            if _is_kernel(value):
+                kernels.setdefault(id(value), (f"{value.py_func.__module__}.{value.py_func.__qualname__}", value))
+    by_name = {full: value for full, value in kernels.values()}
+    reached = [full for full, value in by_name.items() if value.signatures]
+    seen = set(reached)
+    while reached:
+        value = by_name[reached.pop()]
+        module = sys.modules[value.py_func.__module__]
+        tree = ast.parse(inspect.getsource(value.py_func).lstrip())
+        for node in ast.walk(tree):
+            callee = getattr(module, node.id, None) if isinstance(node, ast.Name) else None
+            if _is_kernel(callee):
+                full = f"{callee.py_func.__module__}.{callee.py_func.__qualname__}"
+                if full not in seen:
+                    seen.add(full)
+                    reached.append(full)
+    return seen
 
 
 def measure(claim_ids: list[str], seed: int = 0, profile: str = "ci") -> dict:
@@ -112,20 +196,19 @@ def _summarise(data: dict, dirs: dict[str, Path], verdicts: dict, profile: str) 
     import numba
 
     jit_off = bool(numba.config.DISABLE_JIT)
+    files = {path: _where(path, dirs) for path in data["files"]}
+    files = {path: where for path, where in files.items() if where is not None}
+    kernels_reached = set() if jit_off else _kernels_reached([module for _, _, module in files.values()])
     modules, unreached = {}, []
     kernels = {"reached": 0, "total": 0, "unreached": []}
     totals = {"lines": 0, "executed": 0, "branches": 0, "branches_taken": 0}
-    for path, info in sorted(data["files"].items()):
-        resolved = Path(path).resolve()
-        sub = next((s for s, d in dirs.items() if resolved.is_relative_to(d)), None)
-        if sub is None:
-            continue
-        rel = resolved.relative_to(dirs[sub]).as_posix()
+    for path, (sub, rel, module_name) in sorted(files.items()):
+        info = data["files"][path]
         name = f"{sub}/{rel}"
-        module_name = f"biasaudit.{sub}." + rel[:-3].replace("/", ".")
         summary = info["summary"]
         row = {"lines": summary["num_statements"], "executed": summary["covered_lines"],
-               "branches": summary.get("num_branches", 0), "branches_taken": summary.get("covered_branches", 0)}
+               "branches": summary.get("num_branches", 0), "branches_taken": summary.get("covered_branches", 0),
+               "missing_lines": info.get("missing_lines", [])}
         row["line_share"] = _share(row["executed"], row["lines"])
         row["branch_share"] = _share(row["branches_taken"], row["branches"])
         modules[name] = row
@@ -138,8 +221,8 @@ def _summarise(data: dict, dirs: dict[str, Path], verdicts: dict, profile: str) 
             target = _attribute(module_name, qualname)
             if target is None:  # a function nested in another one: its enclosing function answers for it
                 continue
-            reached = _dispatcher_reached(target)
-            if reached is not None and not jit_off:  # every kernel counts here, private ones too
+            if _is_kernel(target) and not jit_off:  # every kernel counts here, private ones too
+                reached = f"{module_name}.{qualname}" in kernels_reached
                 kernels["total"] += 1
                 kernels["reached"] += reached
                 if not reached:
@@ -166,6 +249,16 @@ def _summarise(data: dict, dirs: dict[str, Path], verdicts: dict, profile: str) 
     }
 
 
+def _where(path: str, dirs: dict[str, Path]) -> tuple[str, str, str] | None:
+    """(package, file relative to it, module name) of a measured file; None outside theory/ and numerics/."""
+    resolved = Path(path).resolve()
+    for sub, folder in dirs.items():
+        if resolved.is_relative_to(folder):
+            rel = resolved.relative_to(folder).as_posix()
+            return sub, rel, f"biasaudit.{sub}." + rel[:-3].replace("/", ".")
+    return None
+
+
 def _share(part: int, whole: int) -> float | None:
     return None if whole == 0 else round(part / whole, 4)
 
@@ -173,8 +266,8 @@ def _share(part: int, whole: int) -> float | None:
 def claim_coverage(claim_ids: list[str], seed: int = 0, profile: str = "ci") -> dict:
     """Run ``claim_ids`` under coverage.py in a child process (so that nothing this process imported counts)
     and return ``{"line_share", "branch_share", "modules": {file: {lines, executed, line_share, branches,
-    branches_taken, branch_share}}, "kernels": {reached, total, unreached} (private kernels included), "unreached": [{function, reason}],
-    "listed_but_reached", "verdicts", "jit"}``."""
+    branches_taken, branch_share, missing_lines}}, "kernels": {reached, total, unreached} (private kernels
+    included), "unreached": [{function, reason}], "listed_but_reached", "verdicts", "jit"}``."""
     with tempfile.TemporaryDirectory() as tmp:
         ids_file = Path(tmp) / "claims.txt"
         ids_file.write_text("\n".join(claim_ids))

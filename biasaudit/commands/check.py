@@ -31,8 +31,9 @@ def register(sub) -> None:
                       help="run each claim at profile ci for every --seeds and at thorough for the first seed; "
                            "list the claims whose verdict changes (fragile) and exit 1 if there is one")
     mode.add_argument("--tolerance-x10", action="store_true",
-                      help="run each claim (no references) at its tolerance and at 10x it; exit 1 if a verdict "
-                           "that should turn does not, or turns where the claim states why it cannot")
+                      help="run each claim (no references) at its tolerance and at 10x it, and once at thorough "
+                           "for its slack (tolerance / worst error); exit 1 if a verdict that should turn does "
+                           "not, turns where the claim states why it cannot, or a slack above 100 has no reason")
     mode.add_argument("--coverage", action="store_true",
                       help="run each claim at profile ci under coverage.py and report, per module of theory/ and "
                            "numerics/, the share of lines and branches the claims execute, and the public "

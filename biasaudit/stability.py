@@ -97,7 +97,7 @@ class ToleranceRow:
     @property
     def slack_unexplained(self) -> bool:
         """A tolerance more than ``MAX_SLACK`` times the worst error, with no reason stated by the claim."""
-        return self.slack is not None and self.slack > MAX_SLACK and not self.slack_reason
+        return bool(self.slack is not None and self.slack > MAX_SLACK and not self.slack_reason)
 
     @property
     def changes(self) -> bool:

@@ -8,7 +8,7 @@ import pytest
 
 from biasaudit.devtools.mutants import MUTANTS, Mutant
 from biasaudit.devtools.mutate import (MutantResult, SuiteResult, _selected_ids, apply_mutant, build_tree,
-                                       package_folders, reference_verdict, run_suite, tests_for)
+                                       package_folders, reference_verdict, run_suite, mutant_test_files)
 
 
 def _source(mutant: Mutant) -> str:
@@ -98,7 +98,8 @@ def test_three_scores_count_each_kind_of_kill_separately():
 def test_a_mutant_is_tested_by_the_files_that_name_its_module(tmp_path):
     (tmp_path / "test_a.py").write_text("from biasaudit.theory import eos_flow")
     (tmp_path / "test_b.py").write_text("import numpy")
+    (tmp_path / "test_mutation.py").write_text("eos_flow")  # the suite's own tests never count
     mutant = Mutant("m", "theory/eos_flow.py", "x", "y", "bug", ("eos.*",))
-    assert [f.name for f in tests_for(mutant, tmp_path)] == ["test_a.py"]
+    assert [f.name for f in mutant_test_files(mutant, tmp_path)] == ["test_a.py"]
     own = Mutant("m", "theory/eos_flow.py", "x", "y", "bug", ("eos.*",), tests=("test_b.py",))
-    assert [f.name for f in tests_for(own, tmp_path)] == ["test_b.py"]
+    assert [f.name for f in mutant_test_files(own, tmp_path)] == ["test_b.py"]

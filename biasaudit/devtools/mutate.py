@@ -42,7 +42,7 @@ from pathlib import Path
 from biasaudit.devtools.mutants import MUTANTS, Mutant
 
 __all__ = ["MutantResult", "SuiteResult", "package_folders", "build_tree", "apply_mutant", "run_suite", "main",
-           "reference_verdict", "tests_for"]
+           "reference_verdict", "mutant_test_files"]
 
 CHILD_TIMEOUT_S = 1200  # a mutant that makes a claim loop forever is killed by the clock, and says so
 SUBPACKAGES = ("theory", "numerics", "validation")
@@ -190,13 +190,19 @@ def _judge(mutant: Mutant, baseline: dict, verdicts: dict, crash: str, ids: list
     return result
 
 
-def tests_for(mutant: Mutant, tests_dir: Path) -> list[Path]:
+# the suite's own tests name every mutated module and check each mutant's text in the installed copy: under a
+# mutant they fail whatever the bug, so they never count as killing one
+SUITE_TESTS = ("test_mutation.py",)
+
+
+def mutant_test_files(mutant: Mutant, tests_dir: Path) -> list[Path]:
     """The test files that can see ``mutant``: its own ``tests`` (names under ``tests_dir``), else every test
-    file whose text names the edited module (its file name without ``.py``)."""
+    file whose text names the edited module (its file name without ``.py``), the suite's own tests aside."""
     if mutant.tests:
         return [tests_dir / name for name in mutant.tests]
     stem = Path(mutant.path).stem
-    return sorted(f for f in tests_dir.glob("test_*.py") if stem in f.read_text(encoding="utf-8"))
+    return sorted(f for f in tests_dir.glob("test_*.py")
+                  if f.name not in SUITE_TESTS and stem in f.read_text(encoding="utf-8"))
 
 
 def _tests_run(tree: Path, files: list[Path], tests_dir: Path) -> tuple[bool | None, str]:
@@ -222,7 +228,7 @@ def _tests_run(tree: Path, files: list[Path], tests_dir: Path) -> tuple[bool | N
 def run_suite(mutants: tuple[Mutant, ...] = MUTANTS, *, jobs: int = 2, seed: int = 0, workdir: Path | None = None,
               progress=None, tests: bool = False) -> SuiteResult:
     """Build the pristine tree, run the baseline, then every mutant (``jobs`` child processes at a time); with
-    ``tests``, also each mutant's test files (:func:`tests_for`) from the checkout's ``tests/`` folder."""
+    ``tests``, also each mutant's test files (:func:`mutant_test_files`) from the checkout's ``tests/`` folder."""
     start = time.perf_counter()
     say = progress or (lambda text: None)
     per_mutant = {m.name: _selected_ids(m.claims, m.experiments) for m in mutants}
@@ -251,7 +257,8 @@ def run_suite(mutants: tuple[Mutant, ...] = MUTANTS, *, jobs: int = 2, seed: int
             verdicts, crash = _child_run(tree, per_mutant[mutant.name], seed)
             result = _judge(mutant, pairs, verdicts, crash, per_mutant[mutant.name], 0.0)
             if tests:
-                result.killed_by_tests, result.tests_detail = _tests_run(tree, tests_for(mutant, tests_dir), tests_dir)
+                files = mutant_test_files(mutant, tests_dir)
+                result.killed_by_tests, result.tests_detail = _tests_run(tree, files, tests_dir)
             shutil.rmtree(tree, ignore_errors=True)
             result.elapsed_s = round(time.perf_counter() - t0, 1)
             return result

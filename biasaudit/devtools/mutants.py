@@ -236,9 +236,10 @@ MUTANTS: tuple[Mutant, ...] = (
            'return _alpha_c_cached(tuple(float(m) for m in p["mu"]), float(p["rho"]), "joint")',
            "the cached alpha_c is keyed without the normalisation (every case reads the joint one)", SAM,
            tests=("test_sam_l2_claims.py",)),
-    Mutant("sam.seq_grid_cache_ignores_tau_end", "claims/sam/l2/_common.py",
-           "tuple(np.asarray(alpha, float)), tau_end)", "tuple(np.asarray(alpha, float)), None)",
-           "the cached tau grid of the j-dagger sequences is keyed without its horizon", SAM,
+    Mutant("sam.regimes_cache_ignores_normalization", "claims/sam/l2/_common.py",
+           'return _regimes_cached(tuple(float(m) for m in p["mu"]), float(p["rho"]), p.get("normalization", "joint"))',
+           'return _regimes_cached(tuple(float(m) for m in p["mu"]), float(p["rho"]), "joint")',
+           "the cached regime boundaries are keyed without the normalisation (every case reads the joint ones)", SAM,
            tests=("test_sam_l2_claims.py",)),
     # an early return
     Mutant("sam.bisection_stops_early", "numerics/l2_boundaries.py",

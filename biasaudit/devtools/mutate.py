@@ -197,12 +197,27 @@ SUITE_TESTS = ("test_mutation.py",)
 
 def mutant_test_files(mutant: Mutant, tests_dir: Path) -> list[Path]:
     """The test files that can see ``mutant``: its own ``tests`` (names under ``tests_dir``), else every test
-    file whose text names the edited module (its file name without ``.py``), the suite's own tests aside."""
+    file whose text names the edited module (its file name without ``.py``) or imports a module beside it that
+    imports from it (:func:`_reexporters`), the suite's own tests aside."""
     if mutant.tests:
         return [tests_dir / name for name in mutant.tests]
-    stem = Path(mutant.path).stem
+    names = [Path(mutant.path).stem, *_reexporters(mutant)]
     return sorted(f for f in tests_dir.glob("test_*.py")
-                  if f.name not in SUITE_TESTS and stem in f.read_text(encoding="utf-8"))
+                  if f.name not in SUITE_TESTS and any(name in f.read_text(encoding="utf-8") for name in names))
+
+
+def _reexporters(mutant: Mutant) -> list[str]:
+    """``"<package>.<module> import"`` for each module beside the edited one that imports from it (a test that
+    imports ``biasaudit.theory.eos`` sees ``theory/eos_flow.py`` through it)."""
+    head, _, rest = mutant.path.rpartition("/")
+    folders = package_folders()
+    folder = folders.get(head) if head in folders else (folders["biasaudit"] / head if head else None)
+    if folder is None or not folder.is_dir():
+        return []
+    dotted = "biasaudit." + head.replace("/", ".") if head else "biasaudit"
+    stem = Path(rest).stem
+    return [f"{dotted}.{f.stem} import" for f in folder.glob("*.py")
+            if f.stem != stem and f"{dotted}.{stem} import" in f.read_text(encoding="utf-8")]
 
 
 def _tests_run(tree: Path, files: list[Path], tests_dir: Path) -> tuple[bool | None, str]:

@@ -125,13 +125,16 @@ class Observation:
     """What the independent numerics saw. ``error`` is compared with the claim's tolerance.
 
     ``decided=False`` means the numerics could not tell (solver failure, horizon too short): it yields an
-    ``undecided`` verdict, never a pass.
+    ``undecided`` verdict, never a pass. ``resolutions``: for a quantity estimated from a grid or a window, the
+    error at each resolution (e.g. ``{"301": e1, "601": e2, "1201": e3}``, ``error`` being the finest); the
+    case is decided only when the tolerance in force puts all of them on the same side.
     """
 
     observed: Any
     error: float
     detail: str = ""
     decided: bool = True
+    resolutions: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -496,6 +499,19 @@ def _failed(obs: Observation, tol: float) -> bool:
     return not (obs.error <= tol)  # NaN counts as failed
 
 
+def _resolution_split(obs: Observation, tol: float) -> str:
+    """``""`` when every resolution of ``obs`` gives the same verdict at ``tol``, else the errors by resolution."""
+    sides = {error <= tol for error in obs.resolutions.values()}
+    if len(sides) <= 1:
+        return ""
+    return ", ".join(f"{label}: {error:.3g}" for label, error in obs.resolutions.items())
+
+
+def _decided(obs: Observation, tol: float) -> bool:
+    return obs.decided and not (isinstance(obs.error, float) and math.isnan(obs.error)) and not _resolution_split(
+        obs, tol)
+
+
 def _number(value) -> float:
     """A recorded error: JSON keeps non-finite floats as strings ('nan', 'inf')."""
     try:
@@ -610,7 +626,11 @@ def run_claim(claim: Claim, profile: str = "ci", seed: int = 0, n: int | None = 
             obs = claim.evaluate(params, predicted)
         except OutOfScope as exc:
             return evidence(Verdict.OUT_OF_SCOPE, params, predicted, None, None, index + 1, {}, str(exc))
-        if not obs.decided or (isinstance(obs.error, float) and math.isnan(obs.error)):
+        if not _decided(obs, tol):
+            split = _resolution_split(obs, tol) if obs.decided else ""
+            if split:
+                obs = Observation(obs.observed, obs.error, f"the verdict moves with the resolution (error by "
+                                  f"resolution: {split}; tolerance {tol:g}): {obs.detail}", decided=False)
             undecided = undecided or (params, predicted, obs)
             continue
         worst_error = float(obs.error) if worst_error is None else max(worst_error, float(obs.error))
@@ -647,7 +667,7 @@ def _try_control(claim: Claim, control: Control, params: Params, predicted: Any)
     """(wrong prediction, its observation, whether this case refutes it: decided and outside tolerance)."""
     moved_params, wrong = control.make(params, predicted)
     obs = claim.evaluate(moved_params, wrong)
-    return wrong, obs, bool(obs.decided and _failed(obs, claim.tolerance.value))
+    return wrong, obs, bool(_decided(obs, claim.tolerance.value) and _failed(obs, claim.tolerance.value))
 
 
 def _run_controls(claim: Claim, passed_samples: list, passed_references: list) -> dict:

@@ -204,23 +204,20 @@ def _kink_below(kink, predicted):
     return max(0.0, 1 - kink / predicted)
 
 
-def _resolved_kink_eval(error_of, tolerance: float):
-    """evaluate(params, predicted): ``error_of(kink, predicted)`` at the finest estimate; undecided when the
-    verdict (error within ``tolerance`` or not) differs between the resolutions."""
+def _resolved_kink_eval(error_of):
+    """evaluate(params, predicted): ``error_of(kink, predicted)`` at the finest estimate, and at each resolution
+    (``Observation.resolutions``: the ledger calls a case undecided when they fall on both sides of the
+    tolerance)."""
     def evaluate(params, predicted):
         kinks = _kink_estimates(params, _regimes(params).eta_c)
         if kinks is None:
             return Observation(None, math.nan, "too few converged runs near eta_c", decided=False)
-        errors = {label: error_of(kink, predicted) for label, kink in kinks.items()}
         shown = ", ".join(f"{label}: {kink / predicted - 1:+.3%}" for label, kink in kinks.items())
-        sides = {error <= tolerance for error in errors.values()}
-        observed = {"kink": kinks[KINK_FINEST], "by_resolution": kinks}
-        if len(sides) > 1:
-            return Observation(observed, math.nan, f"the verdict moves with the resolution (kink vs the prediction, "
-                                                   f"by eta points: {shown})", decided=False)
-        return Observation(observed, errors[KINK_FINEST],
-                           f"kink of S_final(eta) at {kinks[KINK_FINEST]:.5g} (1201 eta in ±10%), "
-                           f"{kinks[KINK_FINEST] / predicted - 1:+.3%} from the prediction; by eta points: {shown}")
+        finest = kinks[KINK_FINEST]
+        return Observation({"kink": finest, "by_resolution": kinks}, error_of(finest, predicted),
+                           f"kink of S_final(eta) at {finest:.5g} (1201 eta in ±10%), {finest / predicted - 1:+.3%} "
+                           f"from the prediction; by eta points: {shown}",
+                           resolutions={label: error_of(kink, predicted) for label, kink in kinks.items()})
     return evaluate
 
 
@@ -238,7 +235,7 @@ KINK = Claim(
     title="The kink of S_final(η) sits within 2.5% of η_c = 2/s_GF (the paper's ≈, measured over the domain)",
     hypotheses=(sp.Lt(r_0, 0, evaluate=False),),
     statement=ETA_C.eq(eta_kink), formulas=(ETA_C,),
-    predict=_kink_predict, evaluate=_resolved_kink_eval(_kink_offset, KINK_TOL.value),
+    predict=_kink_predict, evaluate=_resolved_kink_eval(_kink_offset),
     tolerance=KINK_TOL,
     domain=GD_SMALL,
     negative_control=shifted_prediction(2 * KINK_TOL.value, reason="an approximate statement: the prediction moved "
@@ -258,7 +255,7 @@ KINK_ABOVE = Claim(
     title="The kink of S_final(η) sits above η_c = 2/s_GF (a systematic deviation of the paper's ≈)",
     hypotheses=(sp.Lt(r_0, 0, evaluate=False),),
     statement=sp.Gt(eta_kink, ETA_C.expr, evaluate=False), formulas=(ETA_C,),
-    predict=_kink_predict, evaluate=_resolved_kink_eval(_kink_below, 0.0),
+    predict=_kink_predict, evaluate=_resolved_kink_eval(_kink_below),
     tolerance=Tolerance("kink_above", 0.0, "error = how far the kink sits below 2/s_GF (relative), 0 when above",
                         at_10x="a side decision: 10 x 0 = 0, and a kink below eta_c is off by its own distance"),
     domain=GD_SMALL,
@@ -288,7 +285,7 @@ KINK_FP = Claim(
     statement=sp.Eq(eta_sym * S_gd(eta_sym), 2),
     no_closed_form="the fixed point of η = 2/S_GD(η), with S_GD a straight line fitted to GD's final sharpness on "
                    "the flow side (η in [0.5, 0.95] η_c): a root of a fit to simulations",
-    predict=_fixed_point_predict, evaluate=_resolved_kink_eval(_kink_offset, KINK_FP_TOL.value),
+    predict=_fixed_point_predict, evaluate=_resolved_kink_eval(_kink_offset),
     tolerance=KINK_FP_TOL,
     domain=GD_SMALL, negative_control=shifted_prediction(0.01), samples={"ci": 256, "thorough": 1024},
     references=(Reference(TOY, 0.262, 0.005, "toy: kink at about 0.262", origin="measured"),),

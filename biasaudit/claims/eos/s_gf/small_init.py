@@ -19,7 +19,7 @@ from biasaudit.ledger import AT_10X_PRECISION, Claim, Observation, OutOfScope, R
 from biasaudit.theory import eos_flow as flow
 from biasaudit.theory import eos_model as model
 from biasaudit.theory.eos_flow import GF_LIMIT, beta0_i, rate_sym, s_gf_sym, x_next
-from biasaudit.theory.eos_model import SHARPNESS, beta_i, d_sym, i_sym, x_i, x_max, y_sym
+from biasaudit.theory.eos_model import HESSIAN, SHARPNESS, H_jk, beta_i, d_sym, i_sym, x_i, x_max, y_sym
 
 __all__ = ["CLAIMS"]
 
@@ -152,9 +152,8 @@ SGF_LARGE = Claim(
     title="Large init (r0 > 0): λ_max falls monotonically along GF, so s_GF = λ_max(H(w0)), the sharpness at the "
           "start",
     hypotheses=(sp.Gt(sp.Sum(x_i * beta0_i, (i_sym, 1, d_sym)) - y_sym, 0, evaluate=False),),
-    statement=sp.Eq(s_gf_sym, sp.Function("lambda_max")(sp.Symbol("H(w_0)"))),
-    no_closed_form="the largest eigenvalue of the Hessian at w0 (theory.eos_model.hessian_eigenvalues), a "
-                   "numerical eigenvalue, not a formula",
+    # the largest eigenvalue of the Hessian H_jk (eos.hessian.formula) at w0
+    statement=sp.And(sp.Eq(s_gf_sym, sp.Function("lambda_max")(H_jk)), HESSIAN.eq(H_jk)), formulas=(HESSIAN,),
     predict=_sgf_large_predict, evaluate=_sgf_large_eval,
     tolerance=Tolerance("dop853_path_large", 1e-14, "path from solve_ivp at rtol 1e-12 sampled at 600 points; the "
                         "max is at the start and any rise is roundoff, relative (worst 6.7e-16 measured); the "

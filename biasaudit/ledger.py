@@ -72,6 +72,8 @@ __all__ = [
     "claim_seed",
     "PROFILES",
     "REFERENCE_ORIGINS",
+    "MAX_SLACK",
+    "slack_of",
 ]
 
 PROFILES = ("ci", "thorough")
@@ -123,13 +125,16 @@ class Observation:
     """What the independent numerics saw. ``error`` is compared with the claim's tolerance.
 
     ``decided=False`` means the numerics could not tell (solver failure, horizon too short): it yields an
-    ``undecided`` verdict, never a pass.
+    ``undecided`` verdict, never a pass. ``resolutions``: for a quantity estimated from a grid or a window, the
+    error at each resolution (e.g. ``{"301": e1, "601": e2, "1201": e3}``, ``error`` being the finest); the
+    case is decided only when the tolerance in force puts all of them on the same side.
     """
 
     observed: Any
     error: float
     detail: str = ""
     decided: bool = True
+    resolutions: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -160,6 +165,9 @@ AT_10X_PRECISION = ("bounds roundoff or solver error: every case sits below it a
                     "move) at least 10x above it, so 10x changes no verdict (check --tolerance-x10 prints the "
                     "margins)")
 MAX_CONTROL_SIZE = 0.02  # a control moved by more than 2 % is flagged: it says nothing about a 1 % error
+# a tolerance more than 100x the worst error its claim saw guards nothing the error could reach: the claim states
+# why (Claim.slack_reason) or the tolerance is set from the measured error's scale
+MAX_SLACK = 100.0
 SIDES = ("+", "-", "broken", "unknown")
 
 
@@ -309,6 +317,9 @@ class Claim:
     # experiment claims: the pre-registered study (biasaudit.contract.ExperimentContract): statistic, positive
     # control, data controls, equivalence margin; its data controls replace negative_control (then ())
     contract: Any = None
+    # why the tolerance may sit more than MAX_SLACK times above the worst error the claim sees (an error that is
+    # exactly 0 by construction, a tolerance set by a published number of digits); "" where it does not
+    slack_reason: str = ""
     # where the claim is defined: the module's dotted name and the line of the call that built the claim, read
     # from the caller's frame (``biasaudit list --json`` shows them as a file path and a line)
     defined_in: str = field(default="", compare=False)
@@ -433,6 +444,15 @@ class Evidence:
         Seconds the check took.
     versions : dict
         The library versions it ran with.
+    worst_error : float or None
+        The largest error of every decided case this run checked (references and samples, the counterexample
+        included), at profile ``worst_error_profile``.
+    worst_error_profile : str
+        The profile ``worst_error`` was measured at.
+    slack : float or None
+        Tolerance / ``worst_error`` (:func:`slack_of`).
+    slack_reason : str
+        The claim's reason for a slack above 100, if it has one.
     """
 
     claim_id: str
@@ -450,6 +470,10 @@ class Evidence:
     profile: str
     elapsed_s: float
     versions: dict = field(default_factory=dict)
+    worst_error: float | None = None
+    worst_error_profile: str = ""
+    slack: float | None = None
+    slack_reason: str = ""
 
     def to_json(self) -> dict:
         """The evidence as a JSON-ready dict.
@@ -490,6 +514,15 @@ def loosened(claim: Claim, factor: float) -> Claim:
     return dataclasses.replace(claim, tolerance=tol)
 
 
+def slack_of(tolerance: float, worst_error: float | None) -> float | None:
+    """tolerance / worst error: how many times the worst error seen fits in the tolerance. ``inf`` when every
+    error was exactly 0 under a positive tolerance; ``None`` when there is no error to compare (no decided case)
+    or the tolerance is 0 (an exact comparison: 10 x 0 = 0, nothing to loosen)."""
+    if worst_error is None or not math.isfinite(worst_error) or tolerance == 0:
+        return None
+    return math.inf if worst_error == 0 else tolerance / worst_error
+
+
 def claim_seed(claim_id: str, seed: int) -> np.random.SeedSequence:
     """A stream per (claim, seed) that does not depend on the order claims run in."""
     digest = int.from_bytes(hashlib.sha256(claim_id.encode()).digest()[:8], "little")
@@ -501,6 +534,19 @@ EVIDENCE_LIBRARIES = ("biasaudit", "numpy", "numba", "sympy", "mpmath", "scipy")
 
 def _failed(obs: Observation, tol: float) -> bool:
     return not (obs.error <= tol)  # NaN counts as failed
+
+
+def _resolution_split(obs: Observation, tol: float) -> str:
+    """``""`` when every resolution of ``obs`` gives the same verdict at ``tol``, else the errors by resolution."""
+    sides = {error <= tol for error in obs.resolutions.values()}
+    if len(sides) <= 1:
+        return ""
+    return ", ".join(f"{label}: {error:.3g}" for label, error in obs.resolutions.items())
+
+
+def _decided(obs: Observation, tol: float) -> bool:
+    return obs.decided and not (isinstance(obs.error, float) and math.isnan(obs.error)) and not _resolution_split(
+        obs, tol)
 
 
 def _number(value) -> float:
@@ -588,12 +634,17 @@ def run_claim(claim: Claim, profile: str = "ci", seed: int = 0, n: int | None = 
             profile=profile,
             elapsed_s=round(time.perf_counter() - start, 6),
             versions=library_versions(EVIDENCE_LIBRARIES),
+            worst_error=worst_error,
+            worst_error_profile=profile,
+            slack=slack_of(tol, worst_error),
+            slack_reason=claim.slack_reason,
         )
 
     refs = claim.references if references else ()
     cases: list[tuple[str, Params]] = [("reference", ref.params) for ref in refs]
     cases += [("sample", claim.domain.sample(rng)) for _ in range(n_samples)]
     worst: tuple | None = None
+    worst_error: float | None = None  # over every decided case, the counterexample included
     undecided: tuple | None = None
     passed_samples: list[tuple[int, Params, Any]] = []
     passed_references: list[tuple[int, Params, Any]] = []
@@ -612,9 +663,14 @@ def run_claim(claim: Claim, profile: str = "ci", seed: int = 0, n: int | None = 
             obs = claim.evaluate(params, predicted)
         except OutOfScope as exc:
             return evidence(Verdict.OUT_OF_SCOPE, params, predicted, None, None, index + 1, {}, str(exc))
-        if not obs.decided or (isinstance(obs.error, float) and math.isnan(obs.error)):
+        if not _decided(obs, tol):
+            split = _resolution_split(obs, tol) if obs.decided else ""
+            if split:
+                obs = Observation(obs.observed, obs.error, f"the verdict moves with the resolution (error by "
+                                  f"resolution: {split}; tolerance {tol:g}): {obs.detail}", decided=False)
             undecided = undecided or (params, predicted, obs)
             continue
+        worst_error = float(obs.error) if worst_error is None else max(worst_error, float(obs.error))
         if _failed(obs, tol):
             detail = f"counterexample ({origin} case {index + 1} of {len(cases)}): {obs.detail}"
             return evidence(Verdict.REFUTED, params, predicted, obs.observed, obs.error, index + 1, {}, detail)
@@ -648,7 +704,7 @@ def _try_control(claim: Claim, control: Control, params: Params, predicted: Any)
     """(wrong prediction, its observation, whether this case refutes it: decided and outside tolerance)."""
     moved_params, wrong = control.make(params, predicted)
     obs = claim.evaluate(moved_params, wrong)
-    return wrong, obs, bool(obs.decided and _failed(obs, claim.tolerance.value))
+    return wrong, obs, bool(_decided(obs, claim.tolerance.value) and _failed(obs, claim.tolerance.value))
 
 
 def _run_controls(claim: Claim, passed_samples: list, passed_references: list) -> dict:

@@ -7,7 +7,10 @@ property of the theorem.
 
 :func:`tolerance_sensitivity` runs each claim at its tolerance and at 10× it: a tolerance either decides
 some verdict (10× turns it), or its claim states why it cannot (``Tolerance.at_10x``, e.g. a roundoff bound
-far below the errors the ±1 % controls make).
+far below the errors the ±1 % controls make). A tolerance more than :data:`~biasaudit.ledger.MAX_SLACK` times
+the worst error of its cases (the *slack*, measured at profile ``thorough``: the most cases) fails too unless
+the claim says why (``Claim.slack_reason``): a bug that loosened it tenfold would move no verdict, whatever
+``at_10x`` says.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from biasaudit.ledger import Claim, Verdict, run_claim
+from biasaudit.ledger import MAX_SLACK, Claim, Verdict, jsonable, run_claim
 
 __all__ = ["StabilityRow", "verdict_stability", "DEFAULT_SEEDS", "ToleranceRow", "tolerance_sensitivity",
            "TOLERANCE_FACTOR"]
@@ -88,6 +91,13 @@ class ToleranceRow:
     at_10x: str  # the claim's stated reason why 10× changes nothing ("" if it says 10× does change it)
     worst_case_error: float | None = None  # at the claim's own tolerance (None: no passing case)
     weakest_control_error: float | None = None  # the smallest error of a refuted control (None: none refuted)
+    slack: float | None = None  # tolerance / worst error of the decided cases at profile thorough (slack_of)
+    slack_reason: str = ""  # the claim's reason for a slack above MAX_SLACK
+
+    @property
+    def slack_unexplained(self) -> bool:
+        """A tolerance more than ``MAX_SLACK`` times the worst error, with no reason stated by the claim."""
+        return bool(self.slack is not None and self.slack > MAX_SLACK and not self.slack_reason)
 
     @property
     def changes(self) -> bool:
@@ -96,15 +106,17 @@ class ToleranceRow:
 
     @property
     def consistent(self) -> bool:
-        """The verdict changes at 10× exactly when the claim does not state a reason why it cannot."""
-        return self.changes != bool(self.at_10x)
+        """The verdict changes at 10× exactly when the claim does not state a reason why it cannot, and a slack
+        above ``MAX_SLACK`` has its reason."""
+        return self.changes != bool(self.at_10x) and not self.slack_unexplained
 
     def to_json(self) -> dict:
         """The row as JSON, with ``changes`` and ``consistent``."""
         return {"claim_id": self.claim_id, "tolerance": self.tolerance, "verdict": self.verdict,
                 "verdict_at_10x": self.loosened_verdict, "changes": self.changes, "at_10x": self.at_10x,
                 "consistent": self.consistent, "worst_case_error": self.worst_case_error,
-                "weakest_control_error": self.weakest_control_error}
+                "weakest_control_error": self.weakest_control_error, "slack": jsonable(self.slack),
+                "slack_reason": self.slack_reason, "slack_unexplained": self.slack_unexplained}
 
 
 def _run_verdict(claim: Claim, seed: int) -> tuple[str, float | None, float | None]:
@@ -122,7 +134,7 @@ def tolerance_sensitivity(claims: Iterable[Claim], seed: int = 0,
                           progress: Callable[[str], None] | None = None) -> list[ToleranceRow]:
     """Each claim (profile ci, no references) at its tolerance and at 10× it. A tolerance that matters turns
     some verdict (a control no longer refuted: undecided; a counterexample forgiven: confirmed); one that
-    does not must say why in ``Tolerance.at_10x``."""
+    does not must say why in ``Tolerance.at_10x``. The slack comes from one run at profile thorough."""
     from biasaudit.ledger import loosened
 
     rows = []
@@ -131,6 +143,8 @@ def tolerance_sensitivity(claims: Iterable[Claim], seed: int = 0,
             progress(f"{claim.id} [tolerance {claim.tolerance.value:g} and x{TOLERANCE_FACTOR:g}]")
         verdict, worst, weakest = _run_verdict(claim, seed)
         loose = _run_verdict(loosened(claim, TOLERANCE_FACTOR), seed)[0]
+        thorough = _run(claim, "thorough", seed)[1]  # the slack: over the most cases, as `check` runs them
+        slack = None if thorough is None else thorough.slack
         rows.append(ToleranceRow(claim.id, claim.tolerance.value, verdict, loose, claim.tolerance.at_10x, worst,
-                                 weakest))
+                                 weakest, slack, claim.slack_reason))
     return rows

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import mpmath
 import numpy as np
 
-from biasaudit.numerics.eos_gd import (CHAOTIC, CONVERGED, DIVERGED, ENVELOPE_RTOL, MIN_CHAOS_STEPS, OUTCOMES,
+from biasaudit.numerics.eos_gd import (CHAOTIC, CONVERGED, DIVERGED, ENVELOPE_RTOL, MIN_CHAOS_STEPS,
                                         P2_RTOL, PERIOD2, UNSETTLED, bounded_steps, chaos_windows, default_bound,
                                         stationary_oscillation)
 from biasaudit.plumbing import positive_int, positive_scalar
@@ -45,11 +45,6 @@ class MpRun:
     w: tuple  # mpf entries
     r_tail: tuple  # last residuals (mpf), oldest first
     dps: int
-
-    @property
-    def outcome_name(self) -> str:
-        """The outcome by name (converged, period-2, bounded-chaotic, diverged or unsettled)."""
-        return OUTCOMES[self.outcome]
 
     @property
     def beta(self) -> np.ndarray:

@@ -30,7 +30,7 @@ from biasaudit.plumbing import InputError, finite_scalar, positive_int, positive
 from biasaudit.theory.eos_flow import EosRegimes, eos_regimes, gf_tau
 from biasaudit.theory.eos_minimizers import pareto_front
 
-__all__ = ["EosSweep", "sweep_eos", "kink_location", "measured_kink", "KINK_POINTS", "KINK_WINDOW", "flow_fixed_point", "tracking_gap", "flow_aligned_deviation",
+__all__ = ["EosSweep", "sweep_eos", "kink_location", "measured_kink", "kink_estimates", "KINK_POINTS", "KINK_WINDOW", "KINK_RESOLUTIONS", "flow_fixed_point", "tracking_gap", "flow_aligned_deviation",
            "norm_path", "pareto_excess", "eta_grid"]
 
 
@@ -64,15 +64,51 @@ def kink_location(eta: np.ndarray, S: np.ndarray) -> float:
     return float(eta[best_k])
 
 
-KINK_POINTS = 301  # step sizes of the kink's own grid: spacing 0.07 % of eta_c
+KINK_POINTS = 1201  # step sizes of the kink's own grid: spacing 0.017 % of eta_c
 KINK_WINDOW = 0.1  # the grid spans eta_c (1 ± KINK_WINDOW)
 KINK_MIN_CONVERGED = 0.9  # fewer converged runs on the grid: no kink
 KINK_MAX_STEPS = 100_000
+# The kink read at coarser resolutions of the same sweep (views of its KINK_POINTS step sizes), and with the window
+# halved: an estimate whose verdict moves between them is not resolved.
+KINK_RESOLUTIONS = {"301": slice(None, None, 4), "601": slice(None, None, 2), "1201": slice(None),
+                    "601 in ±5%": slice(300, 901)}
+KINK_FINEST = "1201"
+
+
+def kink_estimates(x, y, w0, eta_c, *, loss_factor=0.5) -> dict | None:
+    r"""The kink of :math:`S_{final}(\eta)` (:func:`kink_location`) at each resolution of :data:`KINK_RESOLUTIONS`,
+    from one GD sweep of :data:`KINK_POINTS` step sizes in :math:`\eta_c(1 \pm` :data:`KINK_WINDOW`:math:`)`;
+    None when fewer than 90 % of the runs converge.
+
+    Parameters
+    ----------
+    x, y, w0 : the toy model's data point (all > 0), label (> 0) and initial weights (non-zero).
+    eta_c : float
+        The predicted transition 2/s_GF, the centre of the grid.
+    loss_factor : float
+        c in L = c r².
+
+    Returns
+    -------
+    dict or None
+        ``{resolution label: kink}``, plain Python floats; :data:`KINK_FINEST` is :func:`measured_kink`.
+    """
+    eta_c = positive_scalar("eta_c", eta_c)
+    eta = np.linspace((1 - KINK_WINDOW) * eta_c, (1 + KINK_WINDOW) * eta_c, KINK_POINTS)
+    s = gd_sweep(x, y, w0, eta, loss_factor=loss_factor, max_steps=KINK_MAX_STEPS)
+    if s.converged.sum() < KINK_MIN_CONVERGED * KINK_POINTS:
+        return None
+    out = {}
+    for label, view in KINK_RESOLUTIONS.items():
+        ok = s.converged[view]
+        out[label] = kink_location(eta[view][ok], s.lambda_max[view][ok])
+    return out
 
 
 def measured_kink(x, y, w0, eta_c, *, loss_factor=0.5) -> float | None:
-    r"""The kink of :math:`S_{final}(\eta)`: :func:`kink_location` on GD runs at :data:`KINK_POINTS` step sizes
-    in :math:`\eta_c(1 \pm` :data:`KINK_WINDOW`:math:`)`, or None when fewer than 90 % of them converge.
+    r"""The kink of :math:`S_{final}(\eta)` at the finest resolution of :func:`kink_estimates` (:data:`KINK_POINTS`
+    step sizes in :math:`\eta_c(1 \pm` :data:`KINK_WINDOW`:math:`)`), or None when fewer than 90 % of them
+    converge.
 
     The one estimator of the kink: the claims ``eos.gd.kink_location`` and ``eos.gd.kink_fixed_point``, the
     toy-model outcome claim, the figures and ``biasaudit sweep eos`` all show this value (a figure drawn on a
@@ -91,13 +127,8 @@ def measured_kink(x, y, w0, eta_c, *, loss_factor=0.5) -> float | None:
     float or None
         The step size at the breakpoint, a plain Python float.
     """
-    eta_c = positive_scalar("eta_c", eta_c)
-    eta = np.linspace((1 - KINK_WINDOW) * eta_c, (1 + KINK_WINDOW) * eta_c, KINK_POINTS)
-    s = gd_sweep(x, y, w0, eta, loss_factor=loss_factor, max_steps=KINK_MAX_STEPS)
-    ok = s.converged
-    if ok.sum() < KINK_MIN_CONVERGED * KINK_POINTS:
-        return None
-    return kink_location(eta[ok], s.lambda_max[ok])
+    estimates = kink_estimates(x, y, w0, eta_c, loss_factor=loss_factor)
+    return None if estimates is None else estimates[KINK_FINEST]
 
 
 def flow_fixed_point(x, y, w0, eta_c, *, loss_factor=0.5, n=20, max_steps=100_000) -> float:

@@ -126,6 +126,9 @@ def test_audit_resume_refuses_a_folder_that_does_not_exist(capsys, tmp_path, aud
     (["check", "--list", "--profile", "thorough"], ("profile", "--list")),
     (["check", "--stability", "--seed", "3"], ("seed", "--stability")),
     (["check", "--tolerance-x10", "--strict"], ("strict", "--tolerance-x10")),
+    (["check", "--coverage", "--profile", "thorough"], ("profile", "--coverage")),
+    (["check", "--coverage", "--strict"], ("strict", "--coverage")),
+    (["check", "--coverage", "--stability"], ("--coverage", "--stability")),
     (["list", "--json", "--latex"], ("--json", "--latex")),
     (["bench", "--list", "--json"], ("json", "--list")),
 ])

@@ -18,20 +18,23 @@ CLAIMS = {c.id: c for c in select_claims("eos.*", kind="theory")}
 EXPECTED = {cid: Verdict.CONFIRMED for cid in CLAIMS}
 EXPECTED["eos.gd.d3_excess_9pct"] = Verdict.REFUTED  # up to ~49% excess at isolated eta, not 9%
 EXPECTED["eos.gd.tracking_gap"] = Verdict.REFUTED  # < 95% in the band on a third of the domain
-EXPECTED["eos.gd.kink_location"] = Verdict.REFUTED  # the kink is 0.5-2.2% above 2/s_GF, not within 1%
-EXPECTED["eos.gd.kink_fixed_point"] = Verdict.REFUTED  # within 0.5% on 97% of the domain, up to 0.7% off
+# the cases beyond 0.5 % at 301 eta come within it at 1201: the verdict moves with the resolution
+EXPECTED["eos.gd.kink_fixed_point"] = Verdict.UNDECIDED
 EXPECTED["eos.s_gf.large_init"] = Verdict.REFUTED  # just above r0 = 0 GD still tracks 2/eta (continuous in w0)
 EXPECTED["eos.risk.u_shape"] = Verdict.REFUTED  # near S* = 8cyx_min GD misses the U (no convergence / 14-17 % off)
 # refuted somewhere in the domain, not everywhere: the property test asserts only the verdict's side
 EXPECTED["eos.central_flow.gd_endpoint_near_edge"] = Verdict.REFUTED  # GD's gradient-flow lag just above eta_c
 EXPECTED["eos.central_flow.gd_endpoint_large_eta"] = Verdict.REFUTED  # chaotic transients above ~1.4 eta_c
 EXPECTED["eos.central_flow.norm_curve"] = Verdict.REFUTED  # the norm's minimum 0.053 eta_c apart on one draw
-PARTLY_REFUTED = {"eos.s_gf.large_init", "eos.gd.tracking_gap", "eos.gd.kink_location", "eos.gd.kink_fixed_point", "eos.risk.u_shape",
+PARTLY_REFUTED = {"eos.s_gf.large_init", "eos.gd.tracking_gap", "eos.gd.kink_fixed_point", "eos.risk.u_shape",
                   "eos.central_flow.gd_endpoint_near_edge", "eos.central_flow.gd_endpoint_large_eta",
                   "eos.central_flow.norm_curve"}
+# estimates from a grid: a case whose verdict moves with the resolution is undecided, and says so
+RESOLVED = {"eos.gd.kink_location", "eos.gd.kink_above_eta_c", "eos.gd.kink_fixed_point"}
 # controls that move a parameter across a boundary act only on cases at (or on one side of) it: the sampled
 # cases together refute them (the verdict test); a single case refutes only those that apply to it
-SOME_CASES = {"eos.minimizers.disjoint", "eos.gf.residual_sign", "eos.gd.outcome_classes"}
+SOME_CASES = {"eos.minimizers.disjoint", "eos.gf.residual_sign", "eos.gd.outcome_classes",
+              "eos.gd.kink_above_eta_c"}
 
 # GD-sweep claims cost 0.1-3 s per example: fewer hypothesis examples.
 HEAVY = {"eos.gd.projected_monotone": 2, "eos.gd.toy_numbers": 1, "eos.gd.d3_excess_9pct": 1,
@@ -57,6 +60,8 @@ def _make_verdict_test(claim):
         assert ev.verdict is EXPECTED[claim.id], ev.detail
         if ev.verdict is Verdict.CONFIRMED:
             assert ev.negative_control["all_failed"]
+        elif ev.verdict is Verdict.UNDECIDED:
+            assert "moves with the resolution" in ev.detail
         else:
             assert "counterexample" in ev.detail or "reference" in ev.detail
     return test
@@ -87,6 +92,9 @@ def _make_property_test(claim):
     def test(params):
         predicted = claim.predict(params)
         obs = claim.evaluate(params, predicted)
+        if claim.id in RESOLVED and not obs.decided:
+            assert "moves with the resolution" in obs.detail or "too few converged" in obs.detail
+            return
         if EXPECTED[claim.id] is Verdict.CONFIRMED:
             assert obs.decided, obs.detail
             assert obs.error <= claim.tolerance.value, obs.detail

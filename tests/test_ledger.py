@@ -130,3 +130,22 @@ def test_one_side_moves_by_the_signed_size_and_names_its_side():
     assert up.make({}, 2.0)[1] == pytest.approx(2.02) and down.make({}, 2.0)[1] == pytest.approx(1.98)
     with pytest.raises(ValueError, match="^side:"):
         one_side("broken", "x", 0.01, lambda p, v, s: (p, v))
+
+
+def test_an_estimate_whose_verdict_moves_with_the_resolution_is_undecided():
+    from biasaudit.domain import Domain, Real
+    from biasaudit.ledger import Claim, Observation, Tolerance, run_claim, shifted_prediction
+
+    def claim(coarse_error):
+        def evaluate(p, v):
+            offset = abs(v - 1.0)
+            return Observation(v, offset + 0.002, "", resolutions={"coarse": offset + coarse_error,
+                                                                    "fine": offset + 0.002})
+        return Claim(id="toy.grid", paper="toy", source="test", title="an estimate from a grid", hypotheses=(),
+                     statement=None, predict=lambda p: 1.0, evaluate=evaluate,
+                     tolerance=Tolerance("t", 5e-3, "test"), domain=Domain({"x": Real(0.0, 1.0)}),
+                     negative_control=shifted_prediction(0.01), samples={"ci": 3, "thorough": 3})
+
+    assert run_claim(claim(0.003)).verdict == "confirmed"  # both resolutions within 5e-3
+    moved = run_claim(claim(0.008))  # the coarse grid alone is outside: no verdict
+    assert moved.verdict == "undecided" and "moves with the resolution" in moved.detail

@@ -7,7 +7,8 @@ import fnmatch
 import pytest
 
 from biasaudit.devtools.mutants import MUTANTS, Mutant
-from biasaudit.devtools.mutate import _selected_ids, apply_mutant, build_tree, package_folders, run_suite
+from biasaudit.devtools.mutate import (MutantResult, SuiteResult, _selected_ids, apply_mutant, build_tree,
+                                       package_folders, reference_verdict, run_suite, mutant_test_files)
 
 
 def _source(mutant: Mutant) -> str:
@@ -17,9 +18,9 @@ def _source(mutant: Mutant) -> str:
     return path.read_text(encoding="utf-8")
 
 
-def test_the_suite_has_at_least_25_mutants_in_every_layer():
+def test_the_suite_has_at_least_56_mutants_in_every_layer():
     names = [m.name for m in MUTANTS]
-    assert len(names) >= 25 and len(set(names)) == len(names)
+    assert len(names) >= 56 and len(set(names)) == len(names)
     assert {m.layer for m in MUTANTS} == {"theory", "numerics", "validation", "front door"}
 
 
@@ -62,9 +63,43 @@ def test_the_runner_kills_a_real_bug_and_spares_a_harmless_edit():
     assert by_name["t.min_sharpness_max"].killed_by == {"eos.min_sharpness.vertex": "refuted"}
     assert not by_name["t.comment"].killed and not by_name["t.comment"].crashed
     assert result.score == (1, 2)
+    assert result.scores["verdicts"] == (1, 2) and result.scores["tests"] == (0, 0)  # tests not asked for
+    assert result.baseline_with_references == {"eos.min_sharpness.vertex": "confirmed"}
 
 
 @pytest.mark.slow
 def test_every_mutant_is_killed_through_claim_verdicts():
     result = run_suite(MUTANTS, jobs=2)
     assert [m.name for m in result.mutants if not m.killed] == []
+
+
+def test_the_references_alone_decide_the_score_with_references():
+    from biasaudit.ledger import Reference
+    from biasaudit.registry import get_claim
+    import dataclasses
+
+    claim = get_claim("eos.min_sharpness.vertex")
+    assert reference_verdict(claim) == "confirmed"
+    ref = claim.references[0]
+    wrong = dataclasses.replace(claim, references=(Reference(ref.params, {**ref.expected, "sharpness": 1.0},
+                                                             ref.tolerance,
+                                                             "a wrong value", origin="derived"),))
+    assert reference_verdict(wrong) == "refuted"
+
+
+def test_three_scores_count_each_kind_of_kill_separately():
+    rows = [MutantResult("a", "theory", "", True, killed_with_references=True, killed_by_tests=True),
+            MutantResult("b", "theory", "", False, killed_with_references=True, killed_by_tests=False),
+            MutantResult("c", "theory", "", False, killed_by_tests=None)]
+    scores = SuiteResult(0, {}, rows, 0.0).scores
+    assert scores == {"verdicts_without_references": (1, 3), "verdicts": (2, 3), "tests": (1, 2)}
+
+
+def test_a_mutant_is_tested_by_the_files_that_name_its_module(tmp_path):
+    (tmp_path / "test_a.py").write_text("from biasaudit.theory import eos_flow")
+    (tmp_path / "test_b.py").write_text("import numpy")
+    (tmp_path / "test_mutation.py").write_text("eos_flow")  # the suite's own tests never count
+    mutant = Mutant("m", "theory/eos_flow.py", "x", "y", "bug", ("eos.*",))
+    assert [f.name for f in mutant_test_files(mutant, tmp_path)] == ["test_a.py"]
+    own = Mutant("m", "theory/eos_flow.py", "x", "y", "bug", ("eos.*",), tests=("test_b.py",))
+    assert [f.name for f in mutant_test_files(own, tmp_path)] == ["test_b.py"]

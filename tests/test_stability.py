@@ -79,3 +79,36 @@ def test_every_theory_tolerance_decides_a_verdict_or_says_why_not():
 
     rows = tolerance_sensitivity(select_claims(None, kind="theory"))
     assert [r.claim_id for r in rows if not r.consistent] == []
+
+
+def _roundoff_claim(slack_reason: str):
+    """error 1e-12 on every case against a tolerance of 1e-8 that states a roundoff reason: slack 1e4."""
+    from biasaudit.ledger import AT_10X_PRECISION
+
+    return Claim(id="toy.slack", paper="toy", source="test", title="a tolerance far above its error", hypotheses=(),
+                 statement=None, predict=lambda p: 1.0,
+                 evaluate=lambda p, v: Observation(v, abs(v - 1.0) + 1e-12),
+                 tolerance=Tolerance("t", 1e-8, "test", at_10x=AT_10X_PRECISION),
+                 domain=Domain({"x": Real(0.0, 1.0)}), negative_control=shifted_prediction(0.01),
+                 samples={"ci": 2, "thorough": 2}, slack_reason=slack_reason)
+
+
+def test_a_slack_above_100_without_a_reason_fails_the_tolerance_check():
+    from biasaudit.stability import tolerance_sensitivity
+
+    (row,) = tolerance_sensitivity([_roundoff_claim("")])
+    assert not row.changes and row.slack == pytest.approx(1e4) and row.slack_unexplained and not row.consistent
+    (row,) = tolerance_sensitivity([_roundoff_claim("the tolerance is the paper's 8 printed digits")])
+    assert row.consistent and not row.slack_unexplained
+
+
+def test_evidence_records_the_worst_error_and_the_slack():
+    from biasaudit.ledger import run_claim
+
+    ev = run_claim(_roundoff_claim(""), profile="thorough")
+    assert ev.worst_error == pytest.approx(1e-12) and ev.worst_error_profile == "thorough"
+    assert ev.slack == pytest.approx(1e4) and ev.to_json()["slack"] == pytest.approx(1e4)
+    silent = run_claim(_toy(2.0))  # every error exactly 0 under a positive tolerance
+    assert silent.worst_error == 0 and silent.to_json()["slack"] == "inf"
+    refuted = run_claim(_toy(-1.0))  # the counterexample's error counts
+    assert refuted.verdict == "refuted" and refuted.worst_error >= 1.0 and refuted.slack < 1e-2

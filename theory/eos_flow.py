@@ -45,7 +45,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 import sympy as sp
-from scipy.optimize import brentq, minimize_scalar
+from scipy.optimize import brentq
 
 from biasaudit.plumbing import InputError
 from biasaudit.theory.eos_minimizers import (VERTEX_NORM, VERTEX_SHARPNESS, min_l2_beta, min_norm_face,
@@ -60,7 +60,7 @@ __all__ = [
     "eta_edge", "eta_kink", "C_sym", "S_gd", "N_proj", "k_step", "median", "median_gap", "q_sym", "converged",
     "err_rel", "max_excess",
     "GF_LIMIT", "GF_BETA", "GF_ROOT_TERM", "KL", "KL_TERM", "ALPHA_RATE", "ALPHA_RATE_EXPONENT", "ETA_C",
-    "RESIDUAL_SIGN", "gf_tau", "gradient_flow_limit", "kl_potential", "gf_path", "gf_max_sharpness", "s_gf",
+    "RESIDUAL_SIGN", "gf_tau", "gradient_flow_limit", "kl_potential", "s_gf",
     "small_alpha_exponent", "EosRegimes", "eos_regimes",
 ]
 
@@ -141,25 +141,6 @@ def kl_potential(beta, beta0) -> float:
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(beta > 0, KL(np.where(beta > 0, beta, 1.0), beta0), 0.0)
     return float(np.sum(terms))
-
-
-def gf_path(p: EosProblem, t: np.ndarray) -> np.ndarray:
-    """w along the flow at β-times t (rows): :math:`w_0 e^{-2xt}`."""
-    return p.w0 * np.exp(-2 * np.outer(t, p.x))
-
-
-def gf_max_sharpness(p: EosProblem, n_grid: int = 2001) -> tuple[float, float]:
-    """max over the path of λ_max(H) and the β-time where it occurs (grid, then a bounded refinement)."""
-    tau = gf_tau(p.x, p.y, p.beta0)
-    t = np.linspace(0.0, tau, n_grid)
-    lam = hessian_eigenvalues(p.x, p.y, gf_path(p, t), p.c)[:, -1]
-    k = int(np.argmax(lam))
-    if k in (0, n_grid - 1):
-        return float(lam[k]), float(t[k])
-    a, b = sorted((t[k - 1], t[k + 1]))
-    res = minimize_scalar(lambda s: -hessian_eigenvalues(p.x, p.y, gf_path(p, np.array([s])), p.c)[0, -1],
-                          bounds=(a, b), method="bounded", options={"xatol": 1e-14})
-    return max(float(-res.fun), float(lam[k])), float(res.x)
 
 
 def s_gf(p: EosProblem) -> float:

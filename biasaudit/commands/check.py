@@ -23,7 +23,7 @@ def register(sub) -> None:
                        epilog=EXIT_STATUS, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--profile", choices=("ci", "thorough"),
                    help="ci: a few samples per claim; thorough: many (default: ci; not with --stability, "
-                        "--tolerance-x10 or --list, which choose their own)")
+                        "--tolerance-x10, --coverage or --list, which choose their own)")
     p.add_argument("--claims", metavar="PATTERN", help="comma-separated globs of claim ids, e.g. 'sam.l2.*', or "
                                                          "a claim module file or folder of your own, e.g. "
                                                          "myclaims/gd_quadratic.py (no packaging needed)")
@@ -32,7 +32,7 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true", help="print {claims: [...], summary: {...}} as JSON "
                                                        "(not with --list)")
     p.add_argument("--strict", action="store_true", help="exit 1 unless every claim is confirmed (not with "
-                                                         "--stability, --tolerance-x10 or --list)")
+                                                         "--stability, --tolerance-x10, --coverage or --list)")
     # the modes: each runs the claims its own way, so at most one of them
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--list", action="store_true", help="list the claim ids and exit")
@@ -42,8 +42,14 @@ def register(sub) -> None:
                       help="run each claim at profile ci for every --seeds and at thorough for the first seed; "
                            "list the claims whose verdict changes (fragile) and exit 1 if there is one")
     mode.add_argument("--tolerance-x10", action="store_true",
-                      help="run each claim (no references) at its tolerance and at 10x it; exit 1 if a verdict "
-                           "that should turn does not, or turns where the claim states why it cannot")
+                      help="run each claim (no references) at its tolerance and at 10x it, and once at thorough "
+                           "for its slack (tolerance / worst error); exit 1 if a verdict that should turn does "
+                           "not, turns where the claim states why it cannot, or a slack above 100 has no reason")
+    mode.add_argument("--coverage", action="store_true",
+                      help="run each claim at profile ci under coverage.py and report, per module of theory/ and "
+                           "numerics/, the share of lines and branches the claims execute, and the public "
+                           "functions none reaches; exit 1 below 95 %% of the lines or for an unreached function "
+                           "with no listed reason")
     p.add_argument("--seeds", metavar="LIST",
                    help="seeds for --stability only (distinct comma-separated integers, default 0,1,2,3,4)")
     p.set_defaults(run=run)
@@ -70,6 +76,8 @@ def run(args) -> int:
         return run_stability(claims, args, seeds)
     if args.tolerance_x10:
         return run_tolerance_x10(claims, args, seed)
+    if args.coverage:
+        return run_coverage(claims, args, seed)
     if args.list:
         for claim in claims:
             print(f"{claim.id:40s} {claim.title}")
@@ -140,14 +148,14 @@ def refuse_ignored_flags(args) -> None:
     from biasaudit.plumbing import InputError
 
     mode = ("stability" if args.stability else "tolerance-x10" if args.tolerance_x10
-            else "list" if args.list else None)
+            else "coverage" if args.coverage else "list" if args.list else None)
     if args.seeds is not None and mode != "stability":
         raise InputError("seeds", "applies to --stability only (give --stability, or leave out --seeds)",
                          args.seeds)
     if mode is None:
         return
     ignored = {"profile": args.profile is not None,  # the modes choose their profiles themselves
-               "seed": args.seed is not None and mode != "tolerance-x10",
+               "seed": args.seed is not None and mode not in ("tolerance-x10", "coverage"),
                "strict": args.strict,  # the modes have exit statuses of their own
                "json": args.json and mode == "list"}
     for flag, given in ignored.items():
@@ -193,6 +201,7 @@ def run_stability(claims, args, seeds: tuple[int, ...] | None) -> int:
 
 
 def run_tolerance_x10(claims, args, seed: int) -> int:
+    from biasaudit.ledger import MAX_SLACK
     from biasaudit.stability import tolerance_sensitivity
 
     progress = None if args.json else (lambda text: print(f"  {text} ...", file=sys.stderr, flush=True))
@@ -204,18 +213,56 @@ def run_tolerance_x10(claims, args, seed: int) -> int:
         print()
     else:
         width = max([len(r.claim_id) for r in rows] + [5])
-        print(f"{'claim':{width}s}  {'tol':>8s}  {'worst':>8s}  {'control':>8s}  {'verdict':10s}  {'at 10x':10s}  "
-              f"ok   why 10x changes nothing")
+        print(f"{'claim':{width}s}  {'tol':>8s}  {'worst':>8s}  {'slack':>8s}  {'control':>8s}  {'verdict':10s}  "
+              f"{'at 10x':10s}  ok   why 10x changes nothing")
 
         def num(v):
             return f"{v:8.1e}" if isinstance(v, (int, float)) else f"{'-':>8s}"
 
         for r in sorted(rows, key=lambda r: (r.consistent, not r.changes, r.claim_id)):
             why = r.at_10x if r.at_10x else ("(turns: the tolerance decides)" if r.changes else "(no reason stated)")
-            print(f"{r.claim_id:{width}s}  {r.tolerance:8.1e}  {num(r.worst_case_error)}  "
+            if r.slack_unexplained:
+                why = f"slack above {MAX_SLACK:g} with no reason stated; " + why
+            print(f"{r.claim_id:{width}s}  {r.tolerance:8.1e}  {num(r.worst_case_error)}  {num(r.slack)}  "
                   f"{num(r.weakest_control_error)}  {r.verdict:10s}  {r.loosened_verdict:10s}  "
                   f"{'yes' if r.consistent else 'NO':4s} {why[:70]}")
         turned = sum(r.changes for r in rows)
         print(f"10x tolerance turns {turned} of {len(rows)} verdicts; inconsistent with the stated reasons: "
               f"{len(bad)}")
     return 1 if bad else 0
+
+
+def run_coverage(claims, args, seed: int) -> int:
+    import importlib.util
+
+    from biasaudit.claim_coverage import LINE_SHARE_TARGET, claim_coverage, problems
+    from biasaudit.plumbing import InputError
+
+    if importlib.util.find_spec("coverage") is None:
+        raise InputError("coverage", "needs coverage.py (pip install 'coverage>=7.6', or the test extras)")
+    if not args.json:
+        print(f"running {len(claims)} claims (profile ci) under coverage.py ...", file=sys.stderr, flush=True)
+    report = claim_coverage([c.id for c in claims], seed=seed)
+    failing = problems(report)
+    if args.json:
+        json.dump({**report, "target": LINE_SHARE_TARGET, "problems": failing}, sys.stdout, indent=1)
+        print()
+    else:
+        width = max([len(m) for m in report["modules"]] + [6])
+        print(f"{'module':{width}s}  {'lines':>6s}  {'run':>6s}  {'share':>6s}  {'branches':>8s}  {'share':>6s}")
+        for name, row in report["modules"].items():
+            print(f"{name:{width}s}  {row['lines']:6d}  {row['executed']:6d}  {_share_text(row['line_share'])}  "
+                  f"{row['branches']:8d}  {_share_text(row['branch_share'])}")
+        kernels = report["kernels"]
+        print(f"lines: {_share_text(report['line_share'])} of {report['lines']} (target {LINE_SHARE_TARGET:.0%}); "
+              f"branches: {_share_text(report['branch_share'])}; numba kernels reached: {kernels['reached']} of "
+              f"{kernels['total']} ({report['jit']})")
+        for row in report["unreached"]:
+            print(f"unreached {row['function']}: {row['reason'] or 'NO REASON LISTED'}")
+        for text in failing:
+            print(f"problem: {text}")
+    return 1 if failing else 0
+
+
+def _share_text(share) -> str:
+    return f"{'-':>6s}" if share is None else f"{share:6.1%}"

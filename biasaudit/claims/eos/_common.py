@@ -121,10 +121,18 @@ def _regimes(params):
     return flow.eos_regimes(params["x"], params["y"], _w0(params), loss_factor=params.get("c", 0.5))
 
 
+MEASURED_SCALE = ("; the tolerance is the power of ten at least 10x the worst error measured over the thorough "
+                  "profile")
+
 # ---- the linear programs of the minimizer claims -------------------------------------------------------------
 LP_TOL = Tolerance("highs_lp", 1e-8, "HiGHS primal/dual feasibility 1e-7 absolute on O(1) data; 1e-8 relative "
-                   "on the optimal value is what it reaches on these small LPs (measured ~1e-15)",
-                   at_10x=AT_10X_PRECISION)
+                   "on the optimal value is what it reaches on these small LPs (measured ~1e-15 on random x; on "
+                   "near-tied x the optimum can sit on the other vertex, off by the tie's gap: 5e-12 at "
+                   "x2 - x1 = 5e-12)", at_10x=AT_10X_PRECISION)
+# the LP's optimum at a vertex of the minimizer set: one basis solve (worst 2.1e-16 measured)
+LP_VERTEX_TOL = Tolerance("highs_lp_vertex", 1e-14, "HiGHS on the minimum-sharpness LP, whose optimum is one vertex "
+                          "(a single basis solve), relative (worst 2.1e-16 measured)" + MEASURED_SCALE,
+                          at_10x=AT_10X_PRECISION)
 
 
 def _lp(cost, x, y, A_ub=None, b_ub=None):

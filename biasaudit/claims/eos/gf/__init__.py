@@ -50,8 +50,10 @@ GF_LIMIT = Claim(
     statement=sp.And(flow.GF_LIMIT.eq(beta_gf_i), sp.Eq(sp.Sum(GF_ROOT_TERM, (i_sym, 1, d_sym)), y_sym)),
     formulas=(flow.GF_LIMIT,),
     predict=_gf_predict, evaluate=_gf_eval,
-    tolerance=Tolerance("dop853_rtol", 1e-9, "DOP853 at rtol 1e-12 on u = log β over O(10) time units accumulates "
-                        "~1e-12..1e-11 (measured ~1e-14 on the toy); 1e-9 relative", at_10x=AT_10X_PRECISION),
+    tolerance=Tolerance("dop853_rtol", 1e-10, "DOP853 at rtol 1e-12 on u = log β over O(10) time units accumulates "
+                        "~1e-12..1e-11, relative (worst 5.6e-12 measured; ~1e-14 on the toy); the tolerance is the "
+                        "power of ten at least 10x the worst error measured over the thorough profile",
+                        at_10x=AT_10X_PRECISION),
     domain=ANY_INIT, negative_control=two_sided("tau", 0.01, _tau_shift),
     references=(Reference(TOY, [0.06825485849042454, 0.4658725707547878], 1e-10, "toy beta_GF (s_GF = 7.727)",
                           origin="derived"),),

@@ -10,7 +10,7 @@ import math
 import numpy as np
 import sympy as sp
 
-from biasaudit.claims.eos._common import DISTINCT, LP_TOL, TOY, _arr, _lp, _rel
+from biasaudit.claims.eos._common import DISTINCT, LP_VERTEX_TOL, TOY, _arr, _lp, _rel
 from biasaudit.ledger import Claim, Observation, Reference, shifted_prediction
 from biasaudit.theory import eos_minimizers as mins
 from biasaudit.theory.eos_minimizers import VERTEX_SHARPNESS, S_min
@@ -36,7 +36,7 @@ MIN_SHARP = Claim(
     statement=VERTEX_SHARPNESS.eq(S_min), formulas=(VERTEX_SHARPNESS,),
     predict=lambda p: {k: v for k, v in mins.min_sharpness_solution(_arr(p), p["y"], p.get("c", 0.5)).items()
                        if k in ("sharpness", "vertex")},
-    evaluate=_min_sharp_eval, tolerance=LP_TOL, domain=DISTINCT, negative_control=shifted_prediction(0.01),
+    evaluate=_min_sharp_eval, tolerance=LP_VERTEX_TOL, domain=DISTINCT, negative_control=shifted_prediction(0.01),
     references=(Reference(TOY, {"sharpness": 4.0, "vertex": 1}, 1e-12, "toy: S_min = 4 at v_1", origin="derived"),),
     compare_reference=lambda p, e: max(_rel(p["sharpness"], e["sharpness"]),
                                        0.0 if p["vertex"] == e["vertex"] else math.inf),

@@ -80,6 +80,8 @@ REGIME1 = Claim(
                         "at S = 1e-10 c mu_1 the margin is < 1e-20, so the loss is ln 2 up to roundoff; a "
                         "wrong class at alpha_c(1 -/+ 0.2%) adds 1", at_10x=AT_10X_PRECISION),
     domain=Domain(_base(below=Real(1e-4, 0.5, log=True))),
+    slack_reason=("at S = 1e-10 c mu_1 the margin is below 1e-20, so log1p(exp(-margin)) is ln 2 to the bit: the error "
+                  "is 0 by construction, or at least 1 for a wrong class at alpha_c(1 -/+ 0.2 %)"),
     negative_control=(*shifted_prediction(0.01, key="alpha_c"),
                       broken_hypothesis("loss", lambda p, pred: (p, {**pred, "loss": 0.0}))),  # escape's loss
     samples={"ci": 5, "thorough": 40},
@@ -130,6 +132,9 @@ ALPHA_GROW = Claim(
                                                 "missing shrink below, or a j† decrease, adds 1",
                         at_10x=AT_10X_PRECISION),
     domain=Domain(_base(above=Real(1e-3, 1.0, log=True))),
+    slack_reason=("the error is the most negative growth rate clipped at 0 plus whole units for a wrong order or a "
+                  "missing shrink: exactly 0 whenever the statement holds; 1e-12 absorbs roundoff of 1 - c mu_d/S at "
+                  "its zero"),
     negative_control=shifted_prediction(0.01),
     references=(Reference({"d": 2, "mu": (1.0, 2.0), "rho": 1.0, "normalization": "joint", "above": 0.1}, 0.632,
                           5e-4 / 0.632,

@@ -70,8 +70,10 @@ LINF_L2 = Claim(
     statement=sp.Eq(SYM["w(tau)"], sp.Max(theory.LINF_L2.expr, 0)),
     formulas=(theory.LINF_L2,),
     predict=_linf_l2_predict, evaluate=_linf_l2_evaluate,
-    tolerance=Tolerance("dp54_global", 1e-8, "DP5(4) at rtol = 1e-11 over <= 15 e-folds; the snap to 0 at the "
-                                            "crossing step is exact (the exact solution slides at 0)",
+    tolerance=Tolerance("dp54_global", 1e-9, "DP5(4) at rtol = 1e-11 over <= 15 e-folds; the snap to 0 at the "
+                                            "crossing step is exact (the exact solution slides at 0; worst 5.0e-11 "
+                                            "measured); the tolerance is the power of ten at least 10x the worst "
+                                            "error measured over the thorough profile",
                         at_10x=AT_10X_PRECISION),
     domain=Domain({**_LINF_CLASS_DOMAIN, "tau_end": Real(0.2, 3.0)}, derive=_alpha_from_classes),
     negative_control=shifted_prediction(0.01),
@@ -111,7 +113,9 @@ LINF_ZERO_HIT = Claim(
     statement=theory.LINF_ZERO_HIT_TIME.eq(SYM["tau_0"]),
     formulas=(theory.LINF_ZERO_HIT_TIME,),
     predict=_zero_hit_predict, evaluate=_zero_hit_evaluate,
-    tolerance=Tolerance("event_location", 1e-9, "DOP853 at rtol = 1e-13 with event root-finding: ~1e-12",
+    tolerance=Tolerance("event_location", 1e-11, "DOP853 at rtol = 1e-13 with event root-finding (worst 3.9e-13 "
+                                               "measured); the tolerance is the power of ten at least 10x the worst "
+                                               "error measured over the thorough profile",
                         at_10x=AT_10X_PRECISION),
     domain=Domain({"mu": Real(0.3, 5.0, log=True), "alpha_over_rho": Real(0.05, 0.95), "rho": Real(0.01, 2.0, log=True),
                    "depth": Choice((2, 2, 4, 6))}),
@@ -169,6 +173,8 @@ LINF_CHATTER = Claim(
                                "refuted by a 1 % margin, 1e10 times the tolerance"),
     domain=Domain({"mu": Real(0.5, 3.0), "alpha_over_rho": Real(0.2, 0.9), "rho": Real(0.05, 0.5),
                    "eta_mu": Real(0.02, 0.5)}),
+    slack_reason=("the error is the excess of sup |w_j|/(h mu_j rho) over the bound, clipped at 0: exactly 0 whenever "
+                  "the bound holds (every sampled case); 1e-12 only absorbs roundoff where the bound is attained"),
     negative_control=(one_side("-", "the constant", 0.01, _chatter_bound_moved),),
     inequality="an upper bound: only a tighter constant can be refuted (the sharp constant 1 moved down 1 %)",
     notes="Each step maps w to w(1 + h mu) - h mu rho sign(w), so [-h mu rho, h mu rho] is invariant once entered "
@@ -209,10 +215,12 @@ LINF_EQUILIBRIUM = Claim(
     statement=theory.LINF_DEPARTURE_RATE.eq(sp.Derivative(theory.LINF_FIELD_L2, _w)),
     formulas=(theory.LINF_DEPARTURE_RATE,),
     predict=_equilibrium_predict, evaluate=_equilibrium_evaluate,
-    tolerance=Tolerance("dp54_rate", 1e-6, "w - rho is computed with absolute error ~ rtol rho = 1e-12 rho, i.e. "
+    tolerance=Tolerance("dp54_rate", 1e-8, "w - rho is computed with absolute error ~ rtol rho = 1e-12 rho, i.e. "
                                           "relative error <= 1e-8 for delta >= 1e-4; divided by "
                                           "tau = ln(1/delta)/(2 mu_d) "
-                                          "(the lower branch stays above 0)", at_10x=AT_10X_PRECISION),
+                                          "(the lower branch stays above 0; worst 6.4e-10 measured); the tolerance "
+                                          "is the power of ten at least 10x the worst error measured over the "
+                                          "thorough profile", at_10x=AT_10X_PRECISION),
     domain=Domain({"d": Integer(1, 4), "mu": _mu_domain(), "rho": Real(0.05, 1.0, log=True),
                    "delta": Real(1e-4, 1e-2, log=True)},
                   derive=lambda p: {"tau_end": math.log(1 / p["delta"]) / (2 * max(p["mu"]))}),

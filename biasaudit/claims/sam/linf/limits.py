@@ -120,6 +120,9 @@ LINF_LIMIT_L2 = Claim(
                                                       "relative (the flow converges like e^{-mu tau})",
                         at_10x=AT_10X_PRECISION),
     domain=Domain({**_LINF_CLASS_DOMAIN, "d": Integer(2, 4), "depth": Choice((2,))}, derive=_alpha_from_classes),
+    slack_reason=("a class and index decision (error 0 or 1); on alpha_j = rho the field vanishes exactly, so the fixed"
+                  " limit rho^2 1_E is reproduced to the bit; 1e-9 only allows for the flow's e^{-mu tau} approach, "
+                  "which no sampled case needs"),
     negative_control=(one_side("-", "alpha_winner across rho", ALPHA_MOVE, _winner_below),
                       one_side("+", "alpha_j (j > winner) across rho", ALPHA_MOVE, _new_winner_above)),
     compare_reference=_compare_limit,
@@ -232,7 +235,9 @@ LINF_PARITY = Claim(
     statement=theory.LINF_DEEP_BELOW.eq(SYM["w(tau)"]),
     formulas=(theory.LINF_DEEP_BELOW,),
     predict=_parity_predict, evaluate=_parity_evaluate,
-    tolerance=Tolerance("dp54_global", 1e-8, "DP5(4) at rtol = 1e-11 on an algebraic solution",
+    tolerance=Tolerance("dp54_global", 1e-10, "DP5(4) at rtol = 1e-11 on an algebraic solution (worst 1.7e-12 "
+                                             "measured); the tolerance is the power of ten at least 10x the worst "
+                                             "error measured over the thorough profile",
                         at_10x=AT_10X_PRECISION),
     domain=Domain({"mu": Real(0.5, 3.0), "alpha_over_rho": Real(0.1, 0.9), "rho": Real(0.1, 1.0),
                    "depth": Integer(3, 7)}),

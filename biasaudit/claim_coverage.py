@@ -1,0 +1,310 @@
+"""Claim coverage: the share of theory/ and numerics/ that the claims' verdict paths execute.
+
+``biasaudit check --coverage [--json]`` runs every selected theory claim at profile ``ci`` (references
+included, as ``check`` runs them) in a child process under coverage.py, measuring lines and branches of
+``biasaudit.theory`` and ``biasaudit.numerics`` only: what the tests run does not count, what the claims call
+(the plain-numpy and mpmath references included) does. The child starts measuring before it imports either
+package, so a module's definitions count once a claim imports it.
+
+**numba.** coverage.py cannot see inside a jitted function: numba compiles its body. A function decorated
+with ``@njit``/``@jit`` is therefore left out of the line and branch counts (``kernels`` reports it instead)
+and counts as *reached* when a claim called it: after the run its dispatcher holds a compiled signature
+(a kernel called only from another kernel gets one too). Run with ``NUMBA_DISABLE_JIT=1`` in the
+environment and the kernels run as Python: then their bodies are counted as lines like any other (slow).
+
+**Unreached functions.** A public function (no ``_`` in its qualified name) that no claim reaches is either
+listed in :data:`LIBRARY_SURFACE` with the reason it exists (a reference kept for the tests, a benchmark
+baseline, a front for the CLI), or a defect: ``unreached`` gives it the reason ``""`` and the exit status is 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+__all__ = ["LIBRARY_SURFACE", "LINE_SHARE_TARGET", "MEASURED_PACKAGES", "claim_coverage", "measure", "main"]
+
+LINE_SHARE_TARGET = 0.95  # of the lines of theory/ and numerics/ together that coverage.py can see
+MEASURED_PACKAGES = ("theory", "numerics")
+JIT_DECORATOR = r"@(numba\.)?n?jit\b"  # a jitted function: its body is numba's, not the interpreter's
+
+_REFERENCE = "a plain reference kept for the tests and the bench (the claims run the kernel it checks)"
+_FRONT = "the front for the CLI, the figures or the API (sweep, regimes, heatmaps); no claim's verdict reads it"
+_SYMBOLIC = ("a symbolic or closed-form helper the tests check the theory "
+             "with; the claims evaluate its formula directly")
+
+# Public functions of theory/ and numerics/ that no claim's verdict reaches, each with the reason it exists.
+# The one place such a function is listed: `check --coverage` gives any other unreached function the reason "".
+LIBRARY_SURFACE: dict[str, str] = {
+    "numerics.eos_gd.GdSweep.beta_l1": _FRONT,
+    "numerics.eos_gd.GdSweep.beta_l2": _FRONT,
+    "numerics.eos_gd.GdSweep.outcome_names": _FRONT,
+    "numerics.eos_gd.GdSweep.r": _FRONT,
+    "numerics.eos_gd.GdSweep.sharpness": _FRONT,
+    "numerics.eos_gd.GdSweep.w_l1": _FRONT,
+    "numerics.eos_gd.GdSweep.w_l2": _FRONT,
+    "numerics.eos_gd.gd_sweep_numpy": _REFERENCE,
+    "numerics.eos_sweep.EosSweep.to_json": _FRONT,
+    "numerics.eos_sweep.eta_grid": _FRONT,
+    "numerics.eos_sweep.sweep_eos": _FRONT,
+    "numerics.eos_sweep.tracking_gap": _FRONT,
+    "numerics.flows.FlowResult.beta": _FRONT,
+    "numerics.flows.integrate_reduced_flow_reference": _REFERENCE,
+    "numerics.heatmap.Heatmap.sequences": _FRONT,
+    "numerics.heatmap_gd.gd_flow_heatmap": _FRONT,
+    "numerics.heatmap_reduction.reduction_heatmap": _FRONT,
+    "numerics.heatmap_rk4.rk4_heatmap": _FRONT,
+    "numerics.heatmap_rk4.rk4_heatmap_reference": _REFERENCE,
+    "numerics.l2_reduction.Classification.kind": _FRONT,
+    "numerics.l2_reduction.ReducedTrajectory.beta": _FRONT,
+    "numerics.l2_reduction.classify_l2_trajectory": _FRONT,
+    "numerics.l2_reduction.classify_l2_trajectory_reference": _REFERENCE,
+    "numerics.rsqrt.rsqrt": "the fast reciprocal square root of the rk4 heatmap kernel (a front); the tests check "
+                            "its accuracy",
+    "numerics.sam_discrete.run_sam_reference": _REFERENCE,
+    "numerics.sam_mpmath.mp_A_at": 'an mpmath reference kept for the tests of the exact reduction',
+    "numerics.sam_mpmath.mp_alpha_collapse": 'an mpmath reference kept for the tests of alpha_collapse',
+    "numerics.sam_mpmath.mp_switch_times": 'an mpmath reference kept for the tests of the switch times',
+    "numerics.simd.prefer_wide_vectors": 'a numba compile option of the rk4 heatmap kernel (a front)',
+    "numerics.tableau.ButcherTableau.b_embedded": ("the embedded weights of a tableau; the tests check them, the "
+                                                   "claims' integrators use their own step control"),
+    "numerics.tableau.explicit_rk_step": 'the plain Runge-Kutta step of the references (tests and bench)',
+    "theory.eos_flow.EosRegimes.to_json": _FRONT,
+    "theory.eos_model.gradient": _FRONT,
+    "theory.eos_model.hessian_expr": _SYMBOLIC,
+    "theory.eos_model.loss_expr": _SYMBOLIC,
+    "theory.eos_model.on_manifold_sharpness_expr": _SYMBOLIC,
+    "theory.eos_model.vertices": _FRONT,
+    "theory.eos_model.ws": _SYMBOLIC,
+    "theory.eos_risk.fixed_teacher_risk_curve": _FRONT,
+    "theory.formula.traced": "the tests' tracer of which formulas a prediction evaluates (tests/test_statements.py)",
+    "theory.sam_fields.discrete_step": _SYMBOLIC,
+    "theory.sam_fields.sam_flow_on_linear_loss": _SYMBOLIC,
+    "theory.sam_gd.depth1_weights": _SYMBOLIC,
+    "theory.sam_gd.gd_deep_weights": _SYMBOLIC,
+    "theory.sam_gd.gd_limit_index": _SYMBOLIC,
+    "theory.sam_l2.L2Regimes.to_json": _FRONT,
+    "theory.sam_l2.deep_perturbed_weights": _SYMBOLIC,
+    "theory.sam_l2.jacobian_at_fixed_point": _SYMBOLIC,
+    "theory.sam_linf.LinfLimit.to_json": _FRONT,
+    "theory.sam_linf.linf_chatter_bound": _SYMBOLIC,
+}
+
+
+def _package_dirs() -> dict[str, Path]:
+    """The folders of ``biasaudit.theory`` and ``biasaudit.numerics``, found without importing them."""
+    out = {}
+    for sub in MEASURED_PACKAGES:
+        spec = importlib.util.find_spec(f"biasaudit.{sub}")
+        out[sub] = Path(next(iter(spec.submodule_search_locations))).resolve()
+    return out
+
+
+def _public(qualname: str) -> bool:
+    return bool(qualname) and not any(part.startswith("_") for part in qualname.split("."))
+
+
+def _attribute(module_name: str, qualname: str):
+    """``module.qualname`` (a function or a method; None for a function nested in another one). A module no
+    claim imported is imported now, after the measurement."""
+    target = importlib.import_module(module_name)
+    for part in qualname.split("."):
+        target = getattr(target, part, None)
+    return target
+
+
+def _is_kernel(target) -> bool:
+    return hasattr(target, "signatures") and hasattr(target, "py_func")
+
+
+def _kernels_reached(module_names: list[str]) -> set[str]:
+    """Qualified names (``module.function``) of the kernels a claim reached: those whose dispatcher holds a
+    compiled signature, and every kernel one of those calls by name (numba compiles a callee with its caller;
+    one loaded from numba's disk cache leaves its callees' dispatchers empty)."""
+    import ast
+    import inspect
+
+    kernels = {}
+    for module_name in module_names:
+        module = importlib.import_module(module_name)
+        for name, value in vars(module).items():
+            if _is_kernel(value):
+                kernels.setdefault(id(value), (f"{value.py_func.__module__}.{value.py_func.__qualname__}", value))
+    by_name = {full: value for full, value in kernels.values()}
+    reached = [full for full, value in by_name.items() if value.signatures]
+    seen = set(reached)
+    while reached:
+        value = by_name[reached.pop()]
+        module = sys.modules[value.py_func.__module__]
+        tree = ast.parse(inspect.getsource(value.py_func).lstrip())
+        for node in ast.walk(tree):
+            callee = getattr(module, node.id, None) if isinstance(node, ast.Name) else None
+            if _is_kernel(callee):
+                full = f"{callee.py_func.__module__}.{callee.py_func.__qualname__}"
+                if full not in seen:
+                    seen.add(full)
+                    reached.append(full)
+    return seen
+
+
+def measure(claim_ids: list[str], seed: int = 0, profile: str = "ci") -> dict:
+    """Run ``claim_ids`` (theory claims) under coverage.py in this process and return the report (see
+    :func:`claim_coverage`). Call it before anything imports ``biasaudit.theory`` or ``biasaudit.numerics``:
+    definitions executed before the measurement starts would count as missed."""
+    import coverage
+
+    already = [sub for sub in MEASURED_PACKAGES if f"biasaudit.{sub}" in sys.modules]
+    if already:
+        raise RuntimeError(f"measure: biasaudit.{already[0]} was imported before the measurement started")
+    dirs = _package_dirs()
+    cov = coverage.Coverage(data_file=None, branch=True, source=[str(d) for d in dirs.values()])
+    cov.exclude(JIT_DECORATOR)
+    cov.erase()
+    cov.start()
+    try:
+        verdicts = _run_claims(claim_ids, seed, profile)
+    finally:
+        cov.stop()
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "coverage.json"
+        cov.json_report(outfile=str(out))
+        data = json.loads(out.read_text())
+    return _summarise(data, dirs, verdicts, profile)
+
+
+def _run_claims(claim_ids: list[str], seed: int, profile: str) -> dict:
+    from biasaudit.ledger import run_claim
+    from biasaudit.registry import get_claim
+
+    verdicts = {}
+    for claim_id in claim_ids:
+        try:
+            verdicts[claim_id] = str(run_claim(get_claim(claim_id), profile=profile, seed=seed).verdict)
+        except Exception as exc:  # noqa: BLE001 - a broken check reached what it reached; its verdict says so
+            verdicts[claim_id] = f"error: {type(exc).__name__}: {exc}"
+    return verdicts
+
+
+def _summarise(data: dict, dirs: dict[str, Path], verdicts: dict, profile: str) -> dict:
+    import numba
+
+    jit_off = bool(numba.config.DISABLE_JIT)
+    files = {path: _where(path, dirs) for path in data["files"]}
+    files = {path: where for path, where in files.items() if where is not None}
+    kernels_reached = set() if jit_off else _kernels_reached([module for _, _, module in files.values()])
+    modules, unreached = {}, []
+    kernels = {"reached": 0, "total": 0, "unreached": []}
+    totals = {"lines": 0, "executed": 0, "branches": 0, "branches_taken": 0}
+    for path, (sub, rel, module_name) in sorted(files.items()):
+        info = data["files"][path]
+        name = f"{sub}/{rel}"
+        summary = info["summary"]
+        row = {"lines": summary["num_statements"], "executed": summary["covered_lines"],
+               "branches": summary.get("num_branches", 0), "branches_taken": summary.get("covered_branches", 0),
+               "missing_lines": info.get("missing_lines", [])}
+        row["line_share"] = _share(row["executed"], row["lines"])
+        row["branch_share"] = _share(row["branches_taken"], row["branches"])
+        modules[name] = row
+        for key in totals:
+            totals[key] += row[key]
+        for qualname, fn in (info.get("functions") or {}).items():
+            if not qualname:
+                continue
+            full = f"{sub}.{rel[:-3].replace('/', '.')}.{qualname}"
+            target = _attribute(module_name, qualname)
+            if target is None:  # a function nested in another one: its enclosing function answers for it
+                continue
+            if _is_kernel(target) and not jit_off:  # every kernel counts here, private ones too
+                reached = f"{module_name}.{qualname}" in kernels_reached
+                kernels["total"] += 1
+                kernels["reached"] += reached
+                if not reached:
+                    kernels["unreached"].append(full)
+            else:
+                reached = fn["summary"]["covered_lines"] > 0 or fn["summary"]["num_statements"] == 0
+            if _public(qualname) and not reached:
+                unreached.append(full)
+    return {
+        "profile": profile,
+        "claims": len(verdicts),
+        "verdicts": verdicts,
+        "jit": ("off (NUMBA_DISABLE_JIT=1): kernels run as Python and their lines count" if jit_off else
+                "on: jitted bodies are left out of the line counts; a kernel is reached when a claim called it "
+                "(its dispatcher holds a compiled signature)"),
+        "line_share": _share(totals["executed"], totals["lines"]),
+        "branch_share": _share(totals["branches_taken"], totals["branches"]),
+        "lines": totals["lines"],
+        "executed": totals["executed"],
+        "modules": modules,
+        "kernels": kernels,
+        "unreached": [{"function": f, "reason": LIBRARY_SURFACE.get(f, "")} for f in unreached],
+        "listed_but_reached": sorted(set(LIBRARY_SURFACE) - set(unreached)),
+    }
+
+
+def _where(path: str, dirs: dict[str, Path]) -> tuple[str, str, str] | None:
+    """(package, file relative to it, module name) of a measured file; None outside theory/ and numerics/."""
+    resolved = Path(path).resolve()
+    for sub, folder in dirs.items():
+        if resolved.is_relative_to(folder):
+            rel = resolved.relative_to(folder).as_posix()
+            return sub, rel, f"biasaudit.{sub}." + rel[:-3].replace("/", ".")
+    return None
+
+
+def _share(part: int, whole: int) -> float | None:
+    return None if whole == 0 else round(part / whole, 4)
+
+
+def claim_coverage(claim_ids: list[str], seed: int = 0, profile: str = "ci") -> dict:
+    """Run ``claim_ids`` under coverage.py in a child process (so that nothing this process imported counts)
+    and return ``{"line_share", "branch_share", "modules": {file: {lines, executed, line_share, branches,
+    branches_taken, branch_share, missing_lines}}, "kernels": {reached, total, unreached} (private kernels
+    included), "unreached": [{function, reason}], "listed_but_reached", "verdicts", "jit"}``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ids_file = Path(tmp) / "claims.txt"
+        ids_file.write_text("\n".join(claim_ids))
+        out = Path(tmp) / "report.json"
+        cmd = [sys.executable, "-m", "biasaudit.claim_coverage", "--ids-file", str(ids_file), "--seed", str(seed),
+               "--profile", profile, "--out", str(out)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ))
+        if proc.returncode != 0 or not out.exists():
+            raise RuntimeError(f"the coverage run failed (exit {proc.returncode}): {proc.stderr.strip()[-2000:]}")
+        return json.loads(out.read_text())
+
+
+def problems(report: dict) -> list[str]:
+    """Why a coverage report misses its target: a line share below :data:`LINE_SHARE_TARGET`, an unreached
+    public function with no reason, a listed function that a claim does reach (the list is stale)."""
+    out = []
+    if report["line_share"] is None or report["line_share"] < LINE_SHARE_TARGET:
+        out.append(f"line share {report['line_share']} below {LINE_SHARE_TARGET}")
+    out += [f"{row['function']}: no claim reaches it and no reason is listed" for row in report["unreached"]
+            if not row["reason"]]
+    out += [f"{name}: listed as unreached, but a claim reaches it" for name in report["listed_but_reached"]]
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The child process: ``python -m biasaudit.claim_coverage --ids-file F --out REPORT [--seed N]``."""
+    parser = argparse.ArgumentParser(prog="python -m biasaudit.claim_coverage")
+    parser.add_argument("--ids-file", required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--profile", default="ci")
+    args = parser.parse_args(argv)
+    ids = [line for line in Path(args.ids_file).read_text().splitlines() if line.strip()]
+    report = measure(ids, seed=args.seed, profile=args.profile)
+    Path(args.out).write_text(json.dumps(report, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -277,10 +277,16 @@ KINK_FP = Claim(
     predict=_fixed_point_predict, evaluate=_resolved_kink_eval(_kink_offset),
     tolerance=KINK_FP_TOL,
     domain=GD_SMALL, negative_control=shifted_prediction(0.01), samples={"ci": 256, "thorough": 1024},
-    references=(Reference(TOY, 0.262, 0.005, "toy: kink at about 0.262", origin="measured"),),
-    notes="Measured over 100 draws: kink/fixed point − 1 in [−0.70%, +0.27%], beyond 0.5% on 3% of the "
-          "domain; 256 draws (0.12 s each) find such a case with probability 1 − 0.97^256 > 0.999, so the "
-          "verdict does not depend on the seed.",
+    references=(Reference(TOY, 0.262, 0.005, "toy: kink at about 0.262", origin="measured"),
+                Reference({"d": 3, "x": [0.7644970397420141, 1.6436542693849814, 2.3986427218285353],
+                           "y": 0.6355267803834802, "alpha": 0.13689424051287927, "c": 0.5}, 0.3727067170193847,
+                           1e-6, "the counterexample the thorough profile found (case 294 of 1025, seed 0): the kink "
+                           "is 0.77-0.78 % below the fixed point at 301, 601 and 1201 eta and 0.57 % with the "
+                           "window halved", origin="measured")),
+    notes="Expected verdict: refuted. Measured over 100 draws: kink/fixed point − 1 in [−0.70%, +0.27%], beyond 0.5% "
+          "on 3% of the domain, but at 301-1201 eta and with the window halved only rarely beyond it at every "
+          "resolution (none of the ci profile's 256 draws; one of the thorough profile's 1024). That case is a "
+          "reference, so the verdict does not depend on the profile or the seed.",
 )
 
 

@@ -132,10 +132,12 @@ def make_e2_figure(outdir, tier: str = "quick", *, sweeps: dict | None = None,
     the prediction min(1, η_c/η) (plateau, then 2/η). Writes ``eos_e2_architectures.png``."""
     plt = pyplot()
     if not sweeps:
-        from biasaudit.validation.eos_config import ARCHS_E2, arch_config
+        from biasaudit.validation.eos_config import ARCHS_E2, E2_FULL_ONLY, arch_config
         from biasaudit.validation.eos_runs import run_sweep
 
-        sweeps = {arch: run_sweep(arch_config(tier, arch), progress=progress) for arch in ARCHS_E2}
+        # the tier's architectures (at the quick tier not those that run at the full tier only), seed 0's sweep
+        sweeps = {arch: run_sweep(arch_config(tier, arch), progress=progress) for arch in ARCHS_E2
+                  if not (tier == "quick" and arch in E2_FULL_ONLY)}
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     fig, ax = plt.subplots(figsize=(5.2, 3.8))

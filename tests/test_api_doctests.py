@@ -12,7 +12,9 @@ import biasaudit
 # modules whose examples run here (keep them fast: each is a few seconds at most)
 DOCTEST_MODULES = ("biasaudit.api", "biasaudit.audit.evidence_view", "biasaudit.audit.prose_math",
                    "biasaudit.plumbing.inputs", "biasaudit.plumbing.atomicio", "biasaudit.plumbing.cachedir",
-                   "biasaudit.plumbing.jsonable")
+                   "biasaudit.plumbing.jsonable") + ("biasaudit.theory.eos_model",)
+# the layers' public modules documented so far: every function and class in their ``__all__``
+LAYER_MODULES = ("biasaudit.theory.eos_model",)
 RETURN_TYPES = ("biasaudit.theory.eos_flow.EosRegimes", "biasaudit.numerics.eos_gd.GdSweep",
                 "biasaudit.ledger.Evidence")
 
@@ -23,12 +25,15 @@ def _object(path: str):
 
 
 def _public_names() -> list[str]:
-    """The names the API reference (docs/api.md) documents: the front door, the types it returns, and the
-    plumbing layer's public functions (the input checks every command and the API share)."""
+    """The names the API reference (docs/api.md) documents: the front door, the types it returns, the
+    plumbing layer's public functions (the input checks every command and the API share), and the functions and
+    classes of the layers' public modules (:data:`LAYER_MODULES`)."""
     import biasaudit.plumbing as plumbing
 
+    layers = [f"{m}.{n}" for m in LAYER_MODULES for n in importlib.import_module(m).__all__
+              if inspect.isfunction(_object(f"{m}.{n}")) or inspect.isclass(_object(f"{m}.{n}"))]
     return ([f"biasaudit.{n}" for n in biasaudit.__all__ if n != "__version__"] + list(RETURN_TYPES)
-            + [f"biasaudit.plumbing.{n}" for n in plumbing.__all__])
+            + [f"biasaudit.plumbing.{n}" for n in plumbing.__all__] + layers)
 
 
 def missing_sections(obj) -> list[str]:

@@ -12,9 +12,10 @@ import biasaudit
 # modules whose examples run here (keep them fast: each is a few seconds at most)
 DOCTEST_MODULES = ("biasaudit.api", "biasaudit.audit.evidence_view", "biasaudit.audit.prose_math",
                    "biasaudit.plumbing.inputs", "biasaudit.plumbing.atomicio", "biasaudit.plumbing.cachedir",
-                   "biasaudit.plumbing.jsonable") + ("biasaudit.theory.eos_model",)
+                   "biasaudit.plumbing.jsonable") + (
+    "biasaudit.theory.eos_model", "biasaudit.theory.eos_flow", "biasaudit.theory.eos_risk")
 # the layers' public modules documented so far: every function and class in their ``__all__``
-LAYER_MODULES = ("biasaudit.theory.eos_model",)
+LAYER_MODULES = ("biasaudit.theory.eos_model", "biasaudit.theory.eos_flow", "biasaudit.theory.eos_risk")
 RETURN_TYPES = ("biasaudit.theory.eos_flow.EosRegimes", "biasaudit.numerics.eos_gd.GdSweep",
                 "biasaudit.ledger.Evidence")
 
@@ -24,6 +25,12 @@ def _object(path: str):
     return getattr(importlib.import_module(module), name)
 
 
+def _is_documented_api(obj) -> bool:
+    """A function or class of biasaudit's own (a module's sympy symbols and undefined functions are not)."""
+    return ((inspect.isfunction(obj) or inspect.isclass(obj))
+            and (getattr(obj, "__module__", None) or "").startswith("biasaudit"))
+
+
 def _public_names() -> list[str]:
     """The names the API reference (docs/api.md) documents: the front door, the types it returns, the
     plumbing layer's public functions (the input checks every command and the API share), and the functions and
@@ -31,7 +38,7 @@ def _public_names() -> list[str]:
     import biasaudit.plumbing as plumbing
 
     layers = [f"{m}.{n}" for m in LAYER_MODULES for n in importlib.import_module(m).__all__
-              if inspect.isfunction(_object(f"{m}.{n}")) or inspect.isclass(_object(f"{m}.{n}"))]
+              if _is_documented_api(_object(f"{m}.{n}"))]
     return ([f"biasaudit.{n}" for n in biasaudit.__all__ if n != "__version__"] + list(RETURN_TYPES)
             + [f"biasaudit.plumbing.{n}" for n in plumbing.__all__] + layers)
 

@@ -14,10 +14,11 @@ DOCTEST_MODULES = ("biasaudit.api", "biasaudit.audit.evidence_view", "biasaudit.
                    "biasaudit.plumbing.inputs", "biasaudit.plumbing.atomicio", "biasaudit.plumbing.cachedir",
                    "biasaudit.plumbing.jsonable") + (
     "biasaudit.theory.eos_model", "biasaudit.theory.eos_flow", "biasaudit.theory.eos_risk",
-    "biasaudit.theory.eos_minimizers")
+    "biasaudit.theory.eos_minimizers", "biasaudit.theory.eos_central_flow", "biasaudit.theory.formula")
 # the layers' public modules documented so far: every function and class in their ``__all__``
 LAYER_MODULES = ("biasaudit.theory.eos_model", "biasaudit.theory.eos_flow", "biasaudit.theory.eos_risk",
-                 "biasaudit.theory.eos_minimizers", "biasaudit.theory.eos")
+                 "biasaudit.theory.eos_minimizers", "biasaudit.theory.eos", "biasaudit.theory.eos_central_flow",
+                 "biasaudit.theory.formula")
 RETURN_TYPES = ("biasaudit.theory.eos_flow.EosRegimes", "biasaudit.numerics.eos_gd.GdSweep",
                 "biasaudit.ledger.Evidence")
 

@@ -14,11 +14,12 @@ DOCTEST_MODULES = ("biasaudit.api", "biasaudit.audit.evidence_view", "biasaudit.
                    "biasaudit.plumbing.inputs", "biasaudit.plumbing.atomicio", "biasaudit.plumbing.cachedir",
                    "biasaudit.plumbing.jsonable") + (
     "biasaudit.theory.eos_model", "biasaudit.theory.eos_flow", "biasaudit.theory.eos_risk",
-    "biasaudit.theory.eos_minimizers", "biasaudit.theory.eos_central_flow", "biasaudit.theory.formula")
+    "biasaudit.theory.eos_minimizers", "biasaudit.theory.eos_central_flow", "biasaudit.theory.formula",
+    "biasaudit.theory.sam_gd", "biasaudit.theory.sam_fields")
 # the layers' public modules documented so far: every function and class in their ``__all__``
 LAYER_MODULES = ("biasaudit.theory.eos_model", "biasaudit.theory.eos_flow", "biasaudit.theory.eos_risk",
                  "biasaudit.theory.eos_minimizers", "biasaudit.theory.eos", "biasaudit.theory.eos_central_flow",
-                 "biasaudit.theory.formula")
+                 "biasaudit.theory.formula", "biasaudit.theory.sam_gd", "biasaudit.theory.sam_fields")
 RETURN_TYPES = ("biasaudit.theory.eos_flow.EosRegimes", "biasaudit.numerics.eos_gd.GdSweep",
                 "biasaudit.ledger.Evidence")
 
@@ -29,7 +30,9 @@ def _object(path: str):
 
 
 def _is_documented_api(obj) -> bool:
-    """A function or class of biasaudit's own (a module's sympy symbols and undefined functions are not)."""
+    """A function (cached ones included) or class of biasaudit's own (a module's sympy symbols and undefined
+    functions are not)."""
+    obj = inspect.unwrap(obj)
     return ((inspect.isfunction(obj) or inspect.isclass(obj))
             and (getattr(obj, "__module__", None) or "").startswith("biasaudit"))
 
@@ -48,7 +51,8 @@ def _public_names() -> list[str]:
 
 def missing_sections(obj) -> list[str]:
     """The numpydoc sections ``obj``'s docstring lacks: Parameters for everything that takes any; Returns and
-    Examples for a function; Returns for each public method of a class."""
+    Examples for a function (a cached one read through its wrapper); Returns for each public method of a class."""
+    obj = inspect.unwrap(obj)
     doc = inspect.getdoc(obj) or ""
     takes = not inspect.isfunction(obj) or bool(inspect.signature(obj).parameters)
     need = (["Parameters"] if takes else []) + (["Returns", "Examples"] if inspect.isfunction(obj) else [])

@@ -23,8 +23,8 @@ with x > 0 has no solution (y < 0) or only w = 0 (y = 0). Sharpness is reported 
 eigenvalue :math:`\lambda_{max}` (the definition of s_GF in docs/specification/eos.md) and as the operator norm
 :math:`\max|\lambda|`; on M they coincide.
 
-Symbols
--------
+Symbols of paper 2
+------------------
 One set for paper 2: theory's formulas and the claims' statements are built over these (and those of
 :mod:`biasaudit.theory.eos_flow`, :mod:`biasaudit.theory.eos_minimizers` and :mod:`biasaudit.theory.eos_risk`).
 

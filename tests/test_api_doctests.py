@@ -15,12 +15,14 @@ DOCTEST_MODULES = ("biasaudit.api", "biasaudit.audit.evidence_view", "biasaudit.
                    "biasaudit.plumbing.jsonable") + (
     "biasaudit.theory.eos_model", "biasaudit.theory.eos_flow", "biasaudit.theory.eos_risk",
     "biasaudit.theory.eos_minimizers", "biasaudit.theory.eos_central_flow", "biasaudit.theory.formula",
-    "biasaudit.theory.sam_gd", "biasaudit.theory.sam_fields", "biasaudit.theory.sam_l2", "biasaudit.theory.sam_linf")
+    "biasaudit.theory.sam_gd", "biasaudit.theory.sam_fields", "biasaudit.theory.sam_l2", "biasaudit.theory.sam_linf",
+    "biasaudit.numerics.tableau", "biasaudit.numerics.cache_guard")
 # the layers' public modules documented so far: every function and class in their ``__all__``
 LAYER_MODULES = ("biasaudit.theory.eos_model", "biasaudit.theory.eos_flow", "biasaudit.theory.eos_risk",
                  "biasaudit.theory.eos_minimizers", "biasaudit.theory.eos", "biasaudit.theory.eos_central_flow",
                  "biasaudit.theory.formula", "biasaudit.theory.sam_gd", "biasaudit.theory.sam_fields",
-                 "biasaudit.theory.sam_l2", "biasaudit.theory.sam_linf")
+                 "biasaudit.theory.sam_l2", "biasaudit.theory.sam_linf", "biasaudit.numerics.tableau",
+                 "biasaudit.numerics.cache_guard")
 RETURN_TYPES = ("biasaudit.theory.eos_flow.EosRegimes", "biasaudit.numerics.eos_gd.GdSweep",
                 "biasaudit.ledger.Evidence")
 

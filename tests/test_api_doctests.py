@@ -21,7 +21,7 @@ DOCTEST_MODULES = ("biasaudit.api", "biasaudit.audit.evidence_view", "biasaudit.
     "biasaudit.validation.eos_stats", "biasaudit.numerics.eos_sweep", "biasaudit.numerics.eos_central_flow",
     "biasaudit.numerics.eos_central_flow_ivp", "biasaudit.numerics.eos_flow_ode", "biasaudit.numerics.eos_mpmath",
     "biasaudit.numerics.flows", "biasaudit.numerics.filippov", "biasaudit.numerics.sam_discrete",
-    "biasaudit.numerics.l2_reduction", "biasaudit.numerics.sam_mpmath")
+    "biasaudit.numerics.l2_reduction", "biasaudit.numerics.sam_mpmath", "biasaudit.numerics.l2_deep")
 # the layers' public modules documented so far: every function and class in their ``__all__``
 LAYER_MODULES = ("biasaudit.theory.eos_model", "biasaudit.theory.eos_flow", "biasaudit.theory.eos_risk",
                  "biasaudit.theory.eos_minimizers", "biasaudit.theory.eos", "biasaudit.theory.eos_central_flow",
@@ -32,7 +32,8 @@ LAYER_MODULES = ("biasaudit.theory.eos_model", "biasaudit.theory.eos_flow", "bia
                  "biasaudit.numerics.eos_sweep", "biasaudit.numerics.eos_central_flow",
                  "biasaudit.numerics.eos_central_flow_ivp", "biasaudit.numerics.eos_flow_ode",
                  "biasaudit.numerics.eos_mpmath", "biasaudit.numerics.flows", "biasaudit.numerics.filippov",
-                 "biasaudit.numerics.sam_discrete", "biasaudit.numerics.l2_reduction", "biasaudit.numerics.sam_mpmath")
+                 "biasaudit.numerics.sam_discrete", "biasaudit.numerics.l2_reduction", "biasaudit.numerics.sam_mpmath",
+                 "biasaudit.numerics.l2_deep", "biasaudit.numerics.l2_boundaries")
 # functions documented without an example: each compiles a numba kernel on its first call or integrates at high
 # precision (seconds); a plain reference beside it carries the example
 WITHOUT_EXAMPLES = ("biasaudit.numerics.eos_gd.gd_sweep", "biasaudit.numerics.eos_gd.gd_path") + tuple(
@@ -41,7 +42,8 @@ WITHOUT_EXAMPLES = ("biasaudit.numerics.eos_gd.gd_sweep", "biasaudit.numerics.eo
     "biasaudit.numerics.eos_central_flow.central_flow", "biasaudit.numerics.eos_central_flow.central_flow_curve",
     "biasaudit.numerics.flows.integrate_reduced_flow", "biasaudit.numerics.sam_discrete.run_sam",
     "biasaudit.numerics.l2_reduction.classify_l2_trajectory", "biasaudit.numerics.l2_reduction.l2_reduction_trajectory",
-    "biasaudit.numerics.sam_mpmath.mp_switch_times")
+    "biasaudit.numerics.sam_mpmath.mp_switch_times", "biasaudit.numerics.l2_deep.classify_deep_trajectory",
+    "biasaudit.numerics.l2_boundaries.alpha_collapse", "biasaudit.numerics.l2_boundaries.l2_sam_regime_boundaries")
 RETURN_TYPES = ("biasaudit.theory.eos_flow.EosRegimes", "biasaudit.numerics.eos_gd.GdSweep",
                 "biasaudit.ledger.Evidence")
 

@@ -9,41 +9,35 @@ import pytest
 
 import biasaudit
 
+# the layers' public modules documented so far: every function and class in their ``__all__``
+LAYER_MODULES = tuple(f"biasaudit.{m}" for m in (
+    "theory.eos", "theory.eos_model", "theory.eos_flow", "theory.eos_risk", "theory.eos_minimizers",
+    "theory.eos_central_flow", "theory.formula", "theory.sam_gd", "theory.sam_fields", "theory.sam_l2",
+    "theory.sam_linf",
+    "numerics.tableau", "numerics.cache_guard", "numerics.eos_gd", "numerics.eos_sweep", "numerics.eos_central_flow",
+    "numerics.eos_central_flow_ivp", "numerics.eos_flow_ode", "numerics.eos_mpmath", "numerics.flows",
+    "numerics.filippov", "numerics.sam_discrete", "numerics.l2_reduction", "numerics.sam_mpmath", "numerics.l2_deep",
+    "numerics.l2_boundaries", "numerics.heatmap", "numerics.heatmap_gd", "numerics.heatmap_rk4",
+    "numerics.heatmap_reduction", "numerics.heatmap_discrete",
+    "validation.decision", "validation.sam_ladder_stats", "validation.eos_stats"))
+# layer modules without a single example (every public function compiles numba kernels)
+WITHOUT_DOCTESTS = tuple(f"biasaudit.{m}" for m in (
+    "theory.eos", "numerics.l2_boundaries", "numerics.heatmap_reduction", "numerics.heatmap_discrete"))
 # modules whose examples run here (keep them fast: each is a few seconds at most)
 DOCTEST_MODULES = ("biasaudit.api", "biasaudit.audit.evidence_view", "biasaudit.audit.prose_math",
                    "biasaudit.plumbing.inputs", "biasaudit.plumbing.atomicio", "biasaudit.plumbing.cachedir",
-                   "biasaudit.plumbing.jsonable") + (
-    "biasaudit.theory.eos_model", "biasaudit.theory.eos_flow", "biasaudit.theory.eos_risk",
-    "biasaudit.theory.eos_minimizers", "biasaudit.theory.eos_central_flow", "biasaudit.theory.formula",
-    "biasaudit.theory.sam_gd", "biasaudit.theory.sam_fields", "biasaudit.theory.sam_l2", "biasaudit.theory.sam_linf",
-    "biasaudit.numerics.tableau", "biasaudit.numerics.cache_guard",
-    "biasaudit.numerics.eos_gd", "biasaudit.validation.decision", "biasaudit.validation.sam_ladder_stats",
-    "biasaudit.validation.eos_stats", "biasaudit.numerics.eos_sweep", "biasaudit.numerics.eos_central_flow",
-    "biasaudit.numerics.eos_central_flow_ivp", "biasaudit.numerics.eos_flow_ode", "biasaudit.numerics.eos_mpmath",
-    "biasaudit.numerics.flows", "biasaudit.numerics.filippov", "biasaudit.numerics.sam_discrete",
-    "biasaudit.numerics.l2_reduction", "biasaudit.numerics.sam_mpmath", "biasaudit.numerics.l2_deep")
-# the layers' public modules documented so far: every function and class in their ``__all__``
-LAYER_MODULES = ("biasaudit.theory.eos_model", "biasaudit.theory.eos_flow", "biasaudit.theory.eos_risk",
-                 "biasaudit.theory.eos_minimizers", "biasaudit.theory.eos", "biasaudit.theory.eos_central_flow",
-                 "biasaudit.theory.formula", "biasaudit.theory.sam_gd", "biasaudit.theory.sam_fields",
-                 "biasaudit.theory.sam_l2", "biasaudit.theory.sam_linf", "biasaudit.numerics.tableau",
-                 "biasaudit.numerics.cache_guard", "biasaudit.numerics.eos_gd", "biasaudit.validation.decision",
-                 "biasaudit.validation.sam_ladder_stats", "biasaudit.validation.eos_stats",
-                 "biasaudit.numerics.eos_sweep", "biasaudit.numerics.eos_central_flow",
-                 "biasaudit.numerics.eos_central_flow_ivp", "biasaudit.numerics.eos_flow_ode",
-                 "biasaudit.numerics.eos_mpmath", "biasaudit.numerics.flows", "biasaudit.numerics.filippov",
-                 "biasaudit.numerics.sam_discrete", "biasaudit.numerics.l2_reduction", "biasaudit.numerics.sam_mpmath",
-                 "biasaudit.numerics.l2_deep", "biasaudit.numerics.l2_boundaries")
+                   "biasaudit.plumbing.jsonable") + tuple(m for m in LAYER_MODULES if m not in WITHOUT_DOCTESTS)
 # functions documented without an example: each compiles a numba kernel on its first call or integrates at high
 # precision (seconds); a plain reference beside it carries the example
-WITHOUT_EXAMPLES = ("biasaudit.numerics.eos_gd.gd_sweep", "biasaudit.numerics.eos_gd.gd_path") + tuple(
-    f"biasaudit.numerics.eos_sweep.{n}" for n in ("sweep_eos", "measured_kink", "kink_estimates", "flow_fixed_point",
-                                                 "flow_aligned_deviation", "norm_path")) + (
-    "biasaudit.numerics.eos_central_flow.central_flow", "biasaudit.numerics.eos_central_flow.central_flow_curve",
-    "biasaudit.numerics.flows.integrate_reduced_flow", "biasaudit.numerics.sam_discrete.run_sam",
-    "biasaudit.numerics.l2_reduction.classify_l2_trajectory", "biasaudit.numerics.l2_reduction.l2_reduction_trajectory",
-    "biasaudit.numerics.sam_mpmath.mp_switch_times", "biasaudit.numerics.l2_deep.classify_deep_trajectory",
-    "biasaudit.numerics.l2_boundaries.alpha_collapse", "biasaudit.numerics.l2_boundaries.l2_sam_regime_boundaries")
+WITHOUT_EXAMPLES = tuple(f"biasaudit.numerics.{n}" for n in (
+    "eos_gd.gd_sweep", "eos_gd.gd_path", "eos_sweep.sweep_eos", "eos_sweep.measured_kink", "eos_sweep.kink_estimates",
+    "eos_sweep.flow_fixed_point", "eos_sweep.flow_aligned_deviation", "eos_sweep.norm_path",
+    "eos_central_flow.central_flow", "eos_central_flow.central_flow_curve", "flows.integrate_reduced_flow",
+    "sam_discrete.run_sam", "l2_reduction.classify_l2_trajectory", "l2_reduction.l2_reduction_trajectory",
+    "sam_mpmath.mp_switch_times", "l2_deep.classify_deep_trajectory", "l2_boundaries.alpha_collapse",
+    "l2_boundaries.l2_sam_regime_boundaries", "heatmap.discrete_alpha_collapse",
+    "heatmap_discrete.discrete_alpha_collapse", "heatmap_discrete.discrete_heatmap",
+    "heatmap_reduction.reduction_heatmap", "heatmap_rk4.rk4_heatmap"))
 RETURN_TYPES = ("biasaudit.theory.eos_flow.EosRegimes", "biasaudit.numerics.eos_gd.GdSweep",
                 "biasaudit.ledger.Evidence")
 

@@ -90,6 +90,12 @@ def test_every_public_name_has_its_sections(path):
     assert missing_sections(_object(path), examples=path not in WITHOUT_EXAMPLES) == []
 
 
+def test_every_exemption_names_a_documented_function():
+    names = set(_public_names())
+    assert [n for n in WITHOUT_EXAMPLES if n not in names] == []
+    assert [m for m in WITHOUT_DOCTESTS if m not in LAYER_MODULES] == []
+
+
 def test_the_section_check_fires_on_a_thin_docstring():
     def thin(x):
         """Do something with x."""

@@ -19,7 +19,7 @@ LAYER_MODULES = tuple(f"biasaudit.{m}" for m in (
     "numerics.filippov", "numerics.sam_discrete", "numerics.l2_reduction", "numerics.sam_mpmath", "numerics.l2_deep",
     "numerics.l2_boundaries", "numerics.heatmap", "numerics.heatmap_gd", "numerics.heatmap_rk4",
     "numerics.heatmap_reduction", "numerics.heatmap_discrete",
-    "validation.decision", "validation.sam_ladder_stats", "validation.eos_stats"))
+    "validation.decision", "validation.sam_ladder_stats", "validation.eos_stats", "validation.sam_config"))
 # layer modules without a single example (every public function compiles numba kernels)
 WITHOUT_DOCTESTS = tuple(f"biasaudit.{m}" for m in (
     "theory.eos", "numerics.l2_boundaries", "numerics.heatmap_reduction", "numerics.heatmap_discrete"))

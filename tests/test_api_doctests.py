@@ -19,7 +19,8 @@ LAYER_MODULES = tuple(f"biasaudit.{m}" for m in (
     "numerics.filippov", "numerics.sam_discrete", "numerics.l2_reduction", "numerics.sam_mpmath", "numerics.l2_deep",
     "numerics.l2_boundaries", "numerics.heatmap", "numerics.heatmap_gd", "numerics.heatmap_rk4",
     "numerics.heatmap_reduction", "numerics.heatmap_discrete",
-    "validation.decision", "validation.sam_ladder_stats", "validation.eos_stats", "validation.sam_config"))
+    "validation.decision", "validation.sam_ladder_stats", "validation.eos_stats", "validation.sam_config",
+    "validation.sam_multipoint", "validation.eos_toy"))
 # layer modules without a single example (every public function compiles numba kernels)
 WITHOUT_DOCTESTS = tuple(f"biasaudit.{m}" for m in (
     "theory.eos", "numerics.l2_boundaries", "numerics.heatmap_reduction", "numerics.heatmap_discrete"))
@@ -37,7 +38,8 @@ WITHOUT_EXAMPLES = tuple(f"biasaudit.numerics.{n}" for n in (
     "sam_mpmath.mp_switch_times", "l2_deep.classify_deep_trajectory", "l2_boundaries.alpha_collapse",
     "l2_boundaries.l2_sam_regime_boundaries", "heatmap.discrete_alpha_collapse",
     "heatmap_discrete.discrete_alpha_collapse", "heatmap_discrete.discrete_heatmap",
-    "heatmap_reduction.reduction_heatmap", "heatmap_rk4.rk4_heatmap"))
+    "heatmap_reduction.reduction_heatmap", "heatmap_rk4.rk4_heatmap")) + (
+    "biasaudit.validation.sam_multipoint.multipoint_jdagger",)
 RETURN_TYPES = ("biasaudit.theory.eos_flow.EosRegimes", "biasaudit.numerics.eos_gd.GdSweep",
                 "biasaudit.ledger.Evidence")
 

@@ -29,8 +29,30 @@ _LOADED_DIGEST: list = []  # the digest of numerics/ as this process imported it
 
 
 def sources_digest(package: Path = _PACKAGE) -> str:
-    """Hex SHA-256 over the names and bytes of every ``*.py`` in ``package`` (sorted by name): the stamp kept beside
-    numba's caches."""
+    r"""Hex SHA-256 over the names and bytes of every ``*.py`` in ``package`` (sorted by name): the stamp kept beside
+    numba's caches.
+
+    Parameters
+    ----------
+    package : pathlib.Path
+        The folder (default: ``numerics/`` itself).
+
+    Returns
+    -------
+    str
+        64 hex digits.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "kernel.py").write_text("x = 1\n")
+    >>> before = sources_digest(folder)
+    >>> _ = (folder / "kernel.py").write_text("x = 2\n")
+    >>> len(before), before == sources_digest(folder)
+    (64, False)
+    """
     h = hashlib.sha256()
     for path in sorted(package.glob("*.py")):
         h.update(path.name.encode())
@@ -39,7 +61,18 @@ def sources_digest(package: Path = _PACKAGE) -> str:
 
 
 def package_digest() -> str:
-    """The digest of ``numerics/*.py`` as imported by this process (hashed once, at ``import numerics``)."""
+    """The digest of ``numerics/*.py`` as imported by this process (hashed once, at ``import numerics``).
+
+    Returns
+    -------
+    str
+        :func:`sources_digest` of ``numerics/`` at its first call in this process.
+
+    Examples
+    --------
+    >>> package_digest() == package_digest() and len(package_digest()) == 64
+    True
+    """
     if not _LOADED_DIGEST:
         _LOADED_DIGEST.append(sources_digest())
     return _LOADED_DIGEST[0]
@@ -60,7 +93,32 @@ def _cache_dirs(package: Path) -> list[Path]:
 
 
 def guard(package: Path = _PACKAGE) -> list[Path]:
-    """Remove stale numba cache files of ``package``; returns the files removed."""
+    r"""Remove stale numba cache files of ``package``; returns the files removed.
+
+    A cache folder whose stamp (:data:`STAMP_NAME`) differs from the digest of the sources loses its ``*.nbi`` and
+    ``*.nbc`` files and gets the current stamp; a read-only folder is left alone.
+
+    Parameters
+    ----------
+    package : pathlib.Path
+        The folder of the numba-compiled sources (default: ``numerics/`` itself).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The cache files removed (empty when every stamp matched).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "kernel.py").write_text("x = 1\n")
+    >>> (folder / "__pycache__").mkdir()
+    >>> _ = (folder / "__pycache__" / "kernel.f-1.py311.nbi").write_text("stale")
+    >>> [p.name for p in guard(folder)], guard(folder)
+    (['kernel.f-1.py311.nbi'], [])
+    """
     try:
         digest = package_digest() if package == _PACKAGE else sources_digest(package)
     except OSError:

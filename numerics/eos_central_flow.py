@@ -275,7 +275,28 @@ def _central_flow(x, y, w0, eta, c, rtol, atol, r_stop, stall_rtol, max_steps, w
 
 # ----------------------------------------------------------------------------------------------- wrappers
 def validate_etas(eta) -> np.ndarray:
-    """η as a 1-d array of finite values > 0 (InputError naming ``eta`` otherwise)."""
+    """η as a 1-d array of finite values > 0 (InputError naming ``eta`` otherwise).
+
+    Parameters
+    ----------
+    eta : float or array_like
+        One step size or several.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (n,), n >= 1.
+
+    Raises
+    ------
+    InputError
+        If an η is not finite or <= 0.
+
+    Examples
+    --------
+    >>> validate_etas(0.5).tolist(), validate_etas([0.1, 0.2]).tolist()
+    ([0.5], [0.1, 0.2])
+    """
     etas = np.atleast_1d(as_finite_vector("eta", eta))
     if np.any(etas <= 0):
         raise InputError("eta", "must be > 0", eta)
@@ -284,8 +305,32 @@ def validate_etas(eta) -> np.ndarray:
 
 @dataclass(frozen=True)
 class CentralFlow:
-    """Where the central flow at step ``eta`` ends: ``w`` and β = w⊙w, with ``status`` in :data:`STATUSES`,
-    whether it ``met_edge`` (else it was gradient flow throughout), the time it met it, and its step count."""
+    r"""Where the central flow at step ``eta`` ends: ``w`` and β = w⊙w, with ``status`` in :data:`STATUSES`,
+    whether it ``met_edge`` (else it was gradient flow throughout), the time it met it, and its step count.
+
+    Parameters
+    ----------
+    x, y, w0, loss_factor
+        The model: data point, label, initial weights and c in :math:`L = c r^2`.
+    eta : float
+        The step size η.
+    w : numpy.ndarray
+        The endpoint, shape (d,).
+    status : str
+        One of :data:`STATUSES`.
+    met_edge : bool
+        Whether the flow reached S = 2/η.
+    t_edge : float or None
+        The time it did.
+    t_end : float
+        The time at the end.
+    steps : int
+        The integrator's steps.
+    edge_exits : int
+        How often the flow left the edge (the gradient turned S down).
+    edge_gap : float
+        The drift :math:`|S - 2/\eta|/(2/\eta)` at the end.
+    """
 
     x: np.ndarray
     y: float
@@ -333,7 +378,13 @@ class CentralFlow:
 
     def to_json(self) -> dict:
         """Plain floats, lists and strings; an endpoint that is not one (``unstable_start``) is null, with its
-        reason in ``null_reasons``."""
+        reason in ``null_reasons``.
+
+        Returns
+        -------
+        dict
+            The fields and the derived quantities (β, its norms, sharpness, residual, risk), JSON-ready.
+        """
         from biasaudit.plumbing import jsonable
 
         ok = self.status != "unstable_start"
@@ -365,7 +416,33 @@ def _problem(x, y, w0, loss_factor):
 
 
 def central_flow(x, y, w0, eta, *, loss_factor=0.5) -> CentralFlow:
-    """The central flow of the toy model at one step size ``eta`` (> 0, finite), from ``w0``."""
+    """The central flow of the toy model at one step size ``eta`` (> 0, finite), from ``w0`` (numba-compiled
+    Dormand–Prince; :func:`~biasaudit.numerics.eos_central_flow_ivp.central_flow_ivp` is the solve_ivp reference).
+
+    Parameters
+    ----------
+    x : array_like
+        The data point, shape (d,), entries > 0.
+    y : float
+        The label, > 0.
+    w0 : array_like
+        The initial weights :math:`w_0`, shape (d,), non-zero entries.
+    eta : float
+        The step size η > 0.
+    loss_factor : float
+        c in :math:`L = c r^2`, > 0 (default 1/2).
+
+    Returns
+    -------
+    CentralFlow
+        Its endpoint and how it got there.
+
+    Raises
+    ------
+    InputError
+        If an input breaks a rule of :func:`~biasaudit.theory.eos_model.eos_problem`, ``w0`` is missing, or ``eta``
+        is not finite and > 0.
+    """
     p = _problem(x, y, w0, loss_factor)
     eta = finite_scalar("eta", eta)
     if eta <= 0:
@@ -374,6 +451,30 @@ def central_flow(x, y, w0, eta, *, loss_factor=0.5) -> CentralFlow:
 
 
 def central_flow_curve(x, y, w0, eta, *, loss_factor=0.5) -> list[CentralFlow]:
-    """:func:`central_flow` at every step size in ``eta`` (validated once)."""
+    """:func:`central_flow` at every step size in ``eta`` (validated once).
+
+    Parameters
+    ----------
+    x : array_like
+        The data point, shape (d,), entries > 0.
+    y : float
+        The label, > 0.
+    w0 : array_like
+        The initial weights :math:`w_0`, shape (d,), non-zero entries.
+    eta : array_like
+        The step sizes, finite and > 0.
+    loss_factor : float
+        c in :math:`L = c r^2`, > 0 (default 1/2).
+
+    Returns
+    -------
+    list of CentralFlow
+        One per η, in order.
+
+    Raises
+    ------
+    InputError
+        As :func:`central_flow`, naming ``eta`` for a bad step size.
+    """
     p = _problem(x, y, w0, loss_factor)
     return [_run(p, float(e)) for e in validate_etas(eta)]

@@ -29,7 +29,23 @@ RTOL, ATOL = 1e-11, 1e-14
 @dataclass(frozen=True)
 class CentralFlowIvp:
     """The reference's endpoint ``w`` (β = w⊙w), ``status`` ("converged", "t_max" or "unstable_start"),
-    ``met_edge``, the time it met the edge, and the drift |S − 2/η|/(2/η) at the end."""
+    ``met_edge``, the time it met the edge, and the drift ``|S − 2/η|/(2/η)`` at the end.
+
+    Parameters
+    ----------
+    w : numpy.ndarray
+        The endpoint, shape (d,).
+    status : str
+        ``"converged"`` (``|r| <= r_stop·y``), ``"t_max"`` or ``"unstable_start"`` (S(w0) > 2/η).
+    met_edge : bool
+        Whether the flow reached S = 2/η.
+    t_edge : float or None
+        The time it did.
+    t_end : float
+        The time at the end.
+    edge_gap : float
+        The drift at the end.
+    """
 
     w: np.ndarray
     status: str
@@ -45,7 +61,41 @@ class CentralFlowIvp:
 
 
 def central_flow_ivp(x, y, w0, eta, *, loss_factor=0.5, r_stop=1e-10, t_max=None) -> CentralFlowIvp:
-    """Integrate the central flow at one ``eta`` with solve_ivp (gradient flow, then the edge, phase by phase)."""
+    r"""Integrate the central flow at one ``eta`` with solve_ivp (gradient flow, then the edge, phase by phase).
+
+    Parameters
+    ----------
+    x : array_like
+        The data point, shape (d,), entries > 0.
+    y : float
+        The label, > 0.
+    w0 : array_like
+        The initial weights :math:`w_0`, shape (d,), non-zero entries.
+    eta : float
+        The step size η > 0 (the first entry of an array).
+    loss_factor : float
+        c in :math:`L = c r^2`, > 0 (default 1/2).
+    r_stop : float
+        Stop once :math:`|r| \le` ``r_stop``·y (default 1e-10).
+    t_max : float, optional
+        The time limit (default: long enough for the slow decay of r on the edge).
+
+    Returns
+    -------
+    CentralFlowIvp
+        The endpoint and how it got there.
+
+    Raises
+    ------
+    InputError
+        If an input breaks a rule of :func:`~biasaudit.theory.eos_model.eos_problem` or η is not finite and > 0.
+
+    Examples
+    --------
+    >>> flow = central_flow_ivp([1, 2], 1, [0.1, 0.1], 0.3)   # on the edge: S = 8c(β_1 + 4β_2) = 2/η
+    >>> flow.status, flow.met_edge, flow.beta.round(6).tolist()
+    ('converged', True, [0.333333, 0.333333])
+    """
     p = eos_problem(x, y, w0, loss_factor=loss_factor)
     eta = float(validate_etas(eta)[0])
     xv, yv, c = p.x, p.y, p.c

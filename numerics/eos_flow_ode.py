@@ -28,7 +28,45 @@ ATOL = 1e-13  # absolute tolerance on u (u is O(1..20))
 
 
 def flow_ode(x, y, w0, *, loss_factor=0.5, r_stop=None, t_max=None, dense=False):
-    """Integrate the flow until |r| <= r_stop. Returns (sol, beta_end, t_end); sol has ``.sol`` if dense."""
+    r"""Integrate the flow until ``|r| <= r_stop``. Returns (sol, beta_end, t_end); sol has ``.sol`` if dense.
+
+    The gradient flow in :math:`u = \log\beta`, :math:`\dot u = -8c\,r\,x`, by DOP853.
+
+    Parameters
+    ----------
+    x : array_like
+        The data point, shape (d,), entries > 0.
+    y : float
+        The label, > 0.
+    w0 : array_like
+        The initial weights :math:`w_0`, shape (d,), non-zero entries.
+    loss_factor : float
+        c in :math:`L = c r^2`, > 0 (default 1/2).
+    r_stop : float, optional
+        Stop once ``|r| <= r_stop`` (default 1e-12·y).
+    t_max : float, optional
+        The time limit (default: ample for the slowest coordinate).
+    dense : bool
+        Keep the dense output.
+
+    Returns
+    -------
+    tuple
+        ``(sol, beta_end, t_end)``: solve_ivp's result (None when ``w0`` already is on M), β at the end, shape (d,),
+        and the time at the end.
+
+    Raises
+    ------
+    InputError
+        If an input breaks a rule of :func:`~biasaudit.theory.eos_model.eos_problem`.
+
+    Examples
+    --------
+    >>> from biasaudit.theory.eos_flow import gradient_flow_limit
+    >>> sol, beta, t_end = flow_ode([1, 2], 1, [0.1, 0.1])
+    >>> bool(np.allclose(beta, gradient_flow_limit([1, 2], 1, [0.1, 0.1]), rtol=1e-9))
+    True
+    """
     p = eos_problem(x, y, w0, loss_factor=loss_factor)
     r_stop = 1e-12 * p.y if r_stop is None else float(r_stop)
     xv, yv, c = p.x, p.y, p.c

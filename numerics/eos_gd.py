@@ -23,7 +23,7 @@ unsettled (4)      after ``max_steps``: none of the above. The run ran out of st
                    (its envelope still shrinks or grows, or it barely moves): more steps decide
 =================  ============================================================================
 
-Why the envelope: on a chaotic (or higher-period) orbit the largest |r| over a long window is a property of
+Why the envelope: on a chaotic (or higher-period) orbit the largest ``|r|`` over a long window is a property of
 the attractor, nearly the same in two consecutive windows, while a run that still converges, or still
 approaches its cycle, shrinks (or grows) it by a factor :math:`e^{\mp\lambda N/4}`. Measured
 :math:`|M_2 - M_1|/M_1` on chaotic orbits (x = (1, 2), (1, 3), (0.5, 1, 2), d = 4; 4 realizations of each of
@@ -80,27 +80,104 @@ MAX_WORK = 6e12
 
 
 def default_tol(y: float) -> float:
-    """Convergence threshold on |r|: 1e3 ulps of y. At a solution every term x_i w_i² is positive and at most
-    y, so the rounding of r is ~ d·eps·y: the threshold is relative to y (an absolute floor would call any
-    run with y << 1 converged at once)."""
+    r"""Convergence threshold on ``|r|``: 1e3 ulps of y. At a solution every term :math:`x_iw_i^2` is positive and
+    at most y, so the rounding of r is ~ d·eps·y: the threshold is relative to y (an absolute floor would call
+    any run with y << 1 converged at once).
+
+    Parameters
+    ----------
+    y : float
+        The label.
+
+    Returns
+    -------
+    float
+        :math:`10^3\,\varepsilon\,y`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> bool(default_tol(2.0) == 2e3 * np.finfo(float).eps)
+    True
+    """
     return 1e3 * np.finfo(float).eps * y
 
 
 def chaos_windows(max_steps: int) -> tuple[int, int]:
-    """(N/2, 3N/4) for N = ``max_steps``: the envelope windows are [N/2, 3N/4) and [3N/4, N]."""
+    """(N/2, 3N/4) for N = ``max_steps``: the envelope windows are [N/2, 3N/4) and [3N/4, N].
+
+    Parameters
+    ----------
+    max_steps : int
+        N.
+
+    Returns
+    -------
+    tuple of int
+        The first step of each window.
+
+    Examples
+    --------
+    >>> chaos_windows(1000)
+    (500, 750)
+    """
     return max_steps // 2, (3 * max_steps) // 4
 
 
 def default_bound(y: float, r0: float) -> float:
-    """Divergence threshold on |r|: 1e6·(y + |r0|) (catapults we saw peak below 1e2·(y + |r0|))."""
+    """Divergence threshold on ``|r|``: :math:`10^6(y + |r_0|)` (catapults we saw peak below :math:`10^2(y + |r_0|)`).
+
+    Parameters
+    ----------
+    y : float
+        The label.
+    r0 : float
+        The initial residual :math:`r_0`.
+
+    Returns
+    -------
+    float
+        The bound.
+
+    Examples
+    --------
+    >>> default_bound(1.0, -0.5)
+    1500000.0
+    """
     return 1e6 * (y + abs(r0))
 
 
 @njit(cache=True)
 def stationary_oscillation(p1, q1, p2, q2, max_steps, min_chaos_steps, env_rtol):
     """The bounded-chaotic test on the signed envelopes p = max(0, r), q = max(0, -r) of the windows [N/2, 3N/4)
-    (p1, q1) and [3N/4, N] (p2, q2): r takes both signs in each window, and max|r| changed by at most
-    ``env_rtol``. Plain Python semantics: also used by the numpy and mpmath references."""
+    (p1, q1) and [3N/4, N] (p2, q2): r takes both signs in each window, and ``max|r|`` changed by at most
+    ``env_rtol``. Plain Python semantics: also used by the numpy and mpmath references.
+
+    Parameters
+    ----------
+    p1, q1 : float
+        max(0, r) and max(0, −r) over the first window.
+    p2, q2 : float
+        The same over the second window.
+    max_steps : int
+        N, the run's step limit.
+    min_chaos_steps : int
+        Below this N the windows are too short to judge (the test fails).
+    env_rtol : float
+        The largest relative change of ``max|r|`` between the windows.
+
+    Returns
+    -------
+    bool
+        Whether the oscillation is stationary (bounded-chaotic).
+
+    Examples
+    --------
+    >>> stationary_oscillation.py_func(0.5, 0.4, 0.5, 0.4, 1000, MIN_CHAOS_STEPS, ENVELOPE_RTOL)   # the kernel's Python
+    True
+    >>> stationary_oscillation.py_func(0.5, 0.0, 0.5, 0.4, 1000, MIN_CHAOS_STEPS, ENVELOPE_RTOL)   # one sign only
+    False
+    """
     m1, m2 = max(p1, q1), max(p2, q2)
     return (max_steps >= min_chaos_steps and p1 > 0 and q1 > 0 and p2 > 0 and q2 > 0
             and abs(m2 - m1) <= env_rtol * m1)
@@ -371,7 +448,38 @@ class GdSweep:
 
 def bounded_steps(name: str, steps, n: int, d: int) -> int:
     """``steps`` as an int in [1, MAX_STEPS] whose sweep of ``n`` step sizes in dimension ``d`` stays within
-    MAX_WORK (else an InputError naming ``name``)."""
+    MAX_WORK (else an InputError naming ``name``).
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, for the error.
+    steps : int
+        The step limit of one run.
+    n : int
+        The number of step sizes.
+    d : int
+        The dimension.
+
+    Returns
+    -------
+    int
+        ``steps``.
+
+    Raises
+    ------
+    InputError
+        If ``steps`` is not an integer in [1, :data:`MAX_STEPS`] or n·steps·(d + 2) > :data:`MAX_WORK`.
+
+    Examples
+    --------
+    >>> bounded_steps("max_steps", 1000, 3, 2)
+    1000
+    >>> bounded_steps("max_steps", 0, 3, 2)
+    Traceback (most recent call last):
+    ...
+    biasaudit.plumbing.inputs.InputError: max_steps: must be an integer >= 1, got 0
+    """
     steps = positive_int(name, steps)
     if steps > MAX_STEPS:
         raise InputError(name, f"must be an integer in [1, {MAX_STEPS:,}] (GD steps per run)", steps)
@@ -396,7 +504,42 @@ def _validate(x, y, w0, eta, loss_factor, max_steps, tol, bound):
 
 
 def gd_sweep(x, y, w0, eta, *, loss_factor=0.5, max_steps=100_000, tol=None, bound=None) -> GdSweep:
-    """Run GD from ``w0`` at every step size in ``eta`` (numba, parallel over η)."""
+    r"""Run GD from ``w0`` at every step size in ``eta`` (numba, parallel over η).
+
+    GD is :math:`w_{k+1} = w_k - \eta\nabla L(w_k) = w_k\odot(1 - 4c\eta\,r_k\,x)`; a run stops when
+    :math:`|r| <` ``tol`` (converged), :math:`|r| >` ``bound`` (diverged) or after ``max_steps`` steps (then
+    period-2, bounded-chaotic or unsettled). :func:`gd_sweep_numpy` is the plain reference (with an example).
+
+    Parameters
+    ----------
+    x : array_like
+        The data point, shape (d,), entries > 0.
+    y : float
+        The label, > 0.
+    w0 : array_like
+        The initial weights :math:`w_0`, shape (d,), non-zero entries.
+    eta : float or array_like
+        The step sizes η > 0, shape (n,).
+    loss_factor : float
+        c in :math:`L = c r^2`, > 0 (default 1/2).
+    max_steps : int
+        The step limit N of each run, in [1, :data:`MAX_STEPS`], with n·N·(d + 2) <= :data:`MAX_WORK`.
+    tol : float, optional
+        The convergence threshold on ``|r|`` (default :func:`default_tol`).
+    bound : float, optional
+        The divergence threshold on ``|r|`` (default :func:`default_bound`).
+
+    Returns
+    -------
+    GdSweep
+        The final state and outcome class of the run at each η.
+
+    Raises
+    ------
+    InputError
+        If an input breaks a rule of :func:`~biasaudit.theory.eos_model.eos_problem`, ``w0`` is missing, an η is
+        <= 0, ``max_steps`` breaks :func:`bounded_steps`, or ``tol`` or ``bound`` is <= 0.
+    """
     p, etas, max_steps, tol, bound = _validate(x, y, w0, eta, loss_factor, max_steps, tol, bound)
     n, d = etas.size, p.d
     w, wp = np.empty((n, d)), np.empty((n, d))
@@ -409,7 +552,44 @@ def gd_sweep(x, y, w0, eta, *, loss_factor=0.5, max_steps=100_000, tol=None, bou
 
 
 def gd_sweep_numpy(x, y, w0, eta, *, loss_factor=0.5, max_steps=100_000, tol=None, bound=None) -> GdSweep:
-    """The same GD in plain numpy, vectorized over η (active runs compacted each step): reference and baseline."""
+    """The same GD in plain numpy, vectorized over η (active runs compacted each step): reference and baseline.
+
+    Parameters
+    ----------
+    x : array_like
+        The data point, shape (d,), entries > 0.
+    y : float
+        The label, > 0.
+    w0 : array_like
+        The initial weights :math:`w_0`, shape (d,), non-zero entries.
+    eta : float or array_like
+        The step sizes η > 0, shape (n,).
+    loss_factor : float
+        c in :math:`L = c r^2`, > 0 (default 1/2).
+    max_steps : int
+        The step limit N of each run, in [1, :data:`MAX_STEPS`], with n·N·(d + 2) <= :data:`MAX_WORK`.
+    tol : float, optional
+        The convergence threshold on ``|r|`` (default :func:`default_tol`).
+    bound : float, optional
+        The divergence threshold on ``|r|`` (default :func:`default_bound`).
+
+    Returns
+    -------
+    GdSweep
+        The final state and outcome class of the run at each η.
+
+    Raises
+    ------
+    InputError
+        If an input breaks a rule of :func:`~biasaudit.theory.eos_model.eos_problem`, ``w0`` is missing, an η is
+        <= 0, ``max_steps`` breaks :func:`bounded_steps`, or ``tol`` or ``bound`` is <= 0.
+
+    Examples
+    --------
+    >>> sweep = gd_sweep_numpy([1, 2], 1, [0.1, 0.1], [0.1, 0.2], max_steps=1000)
+    >>> sweep.outcome_names(), sweep.steps.tolist()
+    (['converged', 'converged'], [26, 42])
+    """
     p, etas, max_steps, tol, bound = _validate(x, y, w0, eta, loss_factor, max_steps, tol, bound)
     n = etas.size
     w = np.tile(p.w0, (n, 1))
@@ -458,7 +638,33 @@ def gd_sweep_numpy(x, y, w0, eta, *, loss_factor=0.5, max_steps=100_000, tol=Non
 
 
 def gd_path(x, y, w0, eta, steps, *, loss_factor=0.5) -> np.ndarray:
-    """The iterates w_0 … w_steps of one run (rows). Non-finite rows can appear only after divergence."""
+    """The iterates :math:`w_0 … w_{steps}` of one run (rows). Non-finite rows can appear only after divergence.
+
+    Parameters
+    ----------
+    x : array_like
+        The data point, shape (d,), entries > 0.
+    y : float
+        The label, > 0.
+    w0 : array_like
+        The initial weights :math:`w_0`, shape (d,), non-zero entries.
+    eta : float
+        The step size η > 0.
+    steps : int
+        The number of steps, >= 1.
+    loss_factor : float
+        c in :math:`L = c r^2`, > 0 (default 1/2).
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (steps + 1, d); row k is :math:`w_k`.
+
+    Raises
+    ------
+    InputError
+        If an input breaks a rule of :func:`~biasaudit.theory.eos_model.eos_problem`, ``eta`` <= 0 or ``steps`` < 1.
+    """
     p = eos_problem(x, y, w0, loss_factor=loss_factor)
     eta = positive_scalar("eta", eta)
     steps = positive_int("steps", steps)

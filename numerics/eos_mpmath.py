@@ -34,9 +34,20 @@ __all__ = ["MpRun", "gd_run_mpmath"]
 class MpRun:
     """One GD run in mpmath (:func:`gd_run_mpmath`).
 
-    ``eta`` the step; ``outcome`` a code indexing :data:`~biasaudit.numerics.eos_gd.OUTCOMES`; ``steps`` the steps
-    taken; ``w`` the final weights and ``r_tail`` the last residuals, oldest first (``mpf`` entries); ``dps`` the
-    working precision in decimal digits.
+    Parameters
+    ----------
+    eta : float
+        The step η.
+    outcome : int
+        A code indexing :data:`~biasaudit.numerics.eos_gd.OUTCOMES`.
+    steps : int
+        The steps taken.
+    w : tuple of mpmath.mpf
+        The final weights.
+    r_tail : tuple of mpmath.mpf
+        The last residuals (up to 4), oldest first.
+    dps : int
+        The working precision in decimal digits.
     """
 
     eta: float
@@ -54,8 +65,49 @@ class MpRun:
 
 def gd_run_mpmath(x, y, w0, eta, *, loss_factor=0.5, max_steps=100_000, tol=None, bound=None,
                   dps: int = 60) -> MpRun:
-    """One GD run at ``dps`` digits (a few µs per coordinate-step; keep ``max_steps`` modest). ``tol`` on |r|
-    defaults to 1e-30·y (relative to y, like :func:`~biasaudit.numerics.eos_gd.default_tol`)."""
+    """One GD run at ``dps`` digits (a few µs per coordinate-step; keep ``max_steps`` modest). ``tol`` on ``|r|``
+    defaults to 1e-30·y (relative to y, like :func:`~biasaudit.numerics.eos_gd.default_tol`).
+
+    The outcome classes are those of :func:`~biasaudit.numerics.eos_gd.gd_sweep`, with the same thresholds.
+
+    Parameters
+    ----------
+    x : array_like
+        The data point, shape (d,), entries > 0.
+    y : float
+        The label, > 0.
+    w0 : array_like
+        The initial weights :math:`w_0`, shape (d,), non-zero entries.
+    eta : float
+        The step size η > 0.
+    loss_factor : float
+        c in :math:`L = c r^2`, > 0 (default 1/2).
+    max_steps : int
+        The step limit (see :func:`~biasaudit.numerics.eos_gd.bounded_steps`).
+    tol : float, optional
+        The convergence threshold on ``|r|``.
+    bound : float, optional
+        The divergence threshold on ``|r|`` (default :func:`~biasaudit.numerics.eos_gd.default_bound`).
+    dps : int
+        The working precision in decimal digits, >= 16 (default 60).
+
+    Returns
+    -------
+    MpRun
+        The outcome, the final weights and the last residuals, in mpmath.
+
+    Raises
+    ------
+    InputError
+        If an input breaks a rule of :func:`~biasaudit.theory.eos_model.eos_problem`, ``eta``, ``tol`` or ``bound``
+        is <= 0, ``max_steps`` breaks :func:`~biasaudit.numerics.eos_gd.bounded_steps`, or ``dps`` < 16.
+
+    Examples
+    --------
+    >>> run = gd_run_mpmath([1, 2], 1, [0.1, 0.1], 0.1, max_steps=200, dps=30)
+    >>> run.outcome == CONVERGED, run.steps, abs(float(run.r_tail[-1])) < 1e-30
+    (True, 54, True)
+    """
     p = eos_problem(x, y, w0, loss_factor=loss_factor)
     eta = positive_scalar("eta", eta)
     max_steps = bounded_steps("max_steps", max_steps, 1, p.d)

@@ -35,7 +35,32 @@ __all__ = ["EosSweep", "sweep_eos", "kink_location", "measured_kink", "kink_esti
 
 
 def eta_grid(eta_min, eta_max, n) -> np.ndarray:
-    """``n`` evenly spaced step sizes in [eta_min, eta_max] (validated: 0 < eta_min < eta_max)."""
+    """``n`` evenly spaced step sizes in [eta_min, eta_max] (validated: 0 < eta_min < eta_max).
+
+    Parameters
+    ----------
+    eta_min : float
+        The smallest step size, > 0.
+    eta_max : float
+        The largest, > ``eta_min``.
+    n : int
+        The number of step sizes, >= 2.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (n,).
+
+    Raises
+    ------
+    InputError
+        If ``eta_min`` <= 0, ``eta_max`` <= ``eta_min`` or ``n`` < 2.
+
+    Examples
+    --------
+    >>> eta_grid(0.1, 0.2, 3).tolist()
+    [0.1, 0.15000000000000002, 0.2]
+    """
     lo = finite_scalar("eta_min", eta_min)
     hi = finite_scalar("eta_max", eta_max)
     if lo <= 0:
@@ -47,7 +72,35 @@ def eta_grid(eta_min, eta_max, n) -> np.ndarray:
 
 
 def kink_location(eta: np.ndarray, S: np.ndarray) -> float:
-    """Breakpoint of the best fit line-then-hyperbola to S(eta) (needs >= 8 points, sorted by eta)."""
+    r"""Breakpoint of the best fit line-then-hyperbola to S(eta) (needs >= 8 points, sorted by eta).
+
+    Each split k (3 points at least on either side) fits a line :math:`a + b\eta` left of it and :math:`c/\eta` right
+    of it by least squares; the split with the smallest summed squared residual wins.
+
+    Parameters
+    ----------
+    eta : array_like
+        The step sizes, ascending, at least 8.
+    S : array_like
+        The final sharpness at each.
+
+    Returns
+    -------
+    float
+        The first step size of the hyperbola's side.
+
+    Raises
+    ------
+    InputError
+        If fewer than 8 points are given.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> eta = np.linspace(0.5, 2.0, 16)
+    >>> kink_location(eta, np.where(eta < 1.0, 1.6 + 0.4 * eta, 2 / eta))
+    1.0
+    """
     eta, S = np.asarray(eta, float), np.asarray(S, float)
     if eta.size < 8:
         raise InputError("eta", "needs at least 8 converged runs to locate a kink", eta.size)
@@ -132,7 +185,36 @@ def measured_kink(x, y, w0, eta_c, *, loss_factor=0.5) -> float | None:
 
 
 def flow_fixed_point(x, y, w0, eta_c, *, loss_factor=0.5, n=20, max_steps=100_000) -> float:
-    """Solve eta = 2/S_GD(eta) with S_GD the line fitted to GD runs at eta in [0.5, 0.95] eta_c."""
+    r"""Solve :math:`\eta = 2/S_{GD}(\eta)` with :math:`S_{GD}` the line fitted to GD runs at η in
+    [0.5, 0.95] η_c (:func:`~biasaudit.numerics.eos_gd.gd_sweep`, numba).
+
+    Parameters
+    ----------
+    x : array_like
+        The data point, shape (d,), entries > 0.
+    y : float
+        The label, > 0.
+    w0 : array_like
+        The initial weights :math:`w_0`, shape (d,), non-zero entries.
+    eta_c : float
+        The predicted η_c.
+    loss_factor : float
+        c in :math:`L = c r^2` (default 1/2).
+    n : int
+        The number of GD runs (default 20).
+    max_steps : int
+        The step limit of each run.
+
+    Returns
+    -------
+    float
+        The smallest positive root; NaN with fewer than 3 converged runs or no positive root.
+
+    Raises
+    ------
+    InputError
+        If an input breaks a rule of :func:`~biasaudit.numerics.eos_gd.gd_sweep`.
+    """
     eta = np.linspace(0.5 * eta_c, 0.95 * eta_c, n)
     s = gd_sweep(x, y, w0, eta, loss_factor=loss_factor, max_steps=max_steps)
     ok = s.converged
@@ -146,7 +228,29 @@ def flow_fixed_point(x, y, w0, eta_c, *, loss_factor=0.5, n=20, max_steps=100_00
 
 
 def tracking_gap(s: GdSweep, eta_from: float, eta_to: float | None = None) -> np.ndarray:
-    """1 − eta·λ_max/2 of the converged runs with eta_from < eta <= eta_to."""
+    r""":math:`1 - \eta\lambda_{max}/2` of the converged runs with eta_from < η <= eta_to.
+
+    Parameters
+    ----------
+    s : GdSweep
+        A GD sweep.
+    eta_from : float
+        The lower end (excluded).
+    eta_to : float, optional
+        The upper end (included; default none).
+
+    Returns
+    -------
+    numpy.ndarray
+        One gap per run in the range, in the order of ``s.eta``.
+
+    Examples
+    --------
+    >>> from biasaudit.numerics.eos_gd import gd_sweep_numpy
+    >>> sweep = gd_sweep_numpy([1, 2], 1, [0.1, 0.1], [0.1, 0.2, 0.3], max_steps=5000)
+    >>> tracking_gap(sweep, 0.15).round(4).tolist()
+    [0.2343, 0.012]
+    """
     m = s.converged & (s.eta > eta_from)
     if eta_to is not None:
         m &= s.eta <= eta_to
@@ -154,13 +258,70 @@ def tracking_gap(s: GdSweep, eta_from: float, eta_to: float | None = None) -> np
 
 
 def flow_aligned_deviation(x, y, w0, eta, s_gf, *, loss_factor=0.5, max_steps=100_000) -> np.ndarray:
-    """S_GF − S_GD(eta) for each eta (NaN where GD did not converge)."""
+    r""":math:`S_{GF} - S_{GD}(\eta)` for each η (NaN where GD did not converge;
+    :func:`~biasaudit.numerics.eos_gd.gd_sweep`, numba).
+
+    Parameters
+    ----------
+    x : array_like
+        The data point, shape (d,), entries > 0.
+    y : float
+        The label, > 0.
+    w0 : array_like
+        The initial weights :math:`w_0`, shape (d,), non-zero entries.
+    eta : array_like
+        The step sizes.
+    s_gf : float
+        :math:`s_{GF}`.
+    loss_factor : float
+        c in :math:`L = c r^2` (default 1/2).
+    max_steps : int
+        The step limit of each run.
+
+    Returns
+    -------
+    numpy.ndarray
+        One value per η.
+
+    Raises
+    ------
+    InputError
+        If an input breaks a rule of :func:`~biasaudit.numerics.eos_gd.gd_sweep`.
+    """
     s = gd_sweep(x, y, w0, eta, loss_factor=loss_factor, max_steps=max_steps)
     return np.where(s.converged, s_gf - s.lambda_max, np.nan)
 
 
 def norm_path(x, y, w0, eta, steps, *, loss_factor=0.5) -> dict:
-    """‖β_k‖₁ along one run: raw, 2-step average, and of the gradient-flow projection of each iterate."""
+    r""":math:`\|\beta_k\|_1` along one run: raw, 2-step average, and of the gradient-flow projection of each iterate
+    (:func:`~biasaudit.numerics.eos_gd.gd_path`, numba).
+
+    Parameters
+    ----------
+    x : array_like
+        The data point, shape (d,), entries > 0.
+    y : float
+        The label, > 0.
+    w0 : array_like
+        The initial weights :math:`w_0`, shape (d,), non-zero entries.
+    eta : float
+        The step size.
+    steps : int
+        The number of steps.
+    loss_factor : float
+        c in :math:`L = c r^2` (default 1/2).
+
+    Returns
+    -------
+    dict
+        ``raw`` (steps + 1,), ``avg2`` (steps,), ``projected`` (the ℓ1 norm of the gradient flow's limit from each
+        iterate) and ``r`` (the residual at each iterate).
+
+    Raises
+    ------
+    InputError
+        If an input breaks a rule of :func:`~biasaudit.numerics.eos_gd.gd_path`, or the run diverges.
+    """
     w = gd_path(x, y, w0, eta, steps, loss_factor=loss_factor)
     if not np.all(np.isfinite(w)):
         raise InputError("eta", "gives a diverging run; the norm path needs a bounded one", eta)
@@ -173,7 +334,25 @@ def norm_path(x, y, w0, eta, steps, *, loss_factor=0.5) -> dict:
 
 
 def pareto_excess(s: GdSweep) -> np.ndarray:
-    """‖β‖₁ / N*(S(β)) − 1 for converged endpoints (S the on-manifold sharpness of the endpoint)."""
+    r""":math:`\|\beta\|_1/N^*(S(\beta)) - 1` for converged endpoints (S the on-manifold sharpness of the endpoint).
+
+    Parameters
+    ----------
+    s : GdSweep
+        A GD sweep.
+
+    Returns
+    -------
+    numpy.ndarray
+        One value per converged run (0 on the Pareto front).
+
+    Examples
+    --------
+    >>> from biasaudit.numerics.eos_gd import gd_sweep_numpy
+    >>> sweep = gd_sweep_numpy([1, 2], 1, [0.1, 0.1], [0.1, 0.2, 0.3], max_steps=5000)
+    >>> bool(np.all(np.abs(pareto_excess(sweep)) < 1e-9))   # at d = 2 every point of P is on the front
+    True
+    """
     m = s.converged
     beta = s.beta[m]
     S = 8 * s.loss_factor * beta @ (s.x**2)
@@ -182,7 +361,19 @@ def pareto_excess(s: GdSweep) -> np.ndarray:
 
 @dataclass(frozen=True)
 class EosSweep:
-    """A learning-rate sweep with its theory predictions and the measured kink."""
+    r"""A learning-rate sweep with its theory predictions and the measured kink.
+
+    Parameters
+    ----------
+    regimes : EosRegimes
+        The theory at the sweep's (x, y, w0).
+    gd : GdSweep
+        GD's final state at each η.
+    kink : float or None
+        :func:`measured_kink`: None when fewer than 90 % of its runs converge.
+    gap_median : float or None
+        The median :math:`1 - \eta S/2` of the converged runs above 1.05 η_c (None without any).
+    """
 
     regimes: EosRegimes
     gd: GdSweep
@@ -191,7 +382,13 @@ class EosSweep:
 
     def to_json(self) -> dict:
         """The sweep as JSON: the regimes, then per η the outcome, steps, final sharpness, eigenvalues, norms and
-        residual (null for a diverged run, the reason in ``null_reasons``), the outcome counts and the kink."""
+        residual (null for a diverged run, the reason in ``null_reasons``), the outcome counts and the kink.
+
+        Returns
+        -------
+        dict
+            JSON-ready (plain Python numbers and lists).
+        """
         from biasaudit.plumbing import jsonable
 
         s = self.gd
@@ -221,7 +418,37 @@ class EosSweep:
 
 
 def sweep_eos(x, y, w0, eta_min, eta_max, n=400, *, loss_factor=0.5, max_steps=100_000) -> EosSweep:
-    """Run GD at ``n`` step sizes in [eta_min, eta_max] and summarize (kink, gap) against the theory."""
+    """Run GD at ``n`` step sizes in [eta_min, eta_max] and summarize (kink, gap) against the theory
+    (:func:`~biasaudit.numerics.eos_gd.gd_sweep`, numba).
+
+    Parameters
+    ----------
+    x : array_like
+        The data point, shape (d,), entries > 0.
+    y : float
+        The label, > 0.
+    w0 : array_like
+        The initial weights :math:`w_0`, shape (d,), non-zero entries.
+    eta_min, eta_max : float
+        The range of step sizes, 0 < eta_min < eta_max.
+    n : int
+        The number of step sizes (default 400).
+    loss_factor : float
+        c in :math:`L = c r^2` (default 1/2).
+    max_steps : int
+        The step limit of each run.
+
+    Returns
+    -------
+    EosSweep
+        The regimes, the sweep, the measured kink and the tracking gap.
+
+    Raises
+    ------
+    InputError
+        If an input breaks a rule of :func:`eta_grid`, :func:`~biasaudit.theory.eos_flow.eos_regimes` or
+        :func:`~biasaudit.numerics.eos_gd.gd_sweep`.
+    """
     eta = eta_grid(eta_min, eta_max, n)
     reg = eos_regimes(x, y, w0, loss_factor=loss_factor)
     positive_scalar("max_steps", max_steps)

@@ -58,7 +58,21 @@ _EVENT_RTOL = 1e-12
 
 @dataclass(frozen=True)
 class FilippovResult:
-    """``s`` (m,) log times, ``beta`` (m, d); ``modes``: (s, signs, sliding set) at each mode change."""
+    """``s`` (m,) log times, ``beta`` (m, d); ``modes``: (s, signs, sliding set) at each mode change.
+
+    Parameters
+    ----------
+    s : numpy.ndarray
+        The log times s = ln t, shape (m,).
+    beta : numpy.ndarray
+        β at each, shape (m, d).
+    status : str
+        ``"ok"``, ``"zeno"`` (more than ``max_switches`` mode changes) or ``"failed"``.
+    modes : list
+        (s, signs, sliding set) at each mode change.
+    message : str
+        What went wrong, if anything.
+    """
 
     s: np.ndarray
     beta: np.ndarray
@@ -162,7 +176,43 @@ def _signs_of(prob, beta):
 def linf_sam_filippov_flow(X, y, rho: float, s_grid, *, beta0=None, rtol: float = 1e-11, atol: float = 1e-12,
                            max_switches: int = 10_000) -> FilippovResult:
     """Integrate the depth-1 l_inf-SAM flow in log time s = ln t through ``s_grid`` (increasing) from
-    ``beta0`` (default 0) at ``s_grid[0]``, with Filippov sliding. See the module docstring."""
+    ``beta0`` (default 0) at ``s_grid[0]``, with Filippov sliding. See the module docstring.
+
+    Parameters
+    ----------
+    X : array_like
+        The data, shape (n, d), finite.
+    y : array_like
+        One label in {-1, +1} per row of ``X``.
+    rho : float
+        The SAM radius ρ > 0.
+    s_grid : array_like
+        The output log times, increasing.
+    beta0 : array_like, optional
+        β at ``s_grid[0]`` (default 0).
+    rtol, atol : float
+        solve_ivp's tolerances.
+    max_switches : int
+        The most mode changes before the run is called ``"zeno"``.
+
+    Returns
+    -------
+    FilippovResult
+        β on ``s_grid`` and the mode changes.
+
+    Raises
+    ------
+    InputError
+        If ``X`` is not a finite (n, d) array, ``y`` is not ±1 per row, ``rho`` <= 0, or another input breaks its
+        rule.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> flow = linf_sam_filippov_flow(np.array([[1.0, 2.0]]), np.array([1.0]), 0.1, np.linspace(0.0, 3.0, 4))
+    >>> flow.status, (flow.beta[-1] / flow.beta[-1, 0]).round(6).tolist(), flow.slid
+    ('ok', [1.0, 2.0], set())
+    """
     from scipy.integrate import solve_ivp
 
     X = np.asarray(X, dtype=float)

@@ -72,7 +72,27 @@ _DP_A, _DP_B, _DP_E = DOPRI5.a, DOPRI5.b, DOPRI5.b_error
 
 @dataclass(frozen=True)
 class FlowResult:
-    """``tau`` (m,), ``w`` (m, d), ``status`` in :data:`STATUSES`; m = n_out unless stopped by a blow-up."""
+    """``tau`` (m,), ``w`` (m, d), ``status`` in :data:`STATUSES`; m = n_out unless stopped by a blow-up.
+
+    Parameters
+    ----------
+    tau : numpy.ndarray
+        The output times, shape (m,).
+    w : numpy.ndarray
+        The balanced weights at each, shape (m, d).
+    status : str
+        One of :data:`STATUSES` (``ok``, ``blowup``, ``collapsed``, ``step_underflow``, ``max_steps``).
+    tau_stop : float
+        The time the integration stopped.
+    n_steps : int
+        The integrator's steps.
+    algorithm : str
+        ``"gd"``, ``"linf"`` or ``"l2"``.
+    depth : int
+        The depth L.
+    c : float
+        :math:`c_L` of ρ, L and the normalization (:func:`~biasaudit.theory.sam_fields.effective_radius`).
+    """
 
     tau: np.ndarray
     w: np.ndarray
@@ -359,11 +379,50 @@ def integrate_reduced_flow(algorithm: str, mu, alpha, rho: float, depth: int, ta
                            max_steps: int = 10_000_000) -> FlowResult:
     """Integrate the reduced balanced field of ``algorithm`` from ``w(0) = alpha`` to ``tau_end``.
 
-    ``mu`` (d,) positive; ``alpha`` a scalar (uniform) or (d,) vector of finite initial weights (the
-    paper's setting has alpha > 0); ``rho`` > 0 (>= 0 for gd); ``depth`` L >= 1; outputs on
-    ``n_out`` equally spaced times in [0, tau_end].  ``dt`` (rk4) defaults to ``0.01 / max(mu)``;
-    ``rtol``/``atol`` control the adaptive method.  ``w_floor`` defaults to ``1e-13 max|alpha|``.
-    Returns a :class:`FlowResult`; see the module docstring for ``status``.
+    numba-compiled fixed-step RK4 (``method="rk4"``) or adaptive Dormand–Prince 5(4) (``"adaptive"``);
+    :func:`integrate_reduced_flow_reference` is the plain reference. See the module docstring for ``status``.
+
+    Parameters
+    ----------
+    algorithm : str
+        ``"gd"``, ``"linf"`` or ``"l2"``.
+    mu : array_like
+        The data point μ, shape (d,), entries > 0.
+    alpha : float or array_like
+        The initial weights w(0): one for every coordinate, or shape (d,), finite.
+    rho : float
+        The SAM radius ρ > 0 (>= 0 for gd).
+    depth : int
+        The depth L >= 1.
+    tau_end : float
+        The end of the rescaled time, > 0.
+    normalization : str
+        l2-SAM's norm, ``"joint"`` (the default) or ``"layer"``.
+    method : str
+        ``"rk4"`` (the default) or ``"adaptive"``.
+    dt : float, optional
+        RK4's step (default ``0.01 / max(mu)``).
+    rtol, atol : float
+        The adaptive method's tolerances (``rtol`` >= 100 float64 eps).
+    n_out : int
+        The number of output times (default 201).
+    w_max : float
+        ``max|w|`` above this is a blow-up (default :data:`W_MAX_DEFAULT`).
+    w_floor : float, optional
+        ``max|w|`` at or below this is a collapse (default ``1e-13 max|alpha|``).
+    max_steps : int
+        The adaptive method's step limit.
+
+    Returns
+    -------
+    FlowResult
+        w on ``n_out`` equally spaced times in [0, tau_end] (fewer after a blow-up), and the status.
+
+    Raises
+    ------
+    InputError
+        If an input breaks its rule above (an unknown algorithm, normalization or method, μ <= 0, ρ < 0, L < 1,
+        a non-finite α, ``tau_end`` <= 0, ``dt``, ``w_max``, ``atol`` <= 0, ``rtol`` too small).
     """
     mu_arr, alpha_arr, rho_f, L, tau_end, n_out, c = _validate(algorithm, mu, alpha, rho, depth, tau_end,
                                                                 normalization, n_out)
@@ -397,6 +456,43 @@ def integrate_reduced_flow_reference(algorithm: str, mu, alpha, rho: float, dept
 
     Same grid, snapping and stop rules as the numba RK4 (but evaluates the field with the signs of each
     stage, not frozen ones). Slow; small problems only.
+
+    Parameters
+    ----------
+    algorithm : str
+        ``"gd"``, ``"linf"`` or ``"l2"``.
+    mu : array_like
+        The data point μ, shape (d,), entries > 0.
+    alpha : float or array_like
+        The initial weights w(0): one for every coordinate, or shape (d,), finite.
+    rho : float
+        The SAM radius ρ > 0 (>= 0 for gd).
+    depth : int
+        The depth L >= 1.
+    tau_end : float
+        The end of the rescaled time, > 0.
+    normalization : str
+        l2-SAM's norm, ``"joint"`` (the default) or ``"layer"``.
+    dt : float
+        The RK4 step (default 1e-3).
+    n_out : int
+        The number of output times (default 201).
+
+    Returns
+    -------
+    FlowResult
+        w on ``n_out`` equally spaced times in [0, tau_end] (fewer after a blow-up), and the status.
+
+    Raises
+    ------
+    InputError
+        If an input breaks a rule of :func:`integrate_reduced_flow`.
+
+    Examples
+    --------
+    >>> flow = integrate_reduced_flow_reference("gd", [1.0, 2.0], 0.1, 0.0, 2, 1.0, dt=0.01, n_out=3)
+    >>> flow.status, bool(np.allclose(flow.w[-1], 0.1 * np.exp([1.0, 2.0]), rtol=1e-8))   # w = α e^(μτ) at L = 2
+    ('ok', True)
     """
     from biasaudit.theory.sam_fields import reduced_field
 

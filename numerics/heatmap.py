@@ -92,7 +92,35 @@ LN2 = math.log(2.0)
 
 @dataclass(frozen=True)
 class Heatmap:
-    """j†(α, time) (1-based; 0 = collapsed), the loss and ln S on the same grid, and per-α status."""
+    r"""j†(α, time) (1-based; 0 = collapsed), the loss and ln S on the same grid, and per-α status.
+
+    Parameters
+    ----------
+    alphas : numpy.ndarray
+        The initial weights, (n_alpha,) uniform or (n_alpha, d) per coordinate.
+    times : numpy.ndarray
+        (n_t,) τ values, or iteration counts.
+    time : str
+        ``"tau"`` or ``"iterations"``.
+    j_dagger : numpy.ndarray
+        (n_alpha, n_t) int: 1-based :math:`\arg\max_j\beta_j`, 0 once collapsed.
+    loss : numpy.ndarray
+        (n_alpha, n_t) the logistic loss.
+    log_S : numpy.ndarray
+        (n_alpha, n_t) ln S; −inf after collapse.
+    status : numpy.ndarray
+        (n_alpha,) −1 collapse, +1 escape, 0 undecided at the end.
+    tau : numpy.ndarray or None
+        (n_alpha, n_t) τ reached at each iteration (``time="iterations"``).
+    method : str
+        One of :data:`METHODS` for ``time``.
+    c : float
+        :math:`c_L`.
+    mu : numpy.ndarray
+        The data point, (d,).
+    steps : numpy.ndarray or None
+        (n_alpha, 2) accepted/rejected steps (``method="reduction"`` only).
+    """
 
     alphas: np.ndarray          # (n_alpha,) or (n_alpha, d)
     times: np.ndarray           # (n_t,) τ values, or iteration counts
@@ -108,7 +136,13 @@ class Heatmap:
     steps: np.ndarray | None = None  # (n_alpha, 2) accepted/rejected steps (method="reduction" only)
 
     def sequences(self) -> list[list[int]]:
-        """The j† sequence of each α row, runs collapsed, ignoring the tie at τ = 0."""
+        """The j† sequence of each α row, runs collapsed, ignoring the tie at τ = 0.
+
+        Returns
+        -------
+        list of list of int
+            One sequence per row of ``alphas``.
+        """
         out = []
         for row in self.j_dagger:
             row = row[1:] if self.times[0] == 0 else row
@@ -155,10 +189,43 @@ def dominant_index_heatmap(mu, rho, alphas, times, *, method: str | None = None,
     keywords, each refused (``InputError``) where the method/time does not read it:
 
     * ``steps_per_output``: RK4 steps between outputs (``rk4``, ``reduction-fixed``; default dt ≤ 2e−3/μ_d);
-    * ``rtol``/``atol``: the adaptive ``reduction`` (default 1e−12/1e−14: max |ln S| error ≈ 1e−9, that of
+    * ``rtol``/``atol``: the adaptive ``reduction`` (default 1e−12/1e−14: max ``|ln S|`` error ≈ 1e−9, that of
       the default fixed step);
     * ``eta``: the step of the discrete iterations (default 0.01);
     * ``normalization``: ``"joint"`` (c = ρ/√2, default) or ``"layer"`` (c = ρ), every method with c > 0.
+
+    Parameters
+    ----------
+    mu : array_like
+        The data point μ, strictly positive and strictly increasing.
+    rho : float
+        The SAM radius ρ.
+    alphas : array_like
+        The initial weights: (n_alpha,) uniform or (n_alpha, d) per coordinate, > 0.
+    times : array_like
+        The output grid.
+    method : str, optional
+        One of :data:`METHODS` for ``time``.
+    time : str
+        ``"tau"`` (the default) or ``"iterations"``.
+    eta, steps_per_output, normalization, rtol, atol : optional
+        As above.
+
+    Returns
+    -------
+    Heatmap
+        j†, loss, ln S and the status on the grid.
+
+    Raises
+    ------
+    InputError
+        If an input breaks its rule, or a keyword is given that the method and time do not read.
+
+    Examples
+    --------
+    >>> heatmap = dominant_index_heatmap([1.0, 2.0], 0.1, [0.1, 0.5], [0.0, 1.0, 2.0], method="gd")
+    >>> heatmap.j_dagger.tolist(), heatmap.sequences()
+    ([[1, 2, 2], [1, 2, 2]], [[2], [2]])
     """
     from biasaudit.theory.sam_l2 import c_L
 

@@ -99,8 +99,29 @@ def _discrete_batch(alphas, mu, c, eta, stride, jd, loss, logS, tau, status, log
 
 def discrete_heatmap(alphas, mu, c: float, eta: float, stride: int, n_out: int):
     """Discrete logistic l2-SAM (GD for c = 0) from every row of ``alphas`` (n, d): j†, loss, ln S and τ every
-    ``stride`` iterations at ``n_out`` outputs, and the final certificate status. Returns ``(jd, loss, logS,
-    tau, status)``. Inputs are validated by :func:`biasaudit.numerics.heatmap.dominant_index_heatmap`."""
+    ``stride`` iterations at ``n_out`` outputs, and the final certificate status (numba). Inputs are validated by
+    :func:`biasaudit.numerics.heatmap.dominant_index_heatmap`.
+
+    Parameters
+    ----------
+    alphas : numpy.ndarray
+        The initial weights, shape (n, d).
+    mu : numpy.ndarray
+        The data point, shape (d,).
+    c : float
+        :math:`c_L` (0 for GD).
+    eta : float
+        The step size η.
+    stride : int
+        Iterations between outputs.
+    n_out : int
+        The number of outputs.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(jd, loss, logS, tau, status)``: (n, n_out) each, and ``status`` (n,).
+    """
     n_a = alphas.shape[0]
     jd = np.zeros((n_a, n_out), dtype=np.int64)
     loss = np.zeros((n_a, n_out))
@@ -113,13 +134,43 @@ def discrete_heatmap(alphas, mu, c: float, eta: float, stride: int, n_out: int):
 
 def discrete_alpha_collapse(mu, rho, eta, *, step: str = "euler", normalization: str = "joint",
                             rel_tol: float = 1e-10, max_iterations: int | None = None) -> float:
-    """The collapse threshold α_c(η) of *discrete* balanced l2-SAM (uniform α), by bisection.
+    r"""The collapse threshold α_c(η) of *discrete* balanced l2-SAM (uniform α), by bisection.
 
     ``step="euler"``: fixed-step explicit Euler on the rescaled field (h = η); ``"logistic"``: the real
     discrete SAM on the logistic loss (h_k = η σ(−z̃_k)). Each α is classified by the flow certificates
     applied to the iterates (S ≤ cμ₁: collapse; max w > c: escape) — for the discrete map these are
     heuristics that become exact as η → 0; an α that neither collapses nor escapes within
     ``max_iterations`` raises RuntimeError.
+
+    Parameters
+    ----------
+    mu : array_like
+        The data point μ, strictly positive and strictly increasing.
+    rho : float
+        The SAM radius ρ > 0.
+    eta : float
+        The step size η > 0.
+    step : str
+        ``"euler"`` (the default) or ``"logistic"``.
+    normalization : str
+        ``"joint"`` (the default) or ``"layer"``.
+    rel_tol : float
+        Stop once the bracket is narrower than this, relative.
+    max_iterations : int, optional
+        The iteration limit of one classification.
+
+    Returns
+    -------
+    float
+        :math:`\alpha_c(\eta)`.
+
+    Raises
+    ------
+    InputError
+        If ``mu`` is not strictly positive and increasing, ``eta`` or ``rho`` is <= 0, or ``step`` or
+        ``normalization`` is not one of the names above.
+    RuntimeError
+        If an α neither collapses nor escapes within ``max_iterations``.
     """
     from biasaudit.theory.sam_l2 import c_L
 

@@ -14,8 +14,35 @@ __all__ = ["gd_flow_heatmap"]
 
 
 def gd_flow_heatmap(alphas, mu, times):
-    """j†, loss and ln S of gradient flow from every row of ``alphas`` (n, d) at ``times``, and the status
-    (+1). Returns ``(jd, loss, logS, status)``."""
+    r"""j†, loss and ln S of gradient flow from every row of ``alphas`` (n, d) at ``times``, and the status
+    (+1). Returns ``(jd, loss, logS, status)``.
+
+    Closed form at L = 2: :math:`\ln w_j = \ln\alpha_j + \mu_j\tau`; inputs are validated by
+    :func:`biasaudit.numerics.heatmap.dominant_index_heatmap`.
+
+    Parameters
+    ----------
+    alphas : numpy.ndarray
+        The initial weights, shape (n, d), > 0.
+    mu : numpy.ndarray
+        The data point, shape (d,).
+    times : numpy.ndarray
+        The rescaled times τ, shape (m,).
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``jd`` (n, m) 1-based :math:`\arg\max_j\beta_j`, ``loss`` (n, m) the logistic loss, ``logS`` (n, m)
+        ln S, and ``status`` (n,), all +1 (gradient flow never collapses).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> jd, loss, log_S, status = gd_flow_heatmap(np.array([[0.1, 0.1], [0.5, 0.1]]), np.array([1.0, 2.0]),
+    ...                                           np.array([0.0, 1.0, 5.0]))
+    >>> jd.tolist(), status.tolist()
+    ([[1, 2, 2], [1, 1, 2]], [1, 1])
+    """
     log_w = np.log(alphas)[:, None, :] + mu * times[None, :, None]
     jd = np.argmax(log_w, axis=2) + 1
     logS = np.logaddexp.reduce(2 * (np.log(mu) + log_w), axis=2) / 2

@@ -348,9 +348,32 @@ def reduction_heatmap(log_alphas, mu, c: float, times, *, adaptive: bool, stride
                       atol: float = 1e-14):
     """j†, loss and ln S on ``times`` for every row of ``log_alphas`` (n, d) = ln α, and the per-α status;
     ``adaptive``: Dormand–Prince 5(4) at ``rtol``/``atol``, else RK4 with ``stride`` steps per output
-    interval. Returns ``(jd, loss, logS, status, steps)``; ``steps`` is (n, 2) accepted/rejected steps for the
-    adaptive method, None for the fixed one. Inputs are validated by
-    :func:`biasaudit.numerics.heatmap.dominant_index_heatmap`."""
+    interval (numba kernels on the reduced A-ODE). Inputs are validated by
+    :func:`biasaudit.numerics.heatmap.dominant_index_heatmap`.
+
+    Parameters
+    ----------
+    log_alphas : numpy.ndarray
+        ln α, shape (n, d).
+    mu : numpy.ndarray
+        The data point, shape (d,).
+    c : float
+        :math:`c_L`.
+    times : numpy.ndarray
+        The output times τ, shape (m,), a uniform grid from 0.
+    adaptive : bool
+        Dormand–Prince 5(4) (True) or fixed-step RK4.
+    stride : int
+        RK4 steps per output interval.
+    rtol, atol : float
+        The adaptive method's tolerances.
+
+    Returns
+    -------
+    tuple
+        ``(jd, loss, logS, status, steps)``: ``jd``, ``loss`` and ``logS`` (n, m), ``status`` (n,), and ``steps``
+        (n, 2) accepted/rejected steps for the adaptive method, None for the fixed one.
+    """
     n_a, n_t = log_alphas.shape[0], times.size
     A = np.zeros((n_a, n_t))
     rows = np.zeros((n_a, n_t), dtype=np.int64)

@@ -223,11 +223,32 @@ def _outputs(n_a: int, n_out: int):
 
 
 def rk4_heatmap(alphas, mu, c: float, dt: float, stride: int, n_out: int):
-    """RK4 on every row of ``alphas`` (n, d, contiguous float64): j†, loss and ln S every ``stride`` steps of
+    r"""RK4 on every row of ``alphas`` (n, d, contiguous float64): j†, loss and ln S every ``stride`` steps of
     ``dt`` at ``n_out`` outputs, and the final certificate status (−1 collapse, +1 escape, 0 neither).
 
-    Returns ``(jd, loss, logS, status)``. Inputs are validated by
-    :func:`biasaudit.numerics.heatmap.dominant_index_heatmap`."""
+    numba, parallel over the rows; inputs are validated by :func:`biasaudit.numerics.heatmap.dominant_index_heatmap`.
+
+    Parameters
+    ----------
+    alphas : numpy.ndarray
+        The initial weights, shape (n, d), contiguous float64, > 0.
+    mu : numpy.ndarray
+        The data point, shape (d,).
+    c : float
+        :math:`c_L` (0 for gradient flow).
+    dt : float
+        The RK4 step.
+    stride : int
+        RK4 steps between outputs.
+    n_out : int
+        The number of outputs (the first at τ = 0).
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``jd`` (n, n_out) 1-based :math:`\arg\max_j\beta_j` (0 once collapsed), ``loss`` and ``logS`` (n, n_out),
+        and ``status`` (n,): −1 collapse, +1 escape, 0 neither.
+    """
     jd, loss, logS, status = _outputs(alphas.shape[0], n_out)
     _rk4_batch(alphas, mu, c, dt, stride, jd, loss, logS, status)
     return jd, loss, logS, status
@@ -237,10 +258,39 @@ def rk4_heatmap(alphas, mu, c: float, dt: float, stride: int, n_out: int):
 # the plain-numpy reference
 # ----------------------------------------------------------------------------------------------------------
 def rk4_heatmap_reference(alphas, mu, c: float, dt: float, stride: int, n_out: int):
-    """The same RK4 update as :func:`rk4_heatmap`, vectorized in plain numpy over the batch (the readable
+    r"""The same RK4 update as :func:`rk4_heatmap`, vectorized in plain numpy over the batch (the readable
     reference, and the bench's numpy contender): one :func:`biasaudit.numerics.tableau.explicit_rk_step` per
-    step on the whole batch, then the same renormalisation and certificates. Returns ``(jd, loss, logS,
-    status)``."""
+    step on the whole batch, then the same renormalisation and certificates.
+
+    Parameters
+    ----------
+    alphas : numpy.ndarray
+        The initial weights, shape (n, d), contiguous float64, > 0.
+    mu : numpy.ndarray
+        The data point, shape (d,).
+    c : float
+        :math:`c_L` (0 for gradient flow).
+    dt : float
+        The RK4 step.
+    stride : int
+        RK4 steps between outputs.
+    n_out : int
+        The number of outputs (the first at τ = 0).
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``jd`` (n, n_out) 1-based :math:`\arg\max_j\beta_j` (0 once collapsed), ``loss`` and ``logS`` (n, n_out),
+        and ``status`` (n,): −1 collapse, +1 escape, 0 neither.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> jd, loss, log_S, status = rk4_heatmap_reference(np.array([[0.01, 0.01], [0.9, 0.9]]), np.array([1.0, 2.0]),
+    ...                                                 1.0, 0.01, 10, 3)
+    >>> status.tolist()                          # alpha = 0.01 c collapses; 0.9 c is still deciding
+    [-1, 0]
+    """
     v = np.array(alphas, dtype=float)
     m = np.zeros(v.shape[0])
     jd, loss, logS, status = _outputs(v.shape[0], n_out)

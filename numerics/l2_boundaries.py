@@ -33,17 +33,46 @@ DEEP_FLOOR_DIGITS = 6  # even L ≥ 4 in general: an undecided midpoint stops th
 
 def alpha_collapse(mu, rho_value: float, *, depth: int = 2, normalization: str = "joint",
                    rel_tol: float = 1e-12, dt: float | None = None, return_bracket: bool = False):
-    """α_c for uniform α at depth 2 or any even depth, by bisection between the sandwich bounds driven by
-    the two certificates.
+    r""":math:`\alpha_c` for uniform α at depth 2 or any even depth, by bisection between the sandwich bounds driven by
+    the two certificates (numba kernels).
 
-    L = 2: each bisection step integrates the reduced A-ODE (:func:`biasaudit.numerics.l2_reduction._classify`) until
-    S ≤ cμ₁ (collapse) or max_j w_j > c (escape). Even L ≥ 4: the flow u' = μ ũ^{L−1} in units of c_L,
-    adaptive, until every w̃_j ≤ 0 (collapse) or max_j w_j > c_L (escape) (:mod:`biasaudit.numerics.l2_deep`); there
-    the separatrix ends on a degenerate equilibrium, trajectories within ~1e−11 of α_c stay undecided
+    L = 2: each bisection step integrates the reduced A-ODE (:func:`biasaudit.numerics.l2_reduction._classify`)
+    until S ≤ cμ₁ (collapse) or max_j w_j > c (escape). Even L ≥ 4: the flow u' = μ ũ^{L−1} in units of c_L,
+    adaptive, until every w̃_j ≤ 0 (collapse) or max_j w_j > c_L (escape) (:mod:`biasaudit.numerics.l2_deep`);
+    there the separatrix ends on a degenerate equilibrium, trajectories within ~1e−11 of α_c stay undecided
     within the horizon (~1e−7 at μ = (1, 10)), and the bisection stops with that bracket (RuntimeError if
-    it is wider than :data:`DEEP_FLOOR_DIGITS` significant digits allow; ``return_bracket`` gives it). Works in units of c (only α/c matters) and stops
-    when the bracket is narrower than ``rel_tol`` relative. d = 1: α_c = c exactly (the unstable point).
-    Odd L never collapses: :class:`InputError`.
+    it is wider than :data:`DEEP_FLOOR_DIGITS` significant digits allow; ``return_bracket`` gives it). Works in
+    units of c (only α/c matters) and stops when the bracket is narrower than ``rel_tol`` relative. d = 1:
+    α_c = c exactly (the unstable point). Odd L never collapses: :class:`InputError`.
+
+    Parameters
+    ----------
+    mu : array_like
+        The data point μ, strictly positive and strictly increasing.
+    rho_value : float
+        The SAM radius ρ > 0.
+    depth : int
+        The depth L (default 2).
+    normalization : str
+        ``"joint"`` (the default) or ``"layer"``.
+    rel_tol : float
+        Stop the bisection once the bracket is narrower than this, relative.
+    dt : float, optional
+        The RK4 step at L = 2 (default :func:`~biasaudit.numerics.l2_reduction.default_step`).
+    return_bracket : bool
+        Also return the final bracket.
+
+    Returns
+    -------
+    float or tuple
+        :math:`\alpha_c`, or ``(alpha_c, (lo, hi))`` with ``return_bracket``.
+
+    Raises
+    ------
+    InputError
+        If an input breaks a rule of :func:`~biasaudit.theory.sam_l2.validate_regime_inputs`, or ``depth`` is odd.
+    RuntimeError
+        If an even L >= 4 leaves a bracket wider than :data:`DEEP_FLOOR_DIGITS` allow undecided.
     """
     mu, rho_value, depth = validate_regime_inputs(mu, rho_value, depth, normalization)
     if depth % 2:
@@ -88,9 +117,33 @@ def alpha_collapse(mu, rho_value: float, *, depth: int = 2, normalization: str =
 
 def l2_sam_regime_boundaries(mu, rho_value: float, *, depth: int = 2, normalization: str = "joint",
                              rel_tol: float = 1e-12) -> L2Regimes:
-    """Predicted regime boundaries of l2-SAM for uniform α (see :class:`~biasaudit.theory.sam_l2.L2Regimes`):
-    the closed forms of :func:`~biasaudit.theory.sam_l2.l2_regime_statement`, plus α_c and its bisection
-    bracket from :func:`alpha_collapse` where a collapse boundary exists (L = 2 and every even L)."""
+    r"""Predicted regime boundaries of l2-SAM for uniform α (see :class:`~biasaudit.theory.sam_l2.L2Regimes`):
+    the closed forms of :func:`~biasaudit.theory.sam_l2.l2_regime_statement`, plus :math:`\alpha_c` and its bisection
+    bracket from :func:`alpha_collapse` where a collapse boundary exists (L = 2 and every even L).
+
+    Parameters
+    ----------
+    mu : array_like
+        The data point μ, strictly positive and strictly increasing.
+    rho_value : float
+        The SAM radius ρ > 0.
+    depth : int
+        The depth L (default 2).
+    normalization : str
+        ``"joint"`` (the default) or ``"layer"``.
+    rel_tol : float
+        Stop the bisection once the bracket is narrower than this, relative.
+
+    Returns
+    -------
+    L2Regimes
+        The statement with ``alpha_collapse`` and ``alpha_collapse_bracket`` filled in where they exist.
+
+    Raises
+    ------
+    InputError
+        If an input breaks a rule of :func:`~biasaudit.theory.sam_l2.validate_regime_inputs`.
+    """
     statement = l2_regime_statement(mu, rho_value, depth=depth, normalization=normalization)
     if not statement.collapses:
         return statement

@@ -69,12 +69,19 @@ DEFAULT_MAX_STEPS = 2_000_000
 
 @dataclass(frozen=True)
 class DeepClassification:
-    """The result of :func:`classify_deep_trajectory`.
+    r"""The result of :func:`classify_deep_trajectory`.
 
-    ``code`` is :data:`COLLAPSE`, :data:`ESCAPE` or :data:`UNDECIDED`; ``sigma`` the rescaled time σ = c_L^{L−2} τ of
-    the decision; ``steps`` the accepted steps (function evaluations for the scipy reference); ``closest`` the smallest
-    max_j ``|ũ_j|`` met along the run (units of c_L: how near the interior equilibrium it passed; NaN where not
-    tracked).
+    Parameters
+    ----------
+    code : int
+        :data:`COLLAPSE`, :data:`ESCAPE` or :data:`UNDECIDED` (``name`` names it).
+    sigma : float
+        The rescaled time :math:`\sigma = c_L^{L-2}\tau` of the decision.
+    steps : int
+        The accepted steps (function evaluations for the scipy reference).
+    closest : float
+        The smallest :math:`\max_j |\tilde u_j|` met along the run (units of :math:`c_L`: how near the interior
+        equilibrium it passed; NaN where not tracked).
     """
 
     code: int        # COLLAPSE, ESCAPE or UNDECIDED
@@ -90,9 +97,33 @@ class DeepClassification:
 
 @njit(cache=True)
 def deep_certificate(u, mu, L):
-    """−1 if every ũ_j ≤ 0 (collapse); +1 if max u > 1 or every ũ_j ≥ 0 (escape); else 0.
+    r"""−1 if every :math:`\tilde u_j \le 0` (collapse); +1 if max u > 1 or every :math:`\tilde u_j \ge 0` (escape);
+    else 0.
 
-    u in units of c_L, even L ≥ 4, u > 0. ũ_j ≤ 0 ⟺ T ≤ μ_j u_j^{L−2} (for u_j > 0)."""
+    u in units of :math:`c_L`, even L ≥ 4, u > 0. :math:`\tilde u_j \le 0 \iff T \le \mu_j u_j^{L-2}` (for
+    :math:`u_j > 0`).
+
+    Parameters
+    ----------
+    u : numpy.ndarray
+        The weights in units of :math:`c_L`, shape (d,), > 0.
+    mu : numpy.ndarray
+        The data point, shape (d,).
+    L : int
+        The depth, even and >= 4.
+
+    Returns
+    -------
+    int
+        −1, +1 or 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> mu = np.array([1.0, 2.0])
+    >>> deep_certificate.py_func(np.array([0.05, 0.05]), mu, 4), deep_certificate.py_func(np.array([1.5, 0.5]), mu, 4)
+    (-1, 1)
+    """
     t2 = 0.0
     umax = 0.0
     for j in range(u.shape[0]):
@@ -186,10 +217,38 @@ def _validate(mu, alpha, depth):
 def classify_deep_trajectory(mu, alpha_over_c, depth: int, *, rtol: float = DEFAULT_RTOL,
                              horizon: float = DEFAULT_HORIZON, max_steps: int = DEFAULT_MAX_STEPS
                              ) -> DeepClassification:
-    """Classify the trajectory from w(0) = α (in units of c_L; a scalar for uniform α, or one value per
-    coordinate) at even depth ≥ 4 as collapse/escape/undecided.
+    """Classify the trajectory from w(0) = α (in units of :math:`c_L`; a scalar for uniform α, or one value per
+    coordinate) at even depth ≥ 4 as collapse/escape/undecided (numba, adaptive Dormand–Prince;
+    :func:`classify_deep_trajectory_reference` is the scipy reference).
 
-    ``horizon`` in units of 1/μ_d of rescaled time σ; undecided means neither certificate fired by then."""
+    ``horizon`` in units of 1/μ_d of rescaled time σ; undecided means neither certificate fired by then.
+
+    Parameters
+    ----------
+    mu : array_like
+        The data point μ, strictly positive and strictly increasing.
+    alpha_over_c : float or array_like
+        w(0) = α in units of :math:`c_L`, > 0: a scalar for uniform α, or one value per coordinate.
+    depth : int
+        The depth L, even and >= 4.
+    rtol : float
+        The relative tolerance (default :data:`DEFAULT_RTOL`).
+    horizon : float
+        The horizon (default :data:`DEFAULT_HORIZON`).
+    max_steps : int
+        The step limit.
+
+    Returns
+    -------
+    DeepClassification
+        The certificate that fired, when, and how near the interior equilibrium the run passed.
+
+    Raises
+    ------
+    InputError
+        If ``mu`` is not strictly positive and increasing, an α is <= 0, ``depth`` is not even and >= 4, or
+        ``rtol``, ``horizon`` or ``max_steps`` is not positive.
+    """
     mu, alpha_over_c, depth = _validate(mu, alpha_over_c, depth)
     rtol = positive_scalar("rtol", rtol)
     horizon = positive_scalar("horizon", horizon)
@@ -201,7 +260,36 @@ def classify_deep_trajectory(mu, alpha_over_c, depth: int, *, rtol: float = DEFA
 
 def classify_deep_trajectory_reference(mu, alpha_over_c, depth: int, *, rtol: float = 1e-12,
                                        horizon: float = 1e16) -> DeepClassification:
-    """The same classification with scipy's DOP853 and terminal events (independent integrator)."""
+    """The same classification with scipy's DOP853 and terminal events (independent integrator).
+
+    Parameters
+    ----------
+    mu : array_like
+        The data point μ, strictly positive and strictly increasing.
+    alpha_over_c : float or array_like
+        w(0) = α in units of :math:`c_L`, > 0: a scalar for uniform α, or one value per coordinate.
+    depth : int
+        The depth L, even and >= 4.
+    rtol : float
+        DOP853's relative tolerance (default 1e-12).
+    horizon : float
+        The horizon in σ (default 1e16).
+
+    Returns
+    -------
+    DeepClassification
+        The certificate that fired, when, and how near the interior equilibrium the run passed.
+
+    Raises
+    ------
+    InputError
+        If ``mu`` is not strictly positive and increasing, an α is <= 0, or ``depth`` is not even and >= 4.
+
+    Examples
+    --------
+    >>> classify_deep_trajectory_reference([1.0, 2.0], 0.9, 4).name
+    'escape'
+    """
     from scipy.integrate import solve_ivp
 
     mu, alpha_over_c, depth = _validate(mu, alpha_over_c, depth)

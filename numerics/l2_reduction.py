@@ -82,7 +82,24 @@ if not (DOPRI5.fsal and _DP_B[1] == 0.0 and _DP_E[1] == 0.0):  # what the unroll
 
 
 def default_step(mu: np.ndarray) -> float:
-    """The default RK4 step: ``DEFAULT_STEP_MU_D / μ_d``."""
+    """The default RK4 step: ``DEFAULT_STEP_MU_D / μ_d``.
+
+    Parameters
+    ----------
+    mu : numpy.ndarray
+        The data point μ, increasing.
+
+    Returns
+    -------
+    float
+        The step.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> default_step(np.array([1.0, 2.0])) == DEFAULT_STEP_MU_D / 2
+    True
+    """
     return DEFAULT_STEP_MU_D / float(mu[-1])
 
 
@@ -312,7 +329,19 @@ def _check(mu, alpha, c):
 
 @dataclass(frozen=True)
 class Classification:
-    """Which certificate fired first, when, and the value of A there."""
+    """Which certificate fired first, when, and the value of A there.
+
+    Parameters
+    ----------
+    code : int
+        :data:`COLLAPSE`, :data:`ESCAPE` or :data:`UNDECIDED` (``kind`` names it).
+    tau : float
+        The rescaled time of the decision.
+    A : float
+        A(τ) there.
+    tau_max : float
+        The horizon.
+    """
 
     code: int
     tau: float
@@ -332,7 +361,33 @@ def default_horizon(mu: np.ndarray) -> float:
 
 def classify_l2_trajectory(mu, alpha, c, *, dt: float | None = None, tau_max: float | None = None
                            ) -> Classification:
-    """Collapse (S ≤ cμ₁), escape (max_j w_j > c) or undecided within ``tau_max``, for the L = 2 flow."""
+    """Collapse (S ≤ cμ₁), escape (max_j w_j > c) or undecided within ``tau_max``, for the L = 2 flow
+    (numba RK4 on A; :func:`classify_l2_trajectory_reference` is the plain reference).
+
+    Parameters
+    ----------
+    mu : array_like
+        The data point μ, strictly positive and strictly increasing, shape (d,).
+    alpha : float or array_like
+        The initial weights α > 0: one for every coordinate, or shape (d,).
+    c : float
+        :math:`c_L` > 0.
+    dt : float, optional
+        The RK4 step (default :func:`default_step`).
+    tau_max : float, optional
+        The horizon (default :func:`default_horizon`).
+
+    Returns
+    -------
+    Classification
+        The certificate that fired, and when.
+
+    Raises
+    ------
+    InputError
+        If ``mu`` is not strictly positive and increasing, an α is <= 0, the lengths differ, ``c`` <= 0, or ``dt``
+        or ``tau_max`` is <= 0.
+    """
     mu, alpha, c = _check(mu, alpha, c)
     dt = default_step(mu) if dt is None else positive_scalar("dt", dt)
     tau_max = default_horizon(mu) if tau_max is None else positive_scalar("tau_max", tau_max)
@@ -342,7 +397,37 @@ def classify_l2_trajectory(mu, alpha, c, *, dt: float | None = None, tau_max: fl
 
 
 def classify_l2_trajectory_reference(mu, alpha, c, *, dt=None, tau_max=None) -> Classification:
-    """Plain-numpy version of :func:`classify_l2_trajectory` (same RK4, same certificates)."""
+    """Plain-numpy version of :func:`classify_l2_trajectory` (same RK4, same certificates).
+
+    Parameters
+    ----------
+    mu : array_like
+        The data point μ, strictly positive and strictly increasing, shape (d,).
+    alpha : float or array_like
+        The initial weights α > 0: one for every coordinate, or shape (d,).
+    c : float
+        :math:`c_L` > 0.
+    dt : float, optional
+        The RK4 step (default :func:`default_step`).
+    tau_max : float, optional
+        The horizon (default :func:`default_horizon`).
+
+    Returns
+    -------
+    Classification
+        The certificate that fired, and when.
+
+    Raises
+    ------
+    InputError
+        If ``mu`` is not strictly positive and increasing, an α is <= 0, the lengths differ, or ``c`` <= 0.
+
+    Examples
+    --------
+    >>> mu = [1.0, 2.0]
+    >>> classify_l2_trajectory_reference(mu, 0.01, 1.0).kind, classify_l2_trajectory_reference(mu, 2.0, 1.0).kind
+    ('collapse', 'escape')
+    """
     mu, alpha, c = _check(mu, alpha, c)
     dt = default_step(mu) if dt is None else dt
     tau_max = default_horizon(mu) if tau_max is None else tau_max
@@ -369,10 +454,23 @@ def classify_l2_trajectory_reference(mu, alpha, c, *, dt=None, tau_max=None) -> 
 
 @dataclass(frozen=True)
 class ReducedTrajectory:
-    """A(τ) on a grid, and everything that follows from it by the exact formula.
+    r"""A(τ) on a grid, and everything that follows from it by the exact formula.
 
-    ``status``: −1 collapsed (certificate S ≤ cμ₁ fired; β → 0 in finite τ, A = +inf, ln w = −inf),
-    +1 escaped (max w_j > c), 0 neither yet.
+    Parameters
+    ----------
+    tau : numpy.ndarray
+        The grid, shape (n,).
+    A : numpy.ndarray
+        A(τ), shape (n,) (+inf once collapsed).
+    log_w : numpy.ndarray
+        :math:`\ln w_j = \ln\alpha_j + \mu_j\tau - c\mu_j^2 A`, shape (n, d).
+    status : numpy.ndarray
+        −1 collapsed (certificate S ≤ cμ₁ fired; β → 0 in finite τ, A = +inf, ln w = −inf), +1 escaped
+        (max w_j > c), 0 neither yet; shape (n,).
+    mu, alpha : numpy.ndarray
+        The data point and the initial weights, shape (d,).
+    c : float
+        :math:`c_L`.
     """
 
     tau: np.ndarray
@@ -404,7 +502,30 @@ class ReducedTrajectory:
 
 
 def log_weights_from_A(mu, alpha, c, tau, A) -> np.ndarray:
-    """ln w_j = ln α_j + μ_j τ − c μ_j² A (broadcast over τ, A of equal shape); −inf where A = +inf."""
+    r""":math:`\ln w_j = \ln\alpha_j + \mu_j\tau - c\mu_j^2 A` (broadcast over τ, A of equal shape); −inf where
+    A = +inf.
+
+    Parameters
+    ----------
+    mu, alpha : numpy.ndarray
+        The data point and the initial weights, shape (d,).
+    c : float
+        :math:`c_L`.
+    tau, A : array_like
+        Times and A at each, equal shapes.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``tau.shape + (d,)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> log_w = log_weights_from_A(np.array([1.0, 2.0]), np.array([1.0, 1.0]), 1.0, [0.0, 1.0], [0.0, 0.5])
+    >>> log_w.tolist()
+    [[0.0, 0.0], [0.5, 0.0]]
+    """
     tau = np.asarray(tau, dtype=float)[..., None]
     A = np.asarray(A, dtype=float)[..., None]
     with np.errstate(invalid="ignore"):
@@ -415,7 +536,38 @@ def log_weights_from_A(mu, alpha, c, tau, A) -> np.ndarray:
 def l2_reduction_trajectory(mu, alpha, c, tau_grid, *, dt: float | None = None, rtol: float | None = None,
                             atol: float = 1e-13) -> ReducedTrajectory:
     """Integrate A(τ) and return the trajectory on ``tau_grid`` (increasing, ≥ 0): fixed-step RK4 (step
-    ``dt``) by default, adaptive Dormand–Prince 5(4) (:func:`_dopri_A`) when ``rtol`` is given."""
+    ``dt``) by default, adaptive Dormand–Prince 5(4) (:func:`_dopri_A`) when ``rtol`` is given (numba kernels;
+    :func:`l2_reduction_trajectory_reference` is the independent reference).
+
+    Parameters
+    ----------
+    mu : array_like
+        The data point μ, strictly positive and strictly increasing, shape (d,).
+    alpha : float or array_like
+        The initial weights α > 0: one for every coordinate, or shape (d,).
+    c : float
+        :math:`c_L` > 0.
+    tau_grid : array_like
+        The output times, nondecreasing and >= 0.
+    dt : float, optional
+        The RK4 step (default :func:`default_step`).
+    rtol : float, optional
+        The adaptive method's relative tolerance (then no ``dt``).
+    atol : float
+        Its absolute tolerance.
+
+    Returns
+    -------
+    ReducedTrajectory
+        A, ln w and the status on ``tau_grid``.
+
+    Raises
+    ------
+    InputError
+        If ``mu`` is not strictly positive and increasing, an α is <= 0, the lengths differ, ``c`` <= 0,
+        ``tau_grid`` is not nondecreasing and >= 0, both ``dt`` and ``rtol`` are given, or a step or
+        tolerance is <= 0.
+    """
     mu, alpha, c = _check(mu, alpha, c)
     tau_grid = as_finite_vector("tau_grid", tau_grid)
     if np.any(tau_grid < 0) or np.any(np.diff(tau_grid) < 0):
@@ -434,10 +586,40 @@ def l2_reduction_trajectory(mu, alpha, c, tau_grid, *, dt: float | None = None, 
 
 
 def l2_reduction_trajectory_reference(mu, alpha, c, tau_grid, *, rtol=1e-12, atol=1e-14) -> ReducedTrajectory:
-    """Independent path: scipy's DOP853 on the *full d-dimensional* flow in log space (no reduction).
+    r"""Independent path: scipy's DOP853 on the *full d-dimensional* flow in log space (no reduction).
 
-    u_j = ln w_j, u_j' = μ_j − c μ_j²/S. Stops at the collapse certificate like the kernel; A is recovered
-    from u₁ by the reduction identity only for comparison (A = (ln α₁ + μ₁τ − u₁)/(cμ₁²)).
+    :math:`u_j = \ln w_j`, :math:`u_j' = \mu_j - c\mu_j^2/S`. Stops at the collapse certificate like the kernel; A
+    is recovered from :math:`u_1` by the reduction identity only for comparison
+    (:math:`A = (\ln\alpha_1 + \mu_1\tau - u_1)/(c\mu_1^2)`).
+
+    Parameters
+    ----------
+    mu : array_like
+        The data point μ, strictly positive and strictly increasing, shape (d,).
+    alpha : float or array_like
+        The initial weights α > 0: one for every coordinate, or shape (d,).
+    c : float
+        :math:`c_L` > 0.
+    tau_grid : array_like
+        The output times, increasing, >= 0.
+    rtol, atol : float
+        DOP853's tolerances.
+
+    Returns
+    -------
+    ReducedTrajectory
+        A, ln w and the status on ``tau_grid``.
+
+    Raises
+    ------
+    InputError
+        If ``mu`` is not strictly positive and increasing, an α is <= 0, the lengths differ, or ``c`` <= 0.
+
+    Examples
+    --------
+    >>> trajectory = l2_reduction_trajectory_reference([1.0, 2.0], 0.5, 0.1, [0.0, 1.0, 2.0])
+    >>> trajectory.j_dagger.tolist(), trajectory.status.tolist()
+    ([1, 2, 2], [1, 1, 1])
     """
     from scipy.integrate import solve_ivp
 

@@ -47,7 +47,23 @@ W_MAX = 1e150  # beyond this |W|^L overflows float64 for L >= 3: classify as div
 
 @dataclass(frozen=True)
 class SamTrajectory:
-    """Recorded states: ``steps`` (m,), ``W`` (m, L, d), ``beta`` (m, d), ``loss`` (m,), ``tau`` (m,)."""
+    """Recorded states: ``steps`` (m,), ``W`` (m, L, d), ``beta`` (m, d), ``loss`` (m,), ``tau`` (m,).
+
+    Parameters
+    ----------
+    steps : numpy.ndarray
+        The recorded iterations, shape (m,).
+    W : numpy.ndarray
+        The weights at each, shape (m, L, d).
+    beta : numpy.ndarray
+        β = w^(1) ⊙ … ⊙ w^(L), shape (m, d).
+    loss : numpy.ndarray
+        The mean logistic loss, shape (m,).
+    tau : numpy.ndarray
+        The cumulative rescaled time, shape (m,).
+    status : str
+        ``"ok"`` or ``"diverged"`` (``|W|`` beyond :data:`W_MAX`; the records end at the last finite state).
+    """
 
     steps: np.ndarray
     W: np.ndarray
@@ -232,12 +248,43 @@ def _validate(W0, X, y, algorithm, rho, eta, steps, normalization, record_every)
 
 def run_sam(W0, X, y, *, algorithm: str, rho: float, eta: float, steps: int, normalization: str = "joint",
             record_every: int = 1) -> SamTrajectory:
-    """Run ``steps`` iterations of GD / l_inf-SAM / l2-SAM from ``W0`` (L x d) on data ``X`` (n x d), ``y``.
+    """Run ``steps`` iterations of GD / l_inf-SAM / l2-SAM from ``W0`` (L x d) on data ``X`` (n x d), ``y``
+    (numba; :func:`run_sam_reference` is the plain reference).
 
-    ``normalization`` (l2 only): "joint", "layer", or "none" (unnormalized SAM, eps = rho g).
+    Records step 0, every ``record_every``-th step and the last step. See the module docstring for the update,
+    ``tau`` and ``status``.
 
-    Records step 0, every ``record_every``-th step and the last step.  ``rho`` is ignored for ``gd``.
-    See the module docstring for the update, ``tau`` and ``status``.
+    Parameters
+    ----------
+    W0 : array_like
+        The initial weights, shape (L, d).
+    X : array_like
+        The data, shape (n, d).
+    y : array_like
+        The labels, shape (n,).
+    algorithm : str
+        ``"gd"``, ``"linf"`` or ``"l2"``.
+    rho : float
+        The SAM radius ρ (ignored for gd).
+    eta : float
+        The step size η > 0.
+    steps : int
+        The number of iterations.
+    normalization : str
+        l2 only: ``"joint"`` (the default), ``"layer"``, or ``"none"`` (unnormalized SAM, ε = ρ g).
+    record_every : int
+        Record every this many steps (besides step 0 and the last).
+
+    Returns
+    -------
+    SamTrajectory
+        The recorded states.
+
+    Raises
+    ------
+    InputError
+        If an input breaks its rule: ``W0`` not L x d, ``X`` without d columns, ``y`` not one label ±1 per row,
+        an unknown algorithm or normalization (``"none"`` for l2 only), η <= 0, ρ <= 0 (SAM), steps < 0.
     """
     W, Xa, ya, rho_f, eta, steps, record_every = _validate(W0, X, y, algorithm, rho, eta, steps,
                                                             normalization, record_every)
@@ -270,7 +317,47 @@ def _reference_loss_grad(W, X, y):
 
 def run_sam_reference(W0, X, y, *, algorithm: str, rho: float, eta: float, steps: int,
                       normalization: str = "joint", record_every: int = 1) -> SamTrajectory:
-    """Plain-numpy version of :func:`run_sam` (same records), the readable reference used in tests."""
+    """Plain-numpy version of :func:`run_sam` (same records), the readable reference used in tests.
+
+    Parameters
+    ----------
+    W0 : array_like
+        The initial weights, shape (L, d).
+    X : array_like
+        The data, shape (n, d).
+    y : array_like
+        The labels, shape (n,).
+    algorithm : str
+        ``"gd"``, ``"linf"`` or ``"l2"``.
+    rho : float
+        The SAM radius ρ (ignored for gd).
+    eta : float
+        The step size η > 0.
+    steps : int
+        The number of iterations.
+    normalization : str
+        l2 only: ``"joint"`` (the default), ``"layer"``, or ``"none"`` (unnormalized SAM, ε = ρ g).
+    record_every : int
+        Record every this many steps (besides step 0 and the last).
+
+    Returns
+    -------
+    SamTrajectory
+        The recorded states.
+
+    Raises
+    ------
+    InputError
+        As :func:`run_sam`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> run = run_sam_reference(np.full((2, 2), 0.1), np.array([[1.0, 2.0]]), np.array([1.0]), algorithm="gd",
+    ...                         rho=0.0, eta=0.1, steps=10, record_every=5)
+    >>> run.status, run.steps.tolist(), bool(run.beta[-1, 1] > run.beta[-1, 0] > 0.01)
+    ('ok', [0, 5, 10], True)
+    """
     W, Xa, ya, rho_f, eta, steps, record_every = _validate(W0, X, y, algorithm, rho, eta, steps,
                                                             normalization, record_every)
     recs = {"steps": [0], "W": [W.copy()], "beta": [np.prod(W, axis=0)], "loss": [], "tau": [0.0]}

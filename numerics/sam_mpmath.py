@@ -34,8 +34,17 @@ DEFAULT_DPS = 40
 
 @dataclass(frozen=True)
 class MpClassification:
-    """The result of :func:`mp_classify`: ``code`` −1 collapse (S <= cμ₁), +1 escape (max_j w_j > c), 0 undecided at the
-    horizon; ``tau`` and ``A`` (``mpf``) where it was decided."""
+    """The result of :func:`mp_classify`.
+
+    Parameters
+    ----------
+    code : int
+        −1 collapse (S <= cμ₁), +1 escape (max_j w_j > c), 0 undecided at the horizon.
+    tau : mpmath.mpf
+        The rescaled time of the decision.
+    A : mpmath.mpf
+        A(τ) there.
+    """
 
     code: int  # −1 collapse, +1 escape, 0 undecided
     tau: object
@@ -112,6 +121,38 @@ def mp_classify(mu, alpha, c, *, tau_max=None, dps: int = DEFAULT_DPS, H=None, t
 
     Certificates are tested after every macro step H (default 1/μ_d). ``tol``: local error tolerance of a
     GBS step (default 10^(5−dps)); classifying α_c(1 ± r) needs only tol ≪ r.
+
+    Parameters
+    ----------
+    mu : array_like
+        The data point μ, strictly positive and strictly increasing.
+    alpha : float or sequence
+        The initial weights α > 0: one for every coordinate, or one per coordinate.
+    c : float
+        :math:`c_L` > 0.
+    tau_max : optional
+        The horizon (default 60/μ₁ + 60/μ_d).
+    dps : int
+        The working precision in decimal digits (default :data:`DEFAULT_DPS`).
+    H : optional
+        The macro step.
+    tol : optional
+        The local error tolerance.
+
+    Returns
+    -------
+    MpClassification
+        The certificate that fired, and when.
+
+    Raises
+    ------
+    InputError
+        If ``mu`` is not strictly positive and increasing, or ``c`` <= 0.
+
+    Examples
+    --------
+    >>> mp_classify([1.0, 2.0], 0.01, 1.0, dps=20).code, mp_classify([1.0, 2.0], 2.0, 1.0, dps=20).code
+    (-1, 1)
     """
     mu, c = _check(mu, c)
     with mpmath.workdps(dps):
@@ -136,7 +177,35 @@ def mp_alpha_collapse(mu, lo_over_c, hi_over_c, *, rel_tol=1e-15, dps: int = DEF
     """α_c/c by bisection inside the bracket [lo, hi] (units of c; c = 1 w.l.o.g.: only α/c matters).
 
     The bracket is first *verified* (lo must collapse, hi must escape); a ValueError says otherwise.
-    Returns (lo, hi) as mpf with hi − lo ≤ rel_tol·hi.
+
+    Parameters
+    ----------
+    mu : array_like
+        The data point μ, strictly positive and strictly increasing.
+    lo_over_c, hi_over_c : float
+        The bracket, in units of c.
+    rel_tol : float
+        Stop once hi − lo ≤ ``rel_tol``·hi.
+    dps : int
+        The working precision in decimal digits (default :data:`DEFAULT_DPS`).
+
+    Returns
+    -------
+    tuple of mpmath.mpf
+        (lo, hi) with hi − lo ≤ rel_tol·hi.
+
+    Raises
+    ------
+    InputError
+        If ``mu`` is not strictly positive and increasing.
+    ValueError
+        If the bracket's ends do not collapse and escape, or a midpoint is undecided within the horizon.
+
+    Examples
+    --------
+    >>> lo, hi = mp_alpha_collapse([1.0, 2.0], 0.3, 0.9, rel_tol=1e-6, dps=20)
+    >>> round(float(lo), 5), float(hi - lo) <= 1e-6 * float(hi)
+    (0.73726, True)
     """
     mu, _ = _check(mu, 1.0)
     with mpmath.workdps(dps):
@@ -158,7 +227,39 @@ def mp_alpha_collapse(mu, lo_over_c, hi_over_c, *, rel_tol=1e-15, dps: int = DEF
 
 
 def mp_A_at(mu, alpha, c, taus, *, dps: int = DEFAULT_DPS, H=None):
-    """A(τ) at the increasing times ``taus`` (mpf list), integrated at ``dps`` digits."""
+    """A(τ) at the increasing times ``taus`` (mpf list), integrated at ``dps`` digits (up to a collapse, where A grows
+    without bound as S → 0).
+
+    Parameters
+    ----------
+    mu : array_like
+        The data point μ, strictly positive and strictly increasing.
+    alpha : float or sequence
+        The initial weights α > 0: one for every coordinate, or one per coordinate.
+    c : float
+        :math:`c_L` > 0.
+    taus : sequence of float
+        Increasing times.
+    dps : int
+        The working precision in decimal digits (default :data:`DEFAULT_DPS`).
+    H : optional
+        The macro step (default 1/(4μ_d)).
+
+    Returns
+    -------
+    list of mpmath.mpf
+        A at each time.
+
+    Raises
+    ------
+    InputError
+        If ``mu`` is not strictly positive and increasing, or ``c`` <= 0.
+
+    Examples
+    --------
+    >>> [round(float(A), 9) for A in mp_A_at([1.0, 2.0], 0.5, 1.0, [0.5, 1.0], dps=20)]
+    [0.721872006, 4.268599151]
+    """
     mu, c = _check(mu, c)
     with mpmath.workdps(dps):
         field = _Field(mu, alpha, c)
@@ -178,6 +279,31 @@ def mp_switch_times(mu, alpha, c, tau_guesses, *, dps: int = DEFAULT_DPS, window
 
     A is integrated once up to ``guess − window`` (a checkpoint), then each root is found by the secant
     method, integrating only from the checkpoint.
+
+    Parameters
+    ----------
+    mu : array_like
+        The data point μ, strictly positive and strictly increasing.
+    alpha : float or sequence
+        The initial weights α > 0: one for every coordinate, or one per coordinate.
+    c : float
+        :math:`c_L` > 0.
+    tau_guesses : sequence of float
+        A guess of each root, increasing.
+    dps : int
+        The working precision in decimal digits (default :data:`DEFAULT_DPS`).
+    window : float
+        How far before each guess the checkpoint sits.
+
+    Returns
+    -------
+    list of mpmath.mpf
+        The roots, one per guess.
+
+    Raises
+    ------
+    InputError
+        If ``mu`` is not strictly positive and increasing, or ``c`` <= 0.
     """
     mu, c = _check(mu, c)
     roots = []

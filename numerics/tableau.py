@@ -9,11 +9,11 @@ An explicit s-stage method with tableau (a, b, c) steps y' = f(t, y) by
 
 and an embedded pair also gives the local error estimate h Σ_i (b_i − b̂_i) k_i (``b_error`` = b − b̂).
 
-========  ==================================================================================
-``RK4``   the classical Runge–Kutta method, order 4 (Kutta 1901)
+==========  ================================================================================================
+``RK4``     the classical Runge–Kutta method, order 4 (Kutta 1901)
 ``DOPRI5``  Dormand–Prince 5(4) (Dormand & Prince 1980; Hairer–Nørsett–Wanner I, Table II.5.2): order 5
-          with an embedded order-4 solution, FSAL (the last stage is f at the new point)
-========  ==================================================================================
+            with an embedded order-4 solution, FSAL (the last stage is f at the new point)
+==========  ================================================================================================
 
 The coefficients are written once, as exact rationals, and rounded to float64 once; the invariants below
 are checked when a :class:`ButcherTableau` is built. The numba kernels read the arrays as module-level
@@ -57,12 +57,44 @@ def _sums_to(values: np.ndarray, target: float) -> bool:
 
 @dataclass(frozen=True)
 class ButcherTableau:
-    """An explicit Runge–Kutta method as data: ``a`` (s, s), ``b`` (s,), ``c`` (s,), and for an embedded pair
+    r"""An explicit Runge–Kutta method as data: ``a`` (s, s), ``b`` (s,), ``c`` (s,), and for an embedded pair
     ``b_error`` = b − b̂ (s,) with the embedded solution's order ``error_order``.
 
     Checked at construction: ``a`` strictly lower triangular (explicit), row sums of ``a`` equal ``c``,
-    ``b`` sums to 1, ``b_error`` sums to 0 (the embedded weights b̂ sum to 1 too). The arrays are read-only
-    float64 copies."""
+    ``b`` sums to 1, ``b_error`` sums to 0 (the embedded weights b̂ sum to 1 too), each within :data:`SUM_TOL` per
+    unit of the sum of the terms' sizes. The arrays are read-only float64 copies.
+
+    Parameters
+    ----------
+    name : str
+        The method's short name (``"rk4"``, ``"dopri5"``).
+    order : int
+        Its order p >= 1.
+    a : array_like
+        The stage coefficients :math:`a_{im}`, shape (s, s), strictly lower triangular.
+    b : array_like
+        The weights :math:`b_i`, shape (s,).
+    c : array_like
+        The nodes :math:`c_i = \sum_m a_{im}`, shape (s,).
+    b_error : array_like, optional
+        :math:`b - \hat b` of an embedded pair, shape (s,).
+    error_order : int, optional
+        The embedded solution's order, in [1, p − 1]; given together with ``b_error``.
+
+    Raises
+    ------
+    InputError
+        If any check above fails, naming the coefficient (``a``, ``b``, ``b_error``, ``order``, ``error_order``).
+
+    Examples
+    --------
+    >>> RK4.stages, RK4.fsal, DOPRI5.fsal
+    (4, False, True)
+    >>> ButcherTableau("euler", 1, [[0.0]], [0.5], [0.0])
+    Traceback (most recent call last):
+    ...
+    biasaudit.plumbing.inputs.InputError: b: must sum to 1, got [0.5]
+    """
 
     name: str
     order: int
@@ -172,13 +204,43 @@ TABLEAUS: dict[str, ButcherTableau] = {t.name: t for t in (RK4, DOPRI5)}
 
 
 def explicit_rk_step(f: Callable, t: float, y, h: float, tableau: ButcherTableau, k1=None):
-    """One explicit Runge–Kutta step of y' = f(t, y): returns ``(y_next, error, ks)``.
+    r"""One explicit Runge–Kutta step of y' = f(t, y): returns ``(y_next, error, ks)``.
 
     The plain reference beside the numba kernels; ``y`` may be a float, a numpy array or a torch tensor
-    (only ``+`` and scalar ``*`` are used). ``k1``: f(t, y) when the caller has it already (FSAL, or a
-    gradient computed for another purpose). Stage inputs are y + Σ_m (h a_im) k_m and the new point
-    y + h Σ_i b_i k_i, skipping zero coefficients (RK4 costs 4 evaluations and no wasted terms);
-    ``error`` = h Σ_i (b_i − b̂_i) k_i for an embedded pair, else None."""
+    (only ``+`` and scalar ``*`` are used). Stage inputs are :math:`y + \sum_m (h a_{im}) k_m` and the new point
+    :math:`y + h\sum_i b_i k_i`, skipping zero coefficients (RK4 costs 4 evaluations and no wasted terms).
+
+    Parameters
+    ----------
+    f : callable
+        ``f(t, y)``, the right-hand side.
+    t : float
+        The time of ``y``.
+    y : float, numpy.ndarray or torch.Tensor
+        The state.
+    h : float
+        The step.
+    tableau : ButcherTableau
+        The method.
+    k1 : optional
+        f(t, y) when the caller has it already (FSAL, or a gradient computed for another purpose).
+
+    Returns
+    -------
+    tuple
+        ``y_next``; ``error`` = :math:`h\sum_i (b_i - \hat b_i) k_i` for an embedded pair, else None; ``ks``, the list
+        of the s stage derivatives.
+
+    Examples
+    --------
+    >>> import math
+    >>> y, error, ks = explicit_rk_step(lambda t, y: -y, 0.0, 1.0, 0.1, RK4)
+    >>> abs(y - math.exp(-0.1)) < 1e-7, error, len(ks)
+    (True, None, 4)
+    >>> y, error, ks = explicit_rk_step(lambda t, y: -y, 0.0, 1.0, 0.1, DOPRI5)
+    >>> abs(y - math.exp(-0.1)) < 1e-9 < error < 1e-8
+    True
+    """
     a, b, c = tableau.a, tableau.b, tableau.c
     ks = []
     for i in range(tableau.stages):

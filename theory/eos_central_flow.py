@@ -89,7 +89,32 @@ CENTRAL_VELOCITY = Formula("central_velocity", -gradL_k + inner_sym / norm2_sym 
 
 
 def top_eigenpair(x: np.ndarray, y: float, w: np.ndarray, c: float = 0.5) -> tuple[float, np.ndarray]:
-    """λ_max of :data:`~biasaudit.theory.eos_model.HESSIAN` at w and its unit eigenvector (numpy ``eigh``)."""
+    r""":math:`\lambda_{max}` of :data:`~biasaudit.theory.eos_model.HESSIAN` at w and its unit eigenvector (numpy
+    ``eigh``).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The data point, shape (d,), entries > 0.
+    y : float
+        The label, > 0.
+    w : numpy.ndarray
+        The weights, shape (d,).
+    c : float
+        The loss factor c of :math:`L = c r^2` (default 1/2).
+
+    Returns
+    -------
+    tuple of (float, numpy.ndarray)
+        S = :math:`\lambda_{max}(H(w))` and v, shape (d,), :math:`\|v\| = 1` (its sign as ``eigh`` returns it).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> S, v = top_eigenpair(np.array([1.0, 2.0]), 1.0, np.array([0.6, 0.5]))
+    >>> round(S, 9), round(float(v @ v), 12)
+    (4.956990779, 1.0)
+    """
     from biasaudit.theory.eos_model import hessian
 
     lam, vecs = np.linalg.eigh(hessian(x, y, w, c))
@@ -97,24 +122,119 @@ def top_eigenpair(x: np.ndarray, y: float, w: np.ndarray, c: float = 0.5) -> tup
 
 
 def sharpness_gradient(x, y, w, c=0.5) -> tuple[float, np.ndarray]:
-    """(S, ∇S) at w: :data:`SHARPNESS_GRADIENT` with v the numerical top eigenvector."""
+    r"""(S, ∇S) at w: :data:`SHARPNESS_GRADIENT`, :math:`\partial_{w_k}S = 16c\,p\,x_kv_k + 8c\,m\,x_kw_k`, with v
+    the numerical top eigenvector, :math:`p = \langle g, v\rangle` and :math:`m = \sum_j x_jv_j^2`.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The data point, shape (d,), entries > 0.
+    y : float
+        The label, > 0.
+    w : numpy.ndarray
+        The weights, shape (d,).
+    c : float
+        The loss factor c of :math:`L = c r^2` (default 1/2).
+
+    Returns
+    -------
+    tuple of (float, numpy.ndarray)
+        S and ∇S, shape (d,) (exact where the top eigenvalue is simple).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x, w = np.array([1.0, 2.0]), np.array([0.6, 0.5])
+    >>> S, grad_s = sharpness_gradient(x, 1.0, w)
+    >>> h = 1e-6                                  # against a central difference of λ_max
+    >>> fd = (top_eigenpair(x, 1.0, w + [h, 0])[0] - top_eigenpair(x, 1.0, w - [h, 0])[0]) / (2 * h)
+    >>> bool(abs(fd - grad_s[0]) < 1e-6)
+    True
+    """
     S, v = top_eigenpair(x, y, w, c)
     g = x * w
     return S, SHARPNESS_GRADIENT(float(g @ v), float(x @ (v * v)), x, v, w, c)
 
 
 def loss_gradient(x, y, w, c=0.5) -> np.ndarray:
-    """∇L (:data:`LOSS_GRADIENT`)."""
+    r"""∇L (:data:`LOSS_GRADIENT`): :math:`\partial_{w_k}L = 4c\,r\,x_kw_k`.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The data point, shape (d,), entries > 0.
+    y : float
+        The label, > 0.
+    w : numpy.ndarray
+        The weights, shape (d,).
+    c : float
+        The loss factor c of :math:`L = c r^2` (default 1/2).
+
+    Returns
+    -------
+    numpy.ndarray
+        ∇L, shape (d,).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> np.round(loss_gradient(np.array([1.0, 2.0]), 1.0, np.array([0.6, 0.5])), 12).tolist()
+    [-0.168, -0.28]
+    """
     return LOSS_GRADIENT(float(residual(x, y, w)), x, w, c)
 
 
 def edge_multiplier(grad_s: np.ndarray, grad_l: np.ndarray) -> float:
-    """μ = ⟨∇S, ∇L⟩/‖∇S‖² (negative while the gradient pushes S up: the flow then stays on the edge)."""
+    """μ = ⟨∇S, ∇L⟩/‖∇S‖² (negative while the gradient pushes S up: the flow then stays on the edge).
+
+    Parameters
+    ----------
+    grad_s : numpy.ndarray
+        ∇S, shape (d,), not zero.
+    grad_l : numpy.ndarray
+        ∇L, shape (d,).
+
+    Returns
+    -------
+    float
+        μ.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> edge_multiplier(np.array([3.0, 4.0]), np.array([-1.0, 0.0]))
+    -0.12
+    """
     return float(grad_s @ grad_l) / float(grad_s @ grad_s)
 
 
 def central_velocity(x, y, w, c=0.5) -> np.ndarray:
-    """The velocity on the edge, −∇L + μ∇S (:data:`CENTRAL_VELOCITY`); it leaves S unchanged."""
+    r"""The velocity on the edge, :math:`-\nabla L + \mu\nabla S` (:data:`CENTRAL_VELOCITY`); it leaves S unchanged.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The data point, shape (d,), entries > 0.
+    y : float
+        The label, > 0.
+    w : numpy.ndarray
+        The weights, shape (d,).
+    c : float
+        The loss factor c of :math:`L = c r^2` (default 1/2).
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`\dot w`, shape (d,), with :math:`\langle\nabla S, \dot w\rangle = 0`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x, w = np.array([1.0, 2.0]), np.array([0.6, 0.5])
+    >>> _, grad_s = sharpness_gradient(x, 1.0, w)
+    >>> abs(float(grad_s @ central_velocity(x, 1.0, w))) < 1e-12
+    True
+    """
     _, grad_s = sharpness_gradient(x, y, w, c)
     grad_l = loss_gradient(x, y, w, c)
     return CENTRAL_VELOCITY(grad_l, grad_s, float(grad_s @ grad_l), float(grad_s @ grad_s))

@@ -112,7 +112,30 @@ RESIDUAL_SIGN = Formula("gf_residual_sign", sp.sign(r_0), (r_0,))
 
 
 def gf_tau(x: np.ndarray, y: float, beta0: np.ndarray) -> float:
-    """The root τ of :math:`\\sum x_i\\beta_{0,i}e^{-4x_i\\tau} = y` (log-sum-exp form, brentq)."""
+    r"""The root τ of :math:`\sum_i x_i\beta_{0,i}e^{-4x_i\tau} = y` (log-sum-exp form, brentq).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The data point, shape (d,), entries > 0.
+    y : float
+        The label, > 0.
+    beta0 : numpy.ndarray
+        :math:`\beta_0 = w_0\odot w_0`, shape (d,), entries > 0.
+
+    Returns
+    -------
+    float
+        τ (brentq to a relative tolerance of 4ε): < 0 from a small init (:math:`r_0 < 0`), > 0 from a large one.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x, beta0 = np.array([1.0, 2.0]), np.array([0.01, 0.01])
+    >>> tau = gf_tau(x, 1.0, beta0)
+    >>> round(tau, 6), round(float(np.sum(x * beta0 * np.exp(-4 * x * tau))), 12)
+    (-0.480166, 1.0)
+    """
     logc = np.log(x * beta0)
     logy = math.log(y)
 
@@ -130,13 +153,59 @@ def gf_tau(x: np.ndarray, y: float, beta0: np.ndarray) -> float:
 
 
 def gradient_flow_limit(x, y, w0) -> np.ndarray:
-    """:math:`\\beta_{GF} = \\beta_0\\odot e^{-4x\\tau}` (validated inputs)."""
+    r""":math:`\beta_{GF} = \beta_0\odot e^{-4x\tau}` (:data:`GF_LIMIT` at τ = :func:`gf_tau`; validated inputs).
+
+    Parameters
+    ----------
+    x : array_like
+        The data point, shape (d,), entries > 0.
+    y : float
+        The label, > 0.
+    w0 : array_like
+        The initial weights :math:`w_0`, shape (d,), non-zero entries.
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`\beta_{GF}`, shape (d,), a point of P (:math:`\langle x, \beta_{GF}\rangle = y`).
+
+    Raises
+    ------
+    InputError
+        If ``x``, ``y`` or ``w0`` breaks a rule of :func:`~biasaudit.theory.eos_model.eos_problem`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> np.round(gradient_flow_limit([1, 2], 1, [0.1, 0.1]), 6).tolist()
+    [0.068255, 0.465873]
+    """
     p = eos_problem(x, y, w0)
     return GF_LIMIT(p.x, p.beta0, gf_tau(p.x, p.y, p.beta0))
 
 
 def kl_potential(beta, beta0) -> float:
-    """:math:`\\Phi(\\beta) = \\sum_i[\\beta_i\\log(\\beta_i/\\beta_{0,i}) - \\beta_i]` (0 log 0 = 0)."""
+    r""":math:`\Phi(\beta) = \sum_i[\beta_i\log(\beta_i/\beta_{0,i}) - \beta_i]` (0 log 0 = 0).
+
+    Parameters
+    ----------
+    beta : array_like
+        β, shape (d,), entries >= 0.
+    beta0 : array_like
+        :math:`\beta_0`, shape (d,), entries > 0.
+
+    Returns
+    -------
+    float
+        Φ(β).
+
+    Examples
+    --------
+    >>> round(kl_potential([0.5, 0.25], [0.01, 0.01]), 6)
+    2.01073
+    >>> kl_potential([0.0, 1.0], [1.0, 1.0])
+    -1.0
+    """
     beta = np.asarray(beta, float)
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(beta > 0, KL(np.where(beta > 0, beta, 1.0), beta0), 0.0)
@@ -144,7 +213,25 @@ def kl_potential(beta, beta0) -> float:
 
 
 def s_gf(p: EosProblem) -> float:
-    """s_GF: S(β_GF) for small init (r₀ <= 0), λ_max(H(w₀)) for large init (r₀ > 0)."""
+    r""":math:`s_{GF}`: :math:`S(\beta_{GF})` for a small init (:math:`r_0 \le 0`), :math:`\lambda_{max}(H(w_0))` for a
+    large init (:math:`r_0 > 0`).
+
+    Parameters
+    ----------
+    p : EosProblem
+        The validated problem (with ``w0``).
+
+    Returns
+    -------
+    float
+        :math:`s_{GF}`, the largest :math:`\lambda_{max}` along the gradient flow from :math:`w_0`.
+
+    Examples
+    --------
+    >>> from biasaudit.theory.eos_model import eos_problem
+    >>> round(s_gf(eos_problem([1, 2], 1, [0.1, 0.1])), 6)
+    7.726981
+    """
     if p.r0 <= 0:
         tau = gf_tau(p.x, p.y, p.beta0)
         return float(on_manifold_sharpness(p.x, GF_LIMIT(p.x, p.beta0, tau), p.c))
@@ -152,7 +239,29 @@ def s_gf(p: EosProblem) -> float:
 
 
 def small_alpha_exponent(x) -> float:
-    """:math:`2(1 - x_{(d-1)}/x_{max})` with x_(d−1) the largest entry strictly below x_max."""
+    r""":math:`2(1 - x_{(d-1)}/x_{max})` with :math:`x_{(d-1)}` the largest entry strictly below :math:`x_{max}`: the
+    rate p of :math:`8cyx_{max} - s_{GF} = O(\alpha^p)` as α → 0 (:data:`ALPHA_RATE`).
+
+    Parameters
+    ----------
+    x : array_like
+        The data point, with at least two distinct entries.
+
+    Returns
+    -------
+    float
+        The exponent p.
+
+    Raises
+    ------
+    InputError
+        If ``x`` has fewer than two distinct entries.
+
+    Examples
+    --------
+    >>> small_alpha_exponent([1, 2, 4])
+    1.0
+    """
     xu = np.unique(np.asarray(x, float))
     if xu.size < 2:
         raise InputError("x", "needs two distinct entries for the small-alpha rate", x)
@@ -238,7 +347,35 @@ class EosRegimes:
 
 
 def eos_regimes(x, y, w0, *, loss_factor: float = 0.5) -> EosRegimes:
-    """The regime summary of the toy model at ``(x, y, w0)``; raises :class:`InputError` on bad input."""
+    r"""The regime summary of the toy model at ``(x, y, w0)``; raises :class:`InputError` on bad input.
+
+    Parameters
+    ----------
+    x : array_like
+        The data point, shape (d,), entries > 0.
+    y : float
+        The label, > 0.
+    w0 : array_like
+        The initial weights :math:`w_0`, shape (d,), non-zero entries.
+    loss_factor : float
+        c in :math:`L = c r^2`, > 0 (default 1/2).
+
+    Returns
+    -------
+    EosRegimes
+        The flow's limit, :math:`s_{GF}`, :math:`\eta_c = 2/s_{GF}`, the minimizers and the Pareto front.
+
+    Raises
+    ------
+    InputError
+        If an input breaks a rule of :func:`~biasaudit.theory.eos_model.eos_problem`.
+
+    Examples
+    --------
+    >>> r = eos_regimes([1, 2], 1, [0.1, 0.1])
+    >>> r.init_regime, round(r.s_gf, 6), round(r.eta_c, 6), r.min_norm_vertex
+    ('small', 7.726981, 0.258833, 2)
+    """
     p = eos_problem(x, y, w0, loss_factor=loss_factor)
     tau = gf_tau(p.x, p.y, p.beta0)
     beta = GF_LIMIT(p.x, p.beta0, tau)

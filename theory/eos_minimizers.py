@@ -101,27 +101,121 @@ def _face(values: np.ndarray, target: float) -> tuple[int, ...]:
 
 
 def min_norm_face(x: np.ndarray) -> tuple[int, ...]:
-    """1-based indices of the vertices minimizing ‖β‖₁ (and ‖w‖₁): those with x_j = x_max."""
+    r"""1-based indices of the vertices minimizing :math:`\|\beta\|_1` (and :math:`\|w\|_1`): those with
+    :math:`x_j = x_{max}`.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The data point, shape (d,), entries > 0.
+
+    Returns
+    -------
+    tuple of int
+        The indices j, ascending (more than one on a tie: the minimizer is the face they span).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> min_norm_face(np.array([1.0, 4.0, 2.0, 4.0]))
+    (2, 4)
+    """
     return _face(x, x.max())
 
 
 def min_sharpness_face(x: np.ndarray) -> tuple[int, ...]:
-    """1-based indices of the vertices minimizing S: those with x_j = x_min."""
+    """1-based indices of the vertices minimizing S: those with :math:`x_j = x_{min}`.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The data point, shape (d,), entries > 0.
+
+    Returns
+    -------
+    tuple of int
+        The indices j, ascending.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> min_sharpness_face(np.array([1.0, 1.0, 2.0]))
+    (1, 2)
+    """
     return _face(x, x.min())
 
 
 def min_norm_vertex(x: np.ndarray) -> int:
-    """The 1-based index j of the minimal-‖β‖₁ vertex v_j: x_j = x_max (the first such j on a tie)."""
+    r"""The 1-based index j of the minimal-:math:`\|\beta\|_1` vertex :math:`v_j`: :math:`x_j = x_{max}` (the first
+    such j on a tie).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The data point, shape (d,), entries > 0.
+
+    Returns
+    -------
+    int
+        j.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> min_norm_vertex(np.array([1.0, 2.0, 4.0]))
+    3
+    """
     return min_norm_face(x)[0]
 
 
 def min_sharpness_vertex(x: np.ndarray) -> int:
-    """The 1-based index j of the minimal-sharpness vertex v_j: x_j = x_min (the first such j on a tie)."""
+    """The 1-based index j of the minimal-sharpness vertex :math:`v_j`: :math:`x_j = x_{min}` (the first such j on a
+    tie).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The data point, shape (d,), entries > 0.
+
+    Returns
+    -------
+    int
+        j.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> min_sharpness_vertex(np.array([1.0, 2.0, 4.0]))
+    1
+    """
     return min_sharpness_face(x)[0]
 
 
 def min_norm_solution(x, y, c=0.5) -> dict:
-    """The minimal-‖β‖₁ vertex and its values (‖β‖₁ = y/x_max, ‖w‖₁ = √(y/x_max), S = 8 c y x_max)."""
+    r"""The minimal-:math:`\|\beta\|_1` vertex and its values (:math:`\|\beta\|_1 = y/x_{max}`,
+    :math:`\|w\|_1 = \sqrt{y/x_{max}}`, :math:`S = 8cyx_{max}`).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The data point, shape (d,), entries > 0.
+    y : float
+        The label, > 0.
+    c : float
+        The loss factor c of :math:`L = c r^2` (default 1/2).
+
+    Returns
+    -------
+    dict
+        ``vertex`` (j, 1-based), ``beta`` (:math:`v_j`, shape (d,)), ``beta_l1``, ``w_l1`` and ``sharpness``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> s = min_norm_solution(np.array([1.0, 2.0, 4.0]), 2.0)
+    >>> s["vertex"], s["beta"].tolist(), float(s["beta_l1"]), float(s["sharpness"])
+    (3, [0.0, 0.0, 0.5], 0.5, 32.0)
+    """
     j = min_norm_vertex(x) - 1
     beta = np.zeros_like(x)
     beta[j] = VERTEX_NORM(x[j], y)
@@ -130,8 +224,31 @@ def min_norm_solution(x, y, c=0.5) -> dict:
 
 
 def min_sharpness_solution(x, y, c=0.5) -> dict:
-    """The minimal-sharpness vertex and its values: ``vertex`` j (1-based, x_j = x_min), ``beta`` = (y/x_min) e_j,
-    ``beta_l1`` = y/x_min and ``sharpness`` S_min = 8c·y·x_min."""
+    """The minimal-sharpness vertex and its values: ``vertex`` j (1-based, :math:`x_j = x_{min}`),
+    ``beta`` = :math:`(y/x_{min}) e_j`, ``beta_l1`` = :math:`y/x_{min}` and ``sharpness``
+    :math:`S_{min} = 8cyx_{min}`.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The data point, shape (d,), entries > 0.
+    y : float
+        The label, > 0.
+    c : float
+        The loss factor c of :math:`L = c r^2` (default 1/2).
+
+    Returns
+    -------
+    dict
+        ``vertex``, ``beta`` (shape (d,)), ``beta_l1`` and ``sharpness``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> s = min_sharpness_solution(np.array([1.0, 2.0, 4.0]), 2.0)
+    >>> s["vertex"], s["beta"].tolist(), float(s["beta_l1"]), float(s["sharpness"])
+    (1, [2.0, 0.0, 0.0], 2.0, 8.0)
+    """
     j = min_sharpness_vertex(x) - 1
     beta = np.zeros_like(x)
     beta[j] = VERTEX_NORM(x[j], y)
@@ -139,23 +256,104 @@ def min_sharpness_solution(x, y, c=0.5) -> dict:
 
 
 def min_l2_beta(x, y) -> np.ndarray:
-    """argmin ‖β‖₂ on P: :math:`y x/\\|x\\|^2` (interior, as x > 0)."""
+    r"""argmin :math:`\|\beta\|_2` on P: :math:`y x/\|x\|^2` (interior, as x > 0).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The data point, shape (d,), entries > 0.
+    y : float
+        The label, > 0.
+
+    Returns
+    -------
+    numpy.ndarray
+        β, shape (d,).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> (min_l2_beta(np.array([1.0, 2.0, 4.0]), 2.0) * 21).round(12).tolist()
+    [2.0, 4.0, 8.0]
+    """
     return MIN_L2(x, y, x @ x)
 
 
 def minimizers_disjoint(x) -> bool:
-    """The min-norm and min-sharpness solution sets are disjoint iff x_max > x_min."""
+    """The min-norm and min-sharpness solution sets are disjoint iff :math:`x_{max} > x_{min}` (:data:`DISJOINT`).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The data point, shape (d,), entries > 0.
+
+    Returns
+    -------
+    bool
+        Whether they are disjoint.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> minimizers_disjoint(np.array([1.0, 2.0])), minimizers_disjoint(np.array([3.0, 3.0]))
+    (True, False)
+    """
     return bool(DISJOINT(x.max(), x.min()))
 
 
 def pareto_breakpoints(x, y, c=0.5) -> np.ndarray:
-    """Rows (s, N*) at the distinct vertices, sorted by s: the breakpoints of the piecewise-linear front."""
+    """Rows :math:`(s, N^*)` at the distinct vertices, sorted by s: the breakpoints of the piecewise-linear front.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The data point, shape (d,), entries > 0.
+    y : float
+        The label, > 0.
+    c : float
+        The loss factor c of :math:`L = c r^2` (default 1/2).
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (k, 2) with k the number of distinct entries of x: :math:`(8cyx_j, y/x_j)`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> pareto_breakpoints(np.array([1.0, 2.0, 4.0]), 1.0).tolist()
+    [[4.0, 1.0], [8.0, 0.5], [16.0, 0.25]]
+    """
     xu = np.unique(x)
     return np.column_stack([VERTEX_SHARPNESS(xu, y, c), VERTEX_NORM(xu, y)])
 
 
 def pareto_front(x, y, s, c=0.5) -> np.ndarray:
-    """:math:`N^*(s)` (vectorized in s): inf below 8cyx_min, y/x_max above 8cyx_max."""
+    r""":math:`N^*(s) = \min\{\|\beta\|_1: \beta\in P, S(\beta)\le s\}` (vectorized in s): inf below
+    :math:`8cyx_{min}`, :math:`y/x_{max}` above :math:`8cyx_{max}`, linear (:data:`PARETO`) in between.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The data point, shape (d,), entries > 0.
+    y : float
+        The label, > 0.
+    s : array_like
+        Sharpness bounds s, any shape.
+    c : float
+        The loss factor c of :math:`L = c r^2` (default 1/2).
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`N^*(s)`, the shape of ``s``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> pareto_front(np.array([1.0, 2.0, 4.0]), 1.0, [3.0, 4.0, 6.0, 16.0, 20.0]).tolist()
+    [inf, 1.0, 0.75, 0.25, 0.25]
+    """
     s = np.asarray(s, dtype=float)
     xu = np.unique(x)
     out = np.full(s.shape, np.inf)
@@ -170,7 +368,36 @@ def pareto_front(x, y, s, c=0.5) -> np.ndarray:
 
 
 def d2_beta_of_sharpness(x, y, S, c=0.5) -> np.ndarray:
-    """d = 2: the point of P with sharpness S (rows (β₁, β₂)); needs x₁ ≠ x₂."""
+    r"""d = 2: the point of P with sharpness S (rows :math:`(\beta_1, \beta_2)`, :data:`D2_BETA_1` and
+    :data:`D2_BETA_2`); needs :math:`x_1 \ne x_2`.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The data point, shape (2,), two distinct entries > 0.
+    y : float
+        The label, > 0.
+    S : array_like
+        Sharpness values, any shape.
+    c : float
+        The loss factor c of :math:`L = c r^2` (default 1/2).
+
+    Returns
+    -------
+    numpy.ndarray
+        β(S), shape ``S.shape + (2,)``.
+
+    Raises
+    ------
+    InputError
+        If ``x`` is not two distinct entries.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> d2_beta_of_sharpness(np.array([1.0, 2.0]), 1.0, [4.0, 6.0, 8.0]).tolist()
+    [[1.0, 0.0], [0.5, 0.25], [0.0, 0.5]]
+    """
     if x.size != 2 or x[0] == x[1]:
         raise InputError("x", "must have two distinct entries for the affine beta(S)", x)
     S = np.asarray(S, float)
@@ -179,23 +406,118 @@ def d2_beta_of_sharpness(x, y, S, c=0.5) -> np.ndarray:
 
 
 def stable_eta_max(x, y, c=0.5) -> float:
-    """Largest η for which a linearly stable minimum exists: 1/(4 c y x_min)."""
+    """Largest η for which a linearly stable minimum exists: :math:`1/(4cyx_{min})`.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The data point, shape (d,), entries > 0.
+    y : float
+        The label, > 0.
+    c : float
+        The loss factor c of :math:`L = c r^2` (default 1/2).
+
+    Returns
+    -------
+    float
+        η.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> stable_eta_max(np.array([1.0, 2.0, 4.0]), 1.0)
+    0.5
+    """
     return float(STABLE_ETA(x.min(), y, c))
 
 
 def min_norm_stable_eta_max(x, y, c=0.5) -> float:
-    """Largest η for which the minimal-norm vertex is linearly stable: 1/(4 c y x_max)."""
+    """Largest η for which the minimal-norm vertex is linearly stable: :math:`1/(4cyx_{max})`.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The data point, shape (d,), entries > 0.
+    y : float
+        The label, > 0.
+    c : float
+        The loss factor c of :math:`L = c r^2` (default 1/2).
+
+    Returns
+    -------
+    float
+        η.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> min_norm_stable_eta_max(np.array([1.0, 2.0, 4.0]), 1.0)
+    0.125
+    """
     return float(STABLE_ETA(x.max(), y, c))
 
 
 def deep_sharpness(x, beta, L, c=0.5):
-    """On-manifold sharpness of the depth-L shared model, :math:`2cL^2\\sum x_i^2\\beta_i^{2-2/L}`."""
+    r"""On-manifold sharpness of the depth-L shared model, :math:`2cL^2\sum_i x_i^2\beta_i^{2-2/L}`.
+
+    Parameters
+    ----------
+    x : array_like
+        The data point, shape (d,), entries > 0.
+    beta : array_like
+        β, shape (..., d), entries >= 0.
+    L : int
+        The depth, >= 2 (L = 2 is :math:`S(\beta) = 8c\sum_i x_i^2\beta_i`).
+    c : float
+        The loss factor c of :math:`L = c r^2` (default 1/2).
+
+    Returns
+    -------
+    numpy.ndarray or float
+        The sharpness, shape (...).
+
+    Raises
+    ------
+    InputError
+        If ``L`` is not an integer >= 2.
+
+    Examples
+    --------
+    >>> float(deep_sharpness([1.0, 2.0], [0.5, 0.25], 2))
+    6.0
+    """
     L = positive_int("L", L, minimum=2)
     return np.sum(DEEP_SHARPNESS(np.asarray(x, float), np.asarray(beta, float), c, L), axis=-1)
 
 
 def deep_min_sharpness_beta(x, y, L) -> np.ndarray:
-    """argmin of the deep sharpness on P (L ≥ 3): :math:`\\beta_i\\propto x_i^{-L/(L-2)}`, scaled to P."""
+    r"""argmin of the deep sharpness on P (L ≥ 3): :math:`\beta_i\propto x_i^{-L/(L-2)}`, scaled to P.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The data point, shape (d,), entries > 0.
+    y : float
+        The label, > 0.
+    L : int
+        The depth, >= 3.
+
+    Returns
+    -------
+    numpy.ndarray
+        β, shape (d,), with :math:`\langle x, \beta\rangle = y`.
+
+    Raises
+    ------
+    InputError
+        If ``L`` is not an integer >= 3 or ``y`` <= 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> (deep_min_sharpness_beta(np.array([1.0, 2.0]), 1.0, 4) * 6).round(12).tolist()
+    [4.0, 1.0]
+    """
     L = positive_int("L", L, minimum=3)
     positive_scalar("y", y)
     b = DEEP_MIN_WEIGHT(x, L)

@@ -23,8 +23,8 @@ with x > 0 has no solution (y < 0) or only w = 0 (y = 0). Sharpness is reported 
 eigenvalue :math:`\lambda_{max}` (the definition of s_GF in docs/specification/eos.md) and as the operator norm
 :math:`\max|\lambda|`; on M they coincide.
 
-Symbols
--------
+Symbols of paper 2
+------------------
 One set for paper 2: theory's formulas and the claims' statements are built over these (and those of
 :mod:`biasaudit.theory.eos_flow`, :mod:`biasaudit.theory.eos_minimizers` and :mod:`biasaudit.theory.eos_risk`).
 
@@ -81,17 +81,65 @@ delta_jk = sp.Symbol("delta_jk", nonnegative=True)
 
 
 def xs(d: int):
-    """The sympy symbols x1, …, x_d (positive): the data point at an explicit dimension ``d``."""
+    """The sympy symbols x1, …, x_d (positive): the data point at an explicit dimension ``d``.
+
+    Parameters
+    ----------
+    d : int
+        The dimension.
+
+    Returns
+    -------
+    tuple of sympy.Symbol
+        ``(x1, …, xd)``.
+
+    Examples
+    --------
+    >>> xs(3)
+    (x1, x2, x3)
+    """
     return sp.symbols(f"x1:{d + 1}", positive=True)
 
 
 def betas(d: int):
-    """The sympy symbols beta1, …, beta_d (nonnegative): β = w⊙w at an explicit dimension ``d``."""
+    """The sympy symbols beta1, …, beta_d (nonnegative): β = w⊙w at an explicit dimension ``d``.
+
+    Parameters
+    ----------
+    d : int
+        The dimension.
+
+    Returns
+    -------
+    tuple of sympy.Symbol
+        ``(beta1, …, betad)``.
+
+    Examples
+    --------
+    >>> betas(2)
+    (beta1, beta2)
+    """
     return sp.symbols(f"beta1:{d + 1}", nonnegative=True)
 
 
 def ws(d: int):
-    """The sympy symbols w1, …, w_d (real): the weights at an explicit dimension ``d``."""
+    """The sympy symbols w1, …, w_d (real): the weights at an explicit dimension ``d``.
+
+    Parameters
+    ----------
+    d : int
+        The dimension.
+
+    Returns
+    -------
+    tuple of sympy.Symbol
+        ``(w1, …, wd)``.
+
+    Examples
+    --------
+    >>> ws(2)
+    (w1, w2)
+    """
     return sp.symbols(f"w1:{d + 1}", real=True)
 
 
@@ -106,15 +154,50 @@ SHARPNESS_TERM = SHARPNESS.expr
 
 
 def loss_expr(d: int):
-    """:math:`L = c(\\sum_i x_i w_i^2 - y)^2` for explicit dimension ``d`` (symbolic tests)."""
+    r""":math:`L = c(\sum_i x_i w_i^2 - y)^2` for explicit dimension ``d`` (symbolic tests).
+
+    Parameters
+    ----------
+    d : int
+        The dimension.
+
+    Returns
+    -------
+    sympy.Expr
+        L over :func:`xs`, :func:`ws`, ``y_sym`` and ``c_sym``.
+
+    Examples
+    --------
+    >>> loss_expr(2)
+    c*(w1**2*x1 + w2**2*x2 - y)**2
+    """
     x, w = xs(d), ws(d)
     r = sum(xi * wi**2 for xi, wi in zip(x, w)) - y_sym
     return c_sym * r**2
 
 
 def hessian_expr(d: int) -> sp.Matrix:
-    """:data:`HESSIAN` at explicit dimension ``d``: the matrix :math:`2c(4gg^\\top + 2r\\,\\mathrm{diag}(x))` (to be
-    compared with ``sp.hessian``)."""
+    r""":data:`HESSIAN` at explicit dimension ``d``: the matrix :math:`2c(4gg^\top + 2r\,\mathrm{diag}(x))` (to be
+    compared with ``sp.hessian``).
+
+    Parameters
+    ----------
+    d : int
+        The dimension.
+
+    Returns
+    -------
+    sympy.Matrix
+        The d×d Hessian of L over :func:`xs` and :func:`ws`.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> sp.simplify(hessian_expr(2) - sp.hessian(loss_expr(2), ws(2)))
+    Matrix([
+    [0, 0],
+    [0, 0]])
+    """
     x, w = xs(d), ws(d)
     r = sum(xi * wi**2 for xi, wi in zip(x, w)) - y_sym
     return sp.Matrix(d, d, lambda a, b: HESSIAN.expr.subs({g_j: x[a] * w[a], g_k: x[b] * w[b], r_sym: r, x_j: x[a],
@@ -122,8 +205,24 @@ def hessian_expr(d: int) -> sp.Matrix:
 
 
 def on_manifold_sharpness_expr(d: int):
-    """:data:`SHARPNESS` summed at an explicit dimension ``d``: S(β) = Σ_i 8c x_i² β_i over :func:`xs` and
-    :func:`betas`."""
+    r""":data:`SHARPNESS` summed at an explicit dimension ``d``: :math:`S(\beta) = 8c\sum_i x_i^2\beta_i` over
+    :func:`xs` and :func:`betas`.
+
+    Parameters
+    ----------
+    d : int
+        The dimension.
+
+    Returns
+    -------
+    sympy.Expr
+        S(β).
+
+    Examples
+    --------
+    >>> on_manifold_sharpness_expr(2)
+    8*beta1*c*x1**2 + 8*beta2*c*x2**2
+    """
     x, b = xs(d), betas(d)
     return sum(SHARPNESS_TERM.subs({x_i: xi, beta_i: bi}) for xi, bi in zip(x, b))
 
@@ -131,7 +230,19 @@ def on_manifold_sharpness_expr(d: int):
 # ---- validated problem -----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class EosProblem:
-    """Validated inputs: ``x`` (d,) > 0, ``y`` > 0, optional ``w0`` (d,) with non-zero entries, ``c`` > 0."""
+    """Validated inputs of the shared-weight model (build it with :func:`eos_problem`).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The data point, shape (d,), every entry > 0.
+    y : float
+        The label, > 0.
+    w0 : numpy.ndarray or None
+        The initial weights :math:`w(0)`, shape (d,), non-zero entries; ``None`` where none is needed.
+    c : float
+        The loss factor c of :math:`L = c r^2`, > 0.
+    """
 
     x: np.ndarray
     y: float
@@ -155,7 +266,40 @@ class EosProblem:
 
 
 def eos_problem(x, y, w0=None, *, loss_factor: float = 0.5) -> EosProblem:
-    """Validate ``(x, y, w0, loss_factor)``; every bad input raises :class:`InputError` naming it."""
+    r"""Validate ``(x, y, w0, loss_factor)``; every bad input raises :class:`InputError` naming it.
+
+    Parameters
+    ----------
+    x : array_like
+        The data point :math:`x\in\mathbb R^d`, every entry finite and > 0.
+    y : float
+        The label, finite and > 0.
+    w0 : array_like, optional
+        The initial weights :math:`w(0)`, length d, finite and non-zero.
+    loss_factor : float
+        c in :math:`L = c r^2`, > 0 (default 1/2).
+
+    Returns
+    -------
+    EosProblem
+        The validated inputs as float arrays and floats.
+
+    Raises
+    ------
+    InputError
+        If ``x`` has an entry <= 0 (or not finite), ``y`` <= 0, ``w0``'s length differs from ``x``'s or it has a zero
+        entry, or ``loss_factor`` <= 0.
+
+    Examples
+    --------
+    >>> p = eos_problem([1, 2], 1, w0=[0.5, 0.5])
+    >>> p.d, p.beta0.tolist(), p.r0
+    (2, [0.25, 0.25], -0.25)
+    >>> eos_problem([1, 0], 1)
+    Traceback (most recent call last):
+    ...
+    biasaudit.plumbing.inputs.InputError: x: must be strictly positive (a zero entry leaves its coordinate ...
+    """
     xv = as_finite_vector("x", x)
     if np.any(xv <= 0):
         if np.any(xv < 0) and np.any(xv > 0):
@@ -180,23 +324,113 @@ def eos_problem(x, y, w0=None, *, loss_factor: float = 0.5) -> EosProblem:
 
 # ---- numeric versions of the closed forms -------------------------------------------------------------
 def residual(x: np.ndarray, y: float, w: np.ndarray) -> np.ndarray:
-    """:math:`r = \\langle x, w\\odot w\\rangle - y` (``w`` may be batched on leading axes)."""
+    r""":math:`r = \langle x, w\odot w\rangle - y` (``w`` may be batched on leading axes).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The data point, shape (d,).
+    y : float
+        The label.
+    w : numpy.ndarray
+        Weights, shape (..., d).
+
+    Returns
+    -------
+    numpy.ndarray or float
+        r, shape (...).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> float(residual(np.array([1.0, 2.0]), 1.0, np.array([0.5, 0.5])))
+    -0.25
+    """
     return np.sum(x * w * w, axis=-1) - y
 
 
 def loss(x, y, w, c=0.5):
-    """L = c r², one value per row of ``w`` (batched over its leading axes)."""
+    """:math:`L = c r^2`, one value per row of ``w`` (batched over its leading axes).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The data point, shape (d,).
+    y : float
+        The label.
+    w : numpy.ndarray
+        Weights, shape (..., d).
+    c : float
+        The loss factor (default 1/2).
+
+    Returns
+    -------
+    numpy.ndarray or float
+        L, shape (...).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> float(loss(np.array([1.0, 2.0]), 1.0, np.array([0.5, 0.5])))
+    0.03125
+    """
     return c * residual(x, y, w) ** 2
 
 
 def gradient(x, y, w, c=0.5):
-    """∇L = 4c r (x⊙w), the shape of ``w`` (batched over its leading axes)."""
+    r""":math:`\nabla L = 4c\,r\,(x\odot w)`, the shape of ``w`` (batched over its leading axes).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The data point, shape (d,).
+    y : float
+        The label.
+    w : numpy.ndarray
+        Weights, shape (..., d).
+    c : float
+        The loss factor (default 1/2).
+
+    Returns
+    -------
+    numpy.ndarray
+        ∇L, shape (..., d).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> gradient(np.array([1.0, 2.0]), 1.0, np.array([0.5, 0.5])).tolist()
+    [-0.25, -0.5]
+    """
     return 4 * c * residual(x, y, w)[..., None] * x * w
 
 
 def hessian(x: np.ndarray, y: float, w: np.ndarray, c: float = 0.5) -> np.ndarray:
-    """:math:`2c(4gg^\\top + 2r\\,\\mathrm{diag}(x))` (:data:`HESSIAN` over every (j, k)), batched over leading axes of
-    ``w``."""
+    r""":math:`2c(4gg^\top + 2r\,\mathrm{diag}(x))` (:data:`HESSIAN` over every (j, k)), batched over leading axes of
+    ``w``.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The data point, shape (d,).
+    y : float
+        The label.
+    w : array_like
+        Weights, shape (..., d).
+    c : float
+        The loss factor (default 1/2).
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`\nabla^2 L`, shape (..., d, d).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> hessian(np.array([1.0, 2.0]), 1.0, np.array([0.5, 0.5])).tolist()
+    [[0.5, 2.0], [2.0, 3.0]]
+    """
     w = np.asarray(w, dtype=float)
     g = x * w
     r = residual(x, y, w)
@@ -204,26 +438,134 @@ def hessian(x: np.ndarray, y: float, w: np.ndarray, c: float = 0.5) -> np.ndarra
 
 
 def hessian_eigenvalues(x, y, w, c=0.5) -> np.ndarray:
-    """Ascending eigenvalues of the Hessian (batched): ``[..., -1]`` is λ_max, ``[..., 0]`` is λ_min."""
+    r"""Ascending eigenvalues of the Hessian (batched): ``[..., -1]`` is :math:`\lambda_{max}`, ``[..., 0]`` is
+    :math:`\lambda_{min}`.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The data point, shape (d,).
+    y : float
+        The label.
+    w : array_like
+        Weights, shape (..., d).
+    c : float
+        The loss factor (default 1/2).
+
+    Returns
+    -------
+    numpy.ndarray
+        The eigenvalues, shape (..., d), ascending.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.array([1.0, 2.0])
+    >>> w = np.sqrt([0.5, 0.25])                # on M: <x, w⊙w> = 1
+    >>> np.round(hessian_eigenvalues(x, 1.0, w), 12).tolist()
+    [0.0, 6.0]
+    """
     return np.linalg.eigvalsh(hessian(x, y, w, c))
 
 
 def sharpness_term(x, beta, c=0.5):
-    """Elementwise :math:`8c x_i^2 \\beta_i` (:data:`SHARPNESS`; sum it over i for the on-manifold sharpness)."""
+    r"""Elementwise :math:`8c x_i^2 \beta_i` (:data:`SHARPNESS`; sum it over i for the on-manifold sharpness).
+
+    Parameters
+    ----------
+    x : array_like
+        The data point, shape (d,).
+    beta : array_like
+        β = w⊙w, shape (..., d).
+    c : float
+        The loss factor (default 1/2).
+
+    Returns
+    -------
+    numpy.ndarray
+        The summands, shape (..., d).
+
+    Examples
+    --------
+    >>> sharpness_term([1.0, 2.0], [0.5, 0.25]).tolist()
+    [2.0, 4.0]
+    """
     return SHARPNESS(np.asarray(x, float), np.asarray(beta, float), c)
 
 
 def on_manifold_sharpness(x, beta, c=0.5) -> np.ndarray:
-    """:math:`S(\\beta) = 8c\\sum_i x_i^2\\beta_i` (exact on M; the linear part of λ_max off it)."""
+    r""":math:`S(\beta) = 8c\sum_i x_i^2\beta_i` (exact on M; the linear part of :math:`\lambda_{max}` off it).
+
+    Parameters
+    ----------
+    x : array_like
+        The data point, shape (d,).
+    beta : array_like
+        β = w⊙w, shape (..., d).
+    c : float
+        The loss factor (default 1/2).
+
+    Returns
+    -------
+    numpy.ndarray or float
+        S(β), shape (...).
+
+    Examples
+    --------
+    >>> float(on_manifold_sharpness([1.0, 2.0], [0.5, 0.25]))
+    6.0
+    """
     return np.sum(sharpness_term(x, beta, c), axis=-1)
 
 
 def vertices(x: np.ndarray, y: float) -> np.ndarray:
-    """The simplex vertices :math:`v_j = (y/x_j) e_j` as rows."""
+    """The simplex vertices :math:`v_j = (y/x_j) e_j` as rows.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The data point, shape (d,).
+    y : float
+        The label.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (d, d); row j is :math:`v_j`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> vertices(np.array([1.0, 2.0]), 1.0).tolist()
+    [[1.0, 0.0], [0.0, 0.5]]
+    """
     return np.diag(y / x)
 
 
 def project_to_manifold(x, y, w):
-    """Radial projection :math:`w\\sqrt{y/\\langle x, w\\odot w\\rangle}` onto M (a point of M, not the flow's)."""
+    r"""Radial projection :math:`w\sqrt{y/\langle x, w\odot w\rangle}` onto M (a point of M, not the flow's).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The data point, shape (d,).
+    y : float
+        The label.
+    w : array_like
+        Weights, shape (..., d), not all zero.
+
+    Returns
+    -------
+    numpy.ndarray
+        The projected weights, shape (..., d).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.array([1.0, 2.0])
+    >>> w = project_to_manifold(x, 1.0, [0.5, 0.5])
+    >>> round(float(residual(x, 1.0, w)), 12)
+    0.0
+    """
     w = np.asarray(w, float)
     return w * np.sqrt(y / np.sum(x * w * w, axis=-1))[..., None]

@@ -69,37 +69,163 @@ U_ARGMIN = Formula("u_shape_argmin", 2 / s_star, (s_star,), "math")
 
 
 def bayes_risk(x, y, beta) -> np.ndarray:
-    """E R(β) under the uniform-simplex teacher (batched over leading axes of β)."""
+    r"""E R(β) under the uniform-simplex teacher (batched over leading axes of β).
+
+    Parameters
+    ----------
+    x : array_like
+        The data point, shape (d,), entries > 0.
+    y : float
+        The label, > 0.
+    beta : array_like
+        β, shape (..., d).
+
+    Returns
+    -------
+    numpy.ndarray or float
+        :math:`\sum_i\beta_i^2 - \frac{2y}{d}\sum_i\frac{\beta_i}{x_i} + \frac{2y^2}{d(d+1)}\sum_i\frac1{x_i^2}`,
+        shape (...).
+
+    Examples
+    --------
+    >>> round(float(bayes_risk([1.0, 2.0], 1.0, [0.5, 0.25])), 12)
+    0.104166666667
+    """
     x = np.asarray(x, float)
     return np.sum(BAYES_RISK(x, np.asarray(beta, float), y, x.size), axis=-1)
 
 
 def bayes_optimal_beta(x, y) -> np.ndarray:
-    """:math:`\\bar\\beta_i = y/(d x_i)`."""
+    r""":math:`\bar\beta_i = y/(d x_i)`, the minimizer of E R (:data:`BAYES_OPT`).
+
+    Parameters
+    ----------
+    x : array_like
+        The data point, shape (d,), entries > 0.
+    y : float
+        The label, > 0.
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`\bar\beta`, shape (d,).
+
+    Examples
+    --------
+    >>> bayes_optimal_beta([1.0, 2.0], 1.0).tolist()
+    [0.5, 0.25]
+    """
     x = np.asarray(x, float)
     return BAYES_OPT(x, y, x.size) * np.ones_like(x)
 
 
 def bayes_optimal_risk(x, y) -> float:
-    """E R at the optimum β̄, y²(d−1)/(d²(d+1)) Σ_i x_i⁻²: the smallest Bayesian risk of any β."""
+    r"""E R at the optimum :math:`\bar\beta`, :math:`y^2\frac{d-1}{d^2(d+1)}\sum_i x_i^{-2}`: the smallest Bayesian risk
+    of any β.
+
+    Parameters
+    ----------
+    x : array_like
+        The data point, shape (d,), entries > 0.
+    y : float
+        The label, > 0.
+
+    Returns
+    -------
+    float
+        :math:`E R(\bar\beta)`.
+
+    Examples
+    --------
+    >>> round(bayes_optimal_risk([1.0, 2.0], 1.0), 12), round(1 / 12 * (1 + 1 / 4), 12)
+    (0.104166666667, 0.104166666667)
+    """
     return float(bayes_risk(x, y, bayes_optimal_beta(x, y)))
 
 
 def d2_vertex_risk_ratio(x, y) -> tuple[float, float]:
-    """E R at each vertex divided by the optimal risk (both exactly 4 at d = 2)."""
+    r"""E R at each vertex :math:`v_j = (y/x_j)e_j` divided by the optimal risk (both exactly 4 at d = 2).
+
+    Parameters
+    ----------
+    x : array_like
+        The data point, shape (d,), entries > 0.
+    y : float
+        The label, > 0.
+
+    Returns
+    -------
+    tuple of float
+        :math:`E R(v_j)/E R(\bar\beta)` for j = 1, …, d.
+
+    Examples
+    --------
+    >>> [round(r, 12) for r in d2_vertex_risk_ratio([1.0, 2.0], 1.0)]
+    [4.0, 4.0]
+    """
     x = np.asarray(x, float)
     opt = bayes_optimal_risk(x, y)
     return tuple(float(bayes_risk(x, y, np.eye(x.size)[j] * y / x[j]) / opt) for j in range(x.size))
 
 
 def u_shape_condition(x, y, beta_star, s_gf, c=0.5) -> bool:
-    """d = 2: R(η) is U-shaped iff :math:`8cyx_{min} < S(\\beta^*) < S_{GF}`."""
+    r"""d = 2: R(η) is U-shaped iff :math:`8cyx_{min} < S(\beta^*) < S_{GF}` (:data:`U_SHAPE`).
+
+    Parameters
+    ----------
+    x : array_like
+        The data point, shape (2,), entries > 0.
+    y : float
+        The label, > 0.
+    beta_star : array_like
+        The teacher :math:`\beta^*`, shape (2,).
+    s_gf : float
+        :math:`S_{GF}`, the sharpness of the gradient flow's limit.
+    c : float
+        The loss factor (default 1/2).
+
+    Returns
+    -------
+    bool
+        Whether the condition holds.
+
+    Examples
+    --------
+    >>> u_shape_condition([1.0, 2.0], 1.0, [0.5, 0.25], s_gf=7.0), u_shape_condition([1.0, 2.0], 1.0, [0.5, 0.25], 5.0)
+    (True, False)
+    """
     x = np.asarray(x, float)
     return bool(U_SHAPE(x.min(), y, c, float(on_manifold_sharpness(x, np.asarray(beta_star, float), c)), s_gf))
 
 
 def fixed_teacher_risk_curve(x, y, beta_star, s_gf, eta, c=0.5) -> np.ndarray:
-    """The approximation :math:`\\|\\beta(\\min(2/\\eta, S_{GF})) - \\beta^*\\|^2` at d = 2 (vectorized in η)."""
+    r"""The approximation :math:`R(\eta)\approx\|\beta(\min(2/\eta, S_{GF})) - \beta^*\|^2` at d = 2 (vectorized in η).
+
+    Parameters
+    ----------
+    x : array_like
+        The data point, shape (2,), entries > 0.
+    y : float
+        The label, > 0.
+    beta_star : array_like
+        The teacher :math:`\beta^*`, shape (2,).
+    s_gf : float
+        :math:`S_{GF}`.
+    eta : array_like
+        Steps η > 0, any shape.
+    c : float
+        The loss factor (default 1/2).
+
+    Returns
+    -------
+    numpy.ndarray
+        R(η), the shape of ``eta``.
+
+    Examples
+    --------
+    >>> fixed_teacher_risk_curve([1.0, 2.0], 1.0, [0.5, 0.25], 6.0, [0.1, 1 / 3, 1.0]).tolist()
+    [0.0, 0.0, 1.25]
+    """
     from biasaudit.theory.eos_minimizers import d2_beta_of_sharpness
 
     x = np.asarray(x, float)

@@ -63,13 +63,49 @@ class Formula:
         return f"Formula({self.name!r}: {sp.sstr(self.expr)})"
 
     def eq(self, lhs: sp.Basic) -> sp.Eq:
-        """``lhs = expr`` as an unevaluated equation (a claim's statement)."""
+        """``lhs = expr`` as an unevaluated equation (a claim's statement).
+
+        Parameters
+        ----------
+        lhs : sympy.Basic
+            The left side (e.g. ``w(tau)``).
+
+        Returns
+        -------
+        sympy.Eq
+            ``Eq(lhs, expr)``, unevaluated.
+
+        Examples
+        --------
+        >>> import sympy as sp
+        >>> a, b = sp.symbols("a b")
+        >>> f = Formula("sum", a + b, (a, b))
+        >>> f.eq(sp.Symbol("s")), f(1.0, 2.0)
+        (Eq(s, a + b), 3.0)
+        """
         return sp.Eq(lhs, self.expr, evaluate=False)
 
 
 @contextlib.contextmanager
 def traced() -> Iterator[list[Formula]]:
-    """Collect the formulas evaluated inside the block (this thread), in call order, repeats included."""
+    """Collect the formulas evaluated inside the block (this thread), in call order, repeats included.
+
+    Returns
+    -------
+    contextlib.AbstractContextManager of list of Formula
+        A context manager; its ``as`` target is the list, filled while the block runs (an enclosing ``traced``
+        block sees the calls too).
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> a = sp.Symbol("a")
+    >>> double = Formula("double", 2 * a, (a,), "math")
+    >>> with traced() as seen:
+    ...     _ = double(1.0) + double(2.0)
+    >>> [f.name for f in seen]
+    ['double', 'double']
+    """
     previous = getattr(_trace, "seen", None)
     _trace.seen = seen = []
     try:

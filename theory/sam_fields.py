@@ -25,8 +25,8 @@ Exact facts encoded here and checked symbolically in ``tests/test_sam_fields.py`
 2. one discrete SAM step on the logistic loss is explicit Euler on that field with
    ``h_k = eta * sigma(-z~_k)`` (:func:`discrete_step` builds the step).
 
-Symbols
--------
+Symbols of paper 1
+------------------
 =========  ===========================================
 ``w``      one coordinate of the balanced layer weight
 ``mu``     the matching data coordinate (mu_j > 0)
@@ -108,7 +108,32 @@ def effective_radius(rho_value, depth: int, normalization: str = "joint"):
 
     The one definition of c_L: :func:`biasaudit.theory.sam_l2.c_L` (validated), the sympy statement
     ``sam_l2.FORMULAS["c_joint"]``, the numerics and the claims all call this function. ``rho_value`` and
-    ``depth`` may be sympy expressions."""
+    ``depth`` may be sympy expressions.
+
+    Parameters
+    ----------
+    rho_value : float or sympy.Expr
+        The SAM radius ρ.
+    depth : int or sympy.Expr
+        The depth L.
+    normalization : str
+        ``"joint"`` (the default) or ``"layer"``.
+
+    Returns
+    -------
+    float or sympy.Expr
+        :math:`c_L`.
+
+    Raises
+    ------
+    InputError
+        If ``normalization`` is neither ``"joint"`` nor ``"layer"``.
+
+    Examples
+    --------
+    >>> float(effective_radius(0.5, 4)), effective_radius(0.5, 4, "layer"), effective_radius(rho, L)
+    (0.25, 0.5, rho/sqrt(L))
+    """
     choice("normalization", normalization, NORMALIZATIONS)
     if normalization == "layer":
         return rho_value
@@ -119,10 +144,26 @@ def effective_radius(rho_value, depth: int, normalization: str = "joint"):
 
 @dataclass(frozen=True)
 class ReducedField:
-    """The per-coordinate field ``expr`` (sympy, in ``w, mu, rho`` and ``T`` for l2) and its numpy version.
+    r"""The per-coordinate field ``expr`` (sympy, in ``w, mu, rho`` and ``T`` for l2) and its numpy version.
 
     ``numpy(w, mu, rho)`` evaluates the field for a whole vector ``w`` (it computes ``T`` itself) by calling
-    ``formula``, the field lambdified once for this algorithm, depth and normalisation.
+    ``formula``, the field lambdified once for this algorithm, depth and normalisation. Calling the field,
+    ``field(w, mu, rho)``, is ``numpy`` on float arrays: one value per coordinate.
+
+    Parameters
+    ----------
+    algorithm : str
+        ``"gd"``, ``"linf"`` or ``"l2"``.
+    depth : int
+        The depth L.
+    normalization : str
+        ``"joint"`` or ``"layer"`` (l2-SAM's norm).
+    expr : sympy.Expr
+        F(w), the field of one coordinate.
+    numpy : callable
+        ``(w, mu, rho) -> F(w)`` on arrays of shape (d,).
+    formula : Formula or None
+        ``expr`` lambdified (over ``w, mu, rho`` and, for l2, :math:`T = \|\mu\odot w^{L-1}\|`).
     """
 
     algorithm: str
@@ -150,7 +191,36 @@ def _field_expr(algorithm: str, depth: int, normalization: str) -> sp.Expr:
 
 @cache
 def reduced_field(algorithm: str, depth: int, normalization: str = "joint") -> ReducedField:
-    """The reduced balanced field of ``algorithm`` at ``depth`` (cached: lambdified once per key)."""
+    """The reduced balanced field of ``algorithm`` at ``depth`` (cached: lambdified once per key).
+
+    Parameters
+    ----------
+    algorithm : str
+        ``"gd"``, ``"linf"`` or ``"l2"``.
+    depth : int
+        The depth L, >= 1.
+    normalization : str
+        l2-SAM's norm: ``"joint"`` (over all L·d parameters, the default) or ``"layer"`` (per layer); ignored by the
+        others.
+
+    Returns
+    -------
+    ReducedField
+        The field's sympy expression and its numpy evaluation.
+
+    Raises
+    ------
+    InputError
+        If ``algorithm`` or ``normalization`` is not one of the names above, or ``depth`` < 1.
+
+    Examples
+    --------
+    >>> field = reduced_field("linf", 2)
+    >>> field.expr
+    mu*(-rho*sign(w) + w)
+    >>> field([1.0, 2.0], [1.0, 1.0], 0.5).tolist()
+    [0.5, 1.5]
+    """
     choice("algorithm", algorithm, ALGORITHMS)
     positive_int("depth", depth, minimum=1)
     choice("normalization", normalization, NORMALIZATIONS)
@@ -193,9 +263,37 @@ def _perturbation(grad: sp.Matrix, algorithm: str, normalization: str) -> sp.Mat
 def sam_flow_on_linear_loss(algorithm: str, depth: int, d: int, normalization: str = "joint"):
     """The SAM flow ``theta' = -grad L_lin(theta + eps)`` on the linear loss ``L_lin = -<beta, mu>``.
 
-    Returns ``(Wsym, musym, field)``: the L x d parameter symbols, the data symbols and the L x d matrix of
-    the field on the *full* (unbalanced) parameter.  ``eps`` is the algorithm's perturbation of
-    ``grad L_lin`` (``sign`` with sign(0) = 0; l2 joint over all entries or per layer).
+    ``eps`` is the algorithm's perturbation of ``grad L_lin`` (``sign`` with sign(0) = 0; l2 joint over all
+    entries or per layer).
+
+    Parameters
+    ----------
+    algorithm : str
+        ``"gd"``, ``"linf"`` or ``"l2"``.
+    depth : int
+        The depth L, >= 1.
+    d : int
+        The number of coordinates.
+    normalization : str
+        l2-SAM's norm: ``"joint"`` (over all L·d parameters, the default) or ``"layer"`` (per layer); ignored by the
+        others.
+
+    Returns
+    -------
+    tuple of (sympy.Matrix, sympy.Matrix, sympy.Matrix)
+        ``(Wsym, musym, field)``: the L x d parameter symbols, the data symbols (d x 1) and the L x d matrix of the
+        field on the *full* (unbalanced) parameter.
+
+    Raises
+    ------
+    InputError
+        If ``algorithm`` or ``normalization`` is not one of the names above.
+
+    Examples
+    --------
+    >>> W, m, field = sam_flow_on_linear_loss("gd", 2, 1)
+    >>> field.T
+    Matrix([[mu_1*w2_1, mu_1*w1_1]])
     """
     choice("algorithm", algorithm, ALGORITHMS)
     choice("normalization", normalization, NORMALIZATIONS)
@@ -219,9 +317,37 @@ def sam_flow_on_linear_loss(algorithm: str, depth: int, d: int, normalization: s
 def discrete_step(algorithm: str, depth: int, d: int, normalization: str = "joint"):
     """One SAM step on the logistic loss: ``theta - eta * grad l(z(theta + eps))``, symbolically.
 
-    Returns ``(Wsym, musym, eta, step, z_tilde)`` with ``step`` the L x d update ``theta_new - theta`` and
-    ``z_tilde`` the perturbed margin.  (The perturbation direction of the logistic loss equals that of the
-    linear loss, because l'(z) < 0 is a scalar factor.)
+    The perturbation direction of the logistic loss equals that of the linear loss, because l'(z) < 0 is a scalar
+    factor.
+
+    Parameters
+    ----------
+    algorithm : str
+        ``"gd"``, ``"linf"`` or ``"l2"``.
+    depth : int
+        The depth L, >= 1.
+    d : int
+        The number of coordinates.
+    normalization : str
+        l2-SAM's norm: ``"joint"`` (over all L·d parameters, the default) or ``"layer"`` (per layer); ignored by the
+        others.
+
+    Returns
+    -------
+    tuple
+        ``(Wsym, musym, eta, step, z_tilde)`` with ``step`` the L x d update ``theta_new - theta`` (sympy.Matrix)
+        and ``z_tilde`` the perturbed margin.
+
+    Raises
+    ------
+    InputError
+        If ``algorithm`` or ``normalization`` is not one of the names above.
+
+    Examples
+    --------
+    >>> W, m, eta, step, z_tilde = discrete_step("gd", 1, 1)
+    >>> step[0, 0], z_tilde
+    (eta*mu_1*exp(-mu_1*w1_1)/(1 + exp(-mu_1*w1_1)), mu_1*w1_1)
     """
     Wsym, musym, _ = sam_flow_on_linear_loss(algorithm, depth, d, normalization)
     eta = sp.Symbol("eta", positive=True)

@@ -62,21 +62,99 @@ def _mu_alpha(mu_value, alpha_value):
 
 
 def depth1_weights(mu_value, alpha_value, tau_value) -> np.ndarray:
-    """``alpha + mu tau`` (every algorithm at depth 1, one point); shape (d,) or (len(tau), d)."""
+    r""":math:`w_j = \alpha_j + \mu_j\tau` (every algorithm at depth 1, one point); shape (d,) or (len(tau), d).
+
+    Parameters
+    ----------
+    mu_value : array_like
+        The data coordinates :math:`\mu_j > 0`, shape (d,).
+    alpha_value : float or array_like
+        The initial weights :math:`\alpha_j > 0`: one for every coordinate, or shape (d,).
+    tau_value : float or array_like
+        Rescaled times τ, finite.
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`w_j(\tau)`, shape (len(tau), d), squeezed (shape (d,) for one τ).
+
+    Raises
+    ------
+    InputError
+        If ``mu_value`` or ``alpha_value`` has an entry <= 0, their lengths differ, or ``tau_value`` is not finite.
+
+    Examples
+    --------
+    >>> depth1_weights([1, 2], 0.1, [0.0, 1.0]).tolist()
+    [[0.1, 0.1], [1.1, 2.1]]
+    """
     m, a = _mu_alpha(mu_value, alpha_value)
     t = as_finite_vector("tau", tau_value)
     return np.squeeze(GD_DEPTH1(m[None, :], a[None, :], t[:, None]))
 
 
 def gd_l2_weights(mu_value, alpha_value, tau_value) -> np.ndarray:
-    """``alpha e^{mu tau}`` (GD, L = 2)."""
+    r""":math:`w_j = \alpha_j e^{\mu_j\tau}` (GD, L = 2).
+
+    Parameters
+    ----------
+    mu_value : array_like
+        The data coordinates :math:`\mu_j > 0`, shape (d,).
+    alpha_value : float or array_like
+        The initial weights :math:`\alpha_j > 0`: one for every coordinate, or shape (d,).
+    tau_value : float or array_like
+        Rescaled times τ, finite.
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`w_j(\tau)`, shape (len(tau), d), squeezed (shape (d,) for one τ).
+
+    Raises
+    ------
+    InputError
+        If ``mu_value`` or ``alpha_value`` has an entry <= 0, their lengths differ, or ``tau_value`` is not finite.
+
+    Examples
+    --------
+    >>> gd_l2_weights([1, 2], 0.1, [0.0, 1.0]).round(6).tolist()
+    [[0.1, 0.1], [0.271828, 0.738906]]
+    """
     m, a = _mu_alpha(mu_value, alpha_value)
     t = as_finite_vector("tau", tau_value)
     return np.squeeze(GD_L2(m[None, :], a[None, :], t[:, None]))
 
 
 def gd_deep_weights(mu_value, alpha_value, tau_value, depth: int) -> np.ndarray:
-    """``(alpha^{2-L} - (L-2) mu tau)^{1/(2-L)}`` (GD, L >= 3), valid before the blow-up times."""
+    r""":math:`w_j = (\alpha_j^{2-L} - (L-2)\mu_j\tau)^{1/(2-L)}` (GD, L >= 3), valid before the blow-up times.
+
+    Parameters
+    ----------
+    mu_value : array_like
+        The data coordinates :math:`\mu_j > 0`, shape (d,).
+    alpha_value : float or array_like
+        The initial weights :math:`\alpha_j > 0`: one for every coordinate, or shape (d,).
+    tau_value : float or array_like
+        Rescaled times τ, finite.
+    depth : int
+        The depth L, >= 3.
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`w_j(\tau)`, shape (len(tau), d), squeezed (shape (d,) for one τ).
+
+    Raises
+    ------
+    InputError
+        If ``mu_value`` or ``alpha_value`` has an entry <= 0, their lengths differ, ``tau_value`` is not finite,
+        ``depth`` < 3, or a τ reaches a blow-up time :func:`gd_blowup_times`.
+
+    Examples
+    --------
+    >>> gd_deep_weights([1, 2], 0.5, [0.0, 0.5], 3).tolist()
+    [[0.5, 0.5], [0.6666666666666666, 1.0]]
+    """
     m, a = _mu_alpha(mu_value, alpha_value)
     depth = positive_int("depth", depth, minimum=3)
     t = as_finite_vector("tau", tau_value)
@@ -86,14 +164,65 @@ def gd_deep_weights(mu_value, alpha_value, tau_value, depth: int) -> np.ndarray:
 
 
 def gd_blowup_times(mu_value, alpha_value, depth: int) -> np.ndarray:
-    """``tau_j = alpha_j^{2-L} / ((L-2) mu_j)`` for L >= 3."""
+    r""":math:`\tau_j = \alpha_j^{2-L} / ((L-2)\mu_j)` for L >= 3.
+
+    Parameters
+    ----------
+    mu_value : array_like
+        The data coordinates :math:`\mu_j > 0`, shape (d,).
+    alpha_value : float or array_like
+        The initial weights :math:`\alpha_j > 0`: one for every coordinate, or shape (d,).
+    depth : int
+        The depth L, >= 3.
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`\tau_j`, shape (d,).
+
+    Raises
+    ------
+    InputError
+        If ``mu_value`` or ``alpha_value`` has an entry <= 0, their lengths differ, or ``depth`` < 3.
+
+    Examples
+    --------
+    >>> gd_blowup_times([1, 2], 0.5, 3).tolist()
+    [2.0, 1.0]
+    """
     m, a = _mu_alpha(mu_value, alpha_value)
     depth = positive_int("depth", depth, minimum=3)
     return np.asarray(GD_BLOWUP_TIME(m, a, depth), dtype=float)
 
 
 def gd_limit_index(mu_value, alpha_value, depth: int) -> int:
-    """1-based index k of GD's limit direction e_k at depth >= 2 (d at L = 2; first blow-up at L >= 3)."""
+    r"""1-based index k of GD's limit direction :math:`e_k` at depth >= 2 (d at L = 2; the first blow-up,
+    :math:`\arg\max_j \mu_j\alpha_j^{L-2}`, at L >= 3).
+
+    Parameters
+    ----------
+    mu_value : array_like
+        The data coordinates :math:`\mu_j > 0`, shape (d,).
+    alpha_value : float or array_like
+        The initial weights :math:`\alpha_j > 0`: one for every coordinate, or shape (d,).
+    depth : int
+        The depth L, >= 2.
+
+    Returns
+    -------
+    int
+        k.
+
+    Raises
+    ------
+    InputError
+        If ``mu_value`` or ``alpha_value`` has an entry <= 0, their lengths differ, or ``depth`` < 2.
+
+    Examples
+    --------
+    >>> gd_limit_index([1, 2], 0.5, 3), gd_limit_index([1, 2], [0.5, 0.1], 3)
+    (2, 1)
+    """
     m, a = _mu_alpha(mu_value, alpha_value)
     depth = positive_int("depth", depth, minimum=2)
     if depth == 2:

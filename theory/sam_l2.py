@@ -185,7 +185,32 @@ FORMULAS = {
 
 
 def c_L(rho_value: float, depth: int = 2, normalization: str = "joint") -> float:
-    """c_L = ρ/√L (joint normalisation over all L·d parameters) or ρ (per layer)."""
+    r""":math:`c_L = \rho/\sqrt L` (joint normalisation over all L·d parameters) or ρ (per layer).
+
+    Parameters
+    ----------
+    rho_value : float
+        The SAM radius ρ > 0.
+    depth : int
+        The depth L >= 1 (default 2).
+    normalization : str
+        ``"joint"`` (the default) or ``"layer"``.
+
+    Returns
+    -------
+    float
+        :math:`c_L`.
+
+    Raises
+    ------
+    InputError
+        If ``rho_value`` <= 0, ``depth`` < 1, or ``normalization`` is neither ``"joint"`` nor ``"layer"``.
+
+    Examples
+    --------
+    >>> c_L(0.5, 4), c_L(0.5, 4, "layer")
+    (0.25, 0.5)
+    """
     rho_value = positive_scalar("rho", rho_value)
     depth = positive_int("depth", depth)
     choice("normalization", normalization, NORMALIZATIONS)
@@ -193,7 +218,29 @@ def c_L(rho_value: float, depth: int = 2, normalization: str = "joint") -> float
 
 
 def rescaled_field_l2(w: np.ndarray, mu: np.ndarray, c_value: float) -> np.ndarray:
-    """w' = μ ⊙ w ⊙ (1 − cμ/S) at L = 2; the zero vector maps to 0 (ε = 0 at zero gradient)."""
+    r""":math:`w' = \mu\odot w\odot(1 - c\mu/S)`, :math:`S = \|\mu\odot w\|_2`, at L = 2; the zero vector maps to 0
+    (ε = 0 at zero gradient).
+
+    Parameters
+    ----------
+    w : numpy.ndarray
+        The balanced weights, shape (d,).
+    mu : numpy.ndarray
+        The data point μ, shape (d,).
+    c_value : float
+        :math:`c_L`.
+
+    Returns
+    -------
+    numpy.ndarray
+        w', shape (d,).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rescaled_field_l2(np.array([1.0, 1.0]), np.array([3.0, 4.0]), 1.0).round(12).tolist()
+    [1.2, 0.8]
+    """
     s = float(np.linalg.norm(mu * w))
     if s == 0.0:
         return np.zeros_like(w)
@@ -201,7 +248,28 @@ def rescaled_field_l2(w: np.ndarray, mu: np.ndarray, c_value: float) -> np.ndarr
 
 
 def jacobian_at_fixed_point(d: int, k: int) -> sp.Matrix:
-    """Exact sympy Jacobian of the L = 2 field at w = c e_k (k 0-based) for symbolic μ_1..μ_d."""
+    r"""Exact sympy Jacobian of the L = 2 field at :math:`w = c\,e_k` (k 0-based) for symbolic :math:`\mu_1..\mu_d`.
+
+    Parameters
+    ----------
+    d : int
+        The number of coordinates.
+    k : int
+        The fixed point's coordinate, 0-based.
+
+    Returns
+    -------
+    tuple of (sympy.Matrix, tuple of sympy.Symbol)
+        The d×d Jacobian (simplified) and the symbols :math:`\mu_1, …, \mu_d` it is written in.
+
+    Examples
+    --------
+    >>> J, mus = jacobian_at_fixed_point(2, 1)
+    >>> J
+    Matrix([
+    [mu_1*(-mu_1 + mu_2)/mu_2,    0],
+    [                       0, mu_2]])
+    """
     mus = sp.symbols(f"mu_1:{d + 1}", positive=True)
     ws = sp.symbols(f"w_1:{d + 1}", positive=True)
     s_expr = sp.sqrt(sum(m**2 * w**2 for m, w in zip(mus, ws)))
@@ -212,7 +280,31 @@ def jacobian_at_fixed_point(d: int, k: int) -> sp.Matrix:
 
 
 def jacobian_spectrum(mu, k: int) -> np.ndarray:
-    """Predicted eigenvalues at c e_k (k 0-based): μ_k at j = k, μ_j(1 − μ_j/μ_k) otherwise."""
+    r"""Predicted eigenvalues at :math:`c\,e_k` (k 0-based): :math:`\mu_k` at j = k, :math:`\mu_j(1 - \mu_j/\mu_k)`
+    otherwise (:data:`JACOBIAN_OTHER`).
+
+    Parameters
+    ----------
+    mu : array_like
+        The data point μ, strictly positive and strictly increasing.
+    k : int
+        The fixed point's coordinate, 0-based.
+
+    Returns
+    -------
+    numpy.ndarray
+        The eigenvalues, shape (d,), in coordinate order.
+
+    Raises
+    ------
+    InputError
+        If ``mu`` is not strictly positive and strictly increasing.
+
+    Examples
+    --------
+    >>> jacobian_spectrum([1, 2], 1).tolist()
+    [0.5, 2.0]
+    """
     mu = positive_increasing("mu", mu)
     out = JACOBIAN_OTHER(mu, mu[k])
     out[k] = mu[k]
@@ -220,18 +312,85 @@ def jacobian_spectrum(mu, k: int) -> np.ndarray:
 
 
 def switch_time_residual(tau_value, A_value, mu_a, mu_b, c_value):
-    """τ − c(μ_a + μ_b)A (:data:`SWITCH_TIME`): zero exactly when β_a = β_b (uniform α)."""
+    r""":math:`\tau - c(\mu_a + \mu_b)A` (:data:`SWITCH_TIME`): zero exactly when :math:`\beta_a = \beta_b` (uniform α).
+
+    Parameters
+    ----------
+    tau_value : float or numpy.ndarray
+        The rescaled time τ.
+    A_value : float or numpy.ndarray
+        :math:`A(\tau)`, the integral in the log-linear reduction :data:`LOG_LINEAR`.
+    mu_a, mu_b : float
+        The two data coordinates.
+    c_value : float
+        :math:`c_L`.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The residual.
+
+    Examples
+    --------
+    >>> switch_time_residual(3.0, 1.0, 1.0, 2.0, 1.0)
+    0.0
+    """
     return tau_value - SWITCH_TIME(c_value, mu_a, mu_b, A_value)
 
 
 def jdagger_uniform(mu, c_value: float, H_value) -> np.ndarray:
-    """1-based argmax_j [μ_j − cμ_j²/H] for uniform α (H = τ/A, array-valued allowed)."""
+    r"""1-based :math:`\arg\max_j [\mu_j - c\mu_j^2/H]` for uniform α (H = τ/A, array-valued allowed; the first j on a
+    tie).
+
+    Parameters
+    ----------
+    mu : array_like
+        The data point μ, shape (d,).
+    c_value : float
+        :math:`c_L`.
+    H_value : float or array_like
+        H = τ/A, any shape.
+
+    Returns
+    -------
+    numpy.ndarray
+        j†, 1-based, the shape of ``H_value``.
+
+    Examples
+    --------
+    >>> jdagger_uniform([1, 2, 3], 1.0, [1.0, 10.0]).tolist()
+    [1, 3]
+    """
     H_value = np.asarray(H_value, dtype=float)[..., None]
     return np.argmax(JDAGGER_UNIFORM(np.asarray(mu, float), c_value, H_value), axis=-1) + 1
 
 
 def jdagger_general(mu, alpha_vec, c_value: float, tau_value, A_value) -> np.ndarray:
-    """1-based argmax_j [ln α_j + μ_j τ − cμ_j² A] (any per-coordinate α)."""
+    r"""1-based :math:`\arg\max_j [\ln\alpha_j + \mu_j\tau - c\mu_j^2 A]` (any per-coordinate α; :data:`LOG_LINEAR`).
+
+    Parameters
+    ----------
+    mu : array_like
+        The data point μ, shape (d,).
+    alpha_vec : array_like
+        The initial weights :math:`\alpha_j > 0`, shape (d,).
+    c_value : float
+        :math:`c_L`.
+    tau_value : float or array_like
+        Rescaled times τ.
+    A_value : float or array_like
+        :math:`A(\tau)`, broadcast with ``tau_value``.
+
+    Returns
+    -------
+    numpy.ndarray
+        j†, 1-based, the broadcast shape of ``tau_value`` and ``A_value``.
+
+    Examples
+    --------
+    >>> jdagger_general([1, 2, 3], [1.0, 1.0, 1.0], 1.0, [1.0, 10.0], 1.0).tolist()
+    [1, 3]
+    """
     tau_value = np.asarray(tau_value, float)[..., None]
     A_value = np.asarray(A_value, float)[..., None]
     return np.argmax(LOG_LINEAR(np.asarray(alpha_vec, float), np.asarray(mu, float), tau_value, c_value,
@@ -239,13 +398,54 @@ def jdagger_general(mu, alpha_vec, c_value: float, tau_value, A_value) -> np.nda
 
 
 def deep_perturbed_weights(mu, alpha_value: float, c_value: float) -> np.ndarray:
-    """w̃_j = α − c_L μ_j/‖μ‖ at uniform α, any depth."""
+    r""":math:`\tilde w_j = \alpha - c_L\mu_j/\|\mu\|` at uniform α, any depth (:data:`DEEP_PERTURBED_WEIGHT`).
+
+    Parameters
+    ----------
+    mu : array_like
+        The data point μ, shape (d,).
+    alpha_value : float
+        The uniform initial weight α.
+    c_value : float
+        :math:`c_L`.
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`\tilde w`, shape (d,).
+
+    Examples
+    --------
+    >>> deep_perturbed_weights([3, 4], 1.0, 1.0).round(12).tolist()
+    [0.4, 0.2]
+    """
     mu = np.asarray(mu, float)
     return DEEP_PERTURBED_WEIGHT(alpha_value, c_value, mu, float(np.linalg.norm(mu)))
 
 
 def deep_small_alpha_field(mu, c_value: float, depth: int) -> np.ndarray:
-    """lim_{α→0} of the depth-L field at uniform α: (−1)^{L−1} c_L^{L−1} μ^L/‖μ‖^{L−1}."""
+    r""":math:`\lim_{\alpha\to0}` of the depth-L field at uniform α:
+    :math:`(-1)^{L-1}c_L^{L-1}\mu^L/\|\mu\|^{L-1}` (:data:`DEEP_SMALL_ALPHA_FIELD`).
+
+    Parameters
+    ----------
+    mu : array_like
+        The data point μ, shape (d,).
+    c_value : float
+        :math:`c_L`.
+    depth : int
+        The depth L.
+
+    Returns
+    -------
+    numpy.ndarray
+        The field, shape (d,): negative at even L (collapse), positive at odd L.
+
+    Examples
+    --------
+    >>> [deep_small_alpha_field([3.0, 4.0], 1.0, depth).round(12).tolist() for depth in (2, 3)]
+    [[-1.8, -3.2], [1.08, 2.56]]
+    """
     mu = np.asarray(mu, float)
     return DEEP_SMALL_ALPHA_FIELD(c_value, mu, float(np.linalg.norm(mu)), depth)
 
@@ -253,13 +453,42 @@ def deep_small_alpha_field(mu, c_value: float, depth: int) -> np.ndarray:
 # ---- regime boundaries ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class L2Regimes:
-    """Regime boundaries of l2-SAM at uniform α (all in units of α).
+    r"""Regime boundaries of l2-SAM at uniform α (all in units of α).
 
-    ``alpha_collapse``: below it β → 0 (regime 1), at L = 2 and every even L; ``None`` where there is no
-    collapse at all (odd L, ``collapses=False``; depth 1), and ``None`` in the bare statement of
-    :func:`l2_regime_statement` (no closed form: numerics computes it).
-    ``alpha_grow``: above it every coordinate grows from τ = 0 (L = 2: monotonically for all τ).
-    ``alpha_gd_like``: regime 3 boundary (L = 2 only; ``None`` otherwise).
+    Parameters
+    ----------
+    mu : tuple of float
+        The data point μ (increasing).
+    rho : float
+        The SAM radius ρ.
+    depth : int
+        The depth L.
+    normalization : str
+        ``"joint"`` or ``"layer"``.
+    c : float
+        :math:`c_L`.
+    alpha_collapse : float or None
+        :math:`\alpha_c`: below it β → 0 (regime 1), at L = 2 and every even L; ``None`` where there is no collapse at
+        all (odd L, ``collapses=False``; depth 1), and ``None`` in the bare statement of :func:`l2_regime_statement`
+        (no closed form: numerics computes it).
+    alpha_collapse_bracket : tuple or None
+        The bisection's final bracket of :math:`\alpha_c` (numerics fills it in).
+    alpha_grow : float
+        :math:`c_L\mu_d/\|\mu\|`: above it every coordinate grows from τ = 0 (L = 2: monotonically for all τ).
+    alpha_gd_like : float or None
+        The regime 3 boundary :math:`c_L(\mu_{d-1} + \mu_d)/\|\mu\|` (L = 2 only; ``None`` otherwise).
+    sandwich : tuple or None
+        :math:`(c_L\mu_1/\|\mu\|, c_L\mu_d/\|\mu\|)`, the bounds of :math:`\alpha_c` (even L).
+    collapses : bool
+        Whether a collapse boundary exists (even L).
+    alpha_shrink_all : float
+        :math:`c_L\mu_1/\|\mu\|`: below it every coordinate shrinks at τ = 0.
+    formulas : dict
+        The closed forms stated, as sympy expressions.
+    certificates : dict
+        The collapse and escape certificates, as sympy relations.
+    notes : str
+        How the boundaries are obtained.
     """
 
     mu: tuple
@@ -279,8 +508,14 @@ class L2Regimes:
     notes: str = ""
 
     def to_json(self) -> dict:
-        """The boundaries as a JSON-ready dict, with α_c/c, the sandwich, the bracket, and the formulas and certificates
-        as sympy strings."""
+        r"""The boundaries as a JSON-ready dict, with :math:`\alpha_c/c`, the sandwich, the bracket, and the formulas
+        and certificates as sympy strings.
+
+        Returns
+        -------
+        dict
+            The fields above (numbers as plain floats) and ``alpha_collapse_over_c``.
+        """
         from biasaudit.plumbing import jsonable
 
         out = {k: getattr(self, k) for k in ("c", "alpha_collapse", "alpha_grow", "alpha_gd_like", "depth",
@@ -295,7 +530,40 @@ class L2Regimes:
 
 
 def validate_regime_inputs(mu, rho_value, depth, normalization):
-    """(μ positive and increasing, ρ > 0, depth ≥ 1, a known normalisation) or :class:`InputError`."""
+    """(μ positive and increasing, ρ > 0, depth ≥ 1, a known normalisation) or :class:`InputError`.
+
+    Parameters
+    ----------
+    mu : array_like
+        The data point μ.
+    rho_value : float
+        The SAM radius ρ.
+    depth : int
+        The depth L.
+    normalization : str
+        ``"joint"`` or ``"layer"``.
+
+    Returns
+    -------
+    tuple of (numpy.ndarray, float, int)
+        μ as floats, ρ and L.
+
+    Raises
+    ------
+    InputError
+        If ``mu`` is not strictly positive and strictly increasing, ``rho_value`` <= 0, ``depth`` < 1, or
+        ``normalization`` is neither ``"joint"`` nor ``"layer"``.
+
+    Examples
+    --------
+    >>> mu, rho, depth = validate_regime_inputs([1, 2], 0.5, 2, "joint")
+    >>> mu.tolist(), rho, depth
+    ([1.0, 2.0], 0.5, 2)
+    >>> validate_regime_inputs([2, 1], 0.5, 2, "joint")
+    Traceback (most recent call last):
+    ...
+    biasaudit.plumbing.inputs.InputError: mu: must be strictly positive and strictly increasing, got [2, 1]
+    """
     mu = positive_increasing("mu", mu)
     rho_value = positive_scalar("rho", rho_value)
     depth = positive_int("depth", depth)
@@ -304,13 +572,40 @@ def validate_regime_inputs(mu, rho_value, depth, normalization):
 
 
 def l2_regime_statement(mu, rho_value: float, *, depth: int = 2, normalization: str = "joint") -> L2Regimes:
-    """What theory states about the l2-SAM regimes at uniform α: every closed form (c_L, α_grow,
-    α_gd_like at L = 2, the sandwich), the certificates, and whether a collapse boundary exists.
+    r"""What theory states about the l2-SAM regimes at uniform α: every closed form (:math:`c_L`, :math:`\alpha_{grow}`,
+    :math:`\alpha_{gd\text{-}like}` at L = 2, the sandwich), the certificates, and whether a collapse boundary exists.
 
-    α_c itself has no closed form: it is stated here as the point inside the sandwich
-    c_Lμ₁/‖μ‖ ≤ α_c ≤ c_Lμ_d/‖μ‖ where the certificates switch from collapse to escape, and left ``None``.
-    :func:`biasaudit.numerics.l2_boundaries.l2_sam_regime_boundaries` computes it by bisection and
+    :math:`\alpha_c` itself has no closed form: it is stated here as the point inside the sandwich
+    :math:`c_L\mu_1/\|\mu\| \le \alpha_c \le c_L\mu_d/\|\mu\|` where the certificates switch from collapse to escape,
+    and left ``None``. :func:`biasaudit.numerics.l2_boundaries.l2_sam_regime_boundaries` computes it by bisection and
     returns this statement with ``alpha_collapse`` filled in.
+
+    Parameters
+    ----------
+    mu : array_like
+        The data point μ, strictly positive and strictly increasing.
+    rho_value : float
+        The SAM radius ρ > 0.
+    depth : int
+        The depth L >= 1 (default 2).
+    normalization : str
+        ``"joint"`` (the default) or ``"layer"``.
+
+    Returns
+    -------
+    L2Regimes
+        The statement, ``alpha_collapse`` ``None``.
+
+    Raises
+    ------
+    InputError
+        If an input breaks a rule of :func:`validate_regime_inputs`.
+
+    Examples
+    --------
+    >>> r = l2_regime_statement([1, 2, 3], 0.5)
+    >>> round(r.c, 12), round(r.alpha_grow, 12), round(r.alpha_gd_like, 12), r.collapses, r.alpha_collapse
+    (0.353553390593, 0.283473354757, 0.472455591262, True, None)
     """
     mu, rho_value, depth = validate_regime_inputs(mu, rho_value, depth, normalization)
     cv = c_L(rho_value, depth, normalization)

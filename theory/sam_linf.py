@@ -7,7 +7,7 @@ Reduced field (rescaled time tau, sign(0) = 0): ``w_j' = mu_j (w_j - rho sign(w_
 * alpha_j > rho: w_j grows; alpha_j = rho: unstable equilibrium (the linearisation has rate +mu_j);
 * alpha_j < rho: w_j hits 0 at ``tau_0 = ln(rho / (rho - alpha_j)) / mu_j`` and slides at 0 (Filippov:
   the field is -mu_j rho above 0 and +mu_j rho below, sign(0) = 0 makes 0 a fixed point);
-* discrete iterates chatter around 0: once |w_j| <= h mu_j rho it stays there (h mu_j <= 1), so
+* discrete iterates chatter around 0: once ``|w_j| <= h mu_j rho`` it stays there (h mu_j <= 1), so
   ``|w_j| <= h mu_j rho <= 2 h mu_j rho`` (the bound first stated, 2 h mu_j rho, has a factor 2 of slack);
 * unbalanced positive init (u, v): ``(u_j + v_j)' = mu_j (u_j + v_j - 2 rho)``, so coordinate j grows iff
   ``u_j(0) + v_j(0) > 2 rho`` (u - v decays like e^{-mu tau}).  The same recursion holds exactly for the
@@ -126,10 +126,21 @@ TIE_RTOL = 1e-12  # relative gap below which two L >= 3 scores count as a tie
 
 @dataclass(frozen=True)
 class LinfLimit:
-    """Where l_inf-SAM's beta goes: ``kind`` in {"basis", "zero", "fixed"}.
+    """Where l_inf-SAM's β goes: ``kind`` in {"basis", "zero", "fixed"}.
 
-    ``index`` is 1-based (basis only); ``beta_limit`` the limit of beta for "fixed"/"zero" (a tuple), None for
-    "basis" (beta diverges along e_index); ``formula`` the sympy rule used; ``explanation`` in words.
+    Parameters
+    ----------
+    kind : str
+        ``"basis"`` (β diverges along :math:`e_{index}`), ``"zero"`` (β → 0) or ``"fixed"`` (β tends to a finite
+        non-zero limit).
+    index : int or None
+        The 1-based k of :math:`e_k` (basis only).
+    beta_limit : tuple of float or None
+        The limit of β for "fixed"/"zero", None for "basis".
+    formula : sympy.Basic
+        The sympy rule used.
+    explanation : str
+        The rule in words.
     """
 
     kind: str
@@ -139,7 +150,13 @@ class LinfLimit:
     explanation: str
 
     def to_json(self) -> dict:
-        """The limit as a JSON-ready dict (``kind`` under the key ``limit``, the formula as a sympy string)."""
+        """The limit as a JSON-ready dict (``kind`` under the key ``limit``, the formula as a sympy string).
+
+        Returns
+        -------
+        dict
+            ``limit``, ``index``, ``beta_limit`` (a list or None), ``formula`` and ``explanation``.
+        """
         return {"limit": self.kind, "index": self.index,
                 "beta_limit": None if self.beta_limit is None else list(self.beta_limit),
                 "formula": sp.sstr(self.formula), "explanation": self.explanation}
@@ -154,7 +171,42 @@ def _mu_alpha(mu_value, alpha_value, increasing: bool = True):
 
 
 def linf_sam_limit(mu_value, alpha_value, rho_value, depth) -> LinfLimit:
-    """The limit of l_inf-SAM's beta on one point (mu, +1) from balanced init alpha (see module table)."""
+    r"""The limit of l_inf-SAM's β on one point (μ, +1) from the balanced init α (see the module's table).
+
+    With :math:`G = \{j: \alpha_j > \rho\}`: at L = 2, :math:`e_{\max G}`; at L >= 3, the first coordinate to
+    blow up, :math:`\arg\max_{j\in G} \mu_j(\alpha_j - \rho)^{L-2}`. With G empty: :math:`\rho^L\mathbf 1`
+    at odd L >= 3; :math:`\rho^L\mathbf 1_E` (:math:`E = \{j: \alpha_j = \rho\}`) or 0 at even L.
+
+    Parameters
+    ----------
+    mu_value : array_like
+        The data point μ, strictly positive and strictly increasing.
+    alpha_value : float or array_like
+        The initial weights :math:`\alpha_j > 0`: one for every coordinate, or shape (d,).
+    rho_value : float
+        The SAM radius ρ > 0.
+    depth : int
+        The depth L >= 1 (L = 1 only with d = 1).
+
+    Returns
+    -------
+    LinfLimit
+        The kind of limit, its index or value, the rule and its explanation.
+
+    Raises
+    ------
+    InputError
+        If ``mu_value`` is not strictly positive and increasing, ``alpha_value`` or ``rho_value`` has an entry <= 0,
+        the lengths differ, ``depth`` is 1 with d > 1, the L >= 3 scores tie, or :math:`\rho^L` overflows float64.
+
+    Examples
+    --------
+    >>> linf_sam_limit([1, 2], [0.5, 0.2], 0.3, 2).index
+    1
+    >>> limit = linf_sam_limit([1, 2], 0.1, 0.3, 2)
+    >>> limit.kind, limit.beta_limit
+    ('zero', (0.0, 0.0))
+    """
     m, a = _mu_alpha(mu_value, alpha_value)
     r = positive_scalar("rho", rho_value)
     depth = positive_int("depth", depth, minimum=1)
@@ -200,7 +252,36 @@ def linf_sam_limit(mu_value, alpha_value, rho_value, depth) -> LinfLimit:
 
 
 def linf_deep_scores(mu_value, alpha_value, rho_value, depth: int) -> np.ndarray:
-    """``mu_j (alpha_j - rho)^(L-2)`` over G = {alpha_j > rho}, ``-inf`` outside G (L >= 3: the largest wins)."""
+    r""":math:`\mu_j(\alpha_j - \rho)^{L-2}` over :math:`G = \{\alpha_j > \rho\}`, ``-inf`` outside G (L >= 3:
+    the largest wins).
+
+    Parameters
+    ----------
+    mu_value : array_like
+        The data point, :math:`\mu_j > 0`, shape (d,).
+    alpha_value : float or array_like
+        The balanced initial weights :math:`\alpha_j > 0`: one for every coordinate, or shape (d,).
+    rho_value : float
+        The SAM radius ρ > 0.
+    depth : int
+        The depth L >= 3.
+
+    Returns
+    -------
+    numpy.ndarray
+        The scores, shape (d,).
+
+    Raises
+    ------
+    InputError
+        If ``mu_value``, ``alpha_value`` or ``rho_value`` has an entry <= 0, or the lengths of ``mu_value`` and
+        ``alpha_value`` differ, or ``depth`` < 3.
+
+    Examples
+    --------
+    >>> linf_deep_scores([1, 2], [2.0, 1.5], 0.5, 3).tolist()
+    [1.5, 2.0]
+    """
     m, a = _mu_alpha(mu_value, alpha_value, increasing=False)
     r = positive_scalar("rho", rho_value)
     depth = positive_int("depth", depth, minimum=3)
@@ -211,9 +292,38 @@ def linf_deep_scores(mu_value, alpha_value, rho_value, depth: int) -> np.ndarray
 
 
 def linf_deep_log_scores(mu_value, alpha_value, rho_value, depth: int) -> np.ndarray:
-    """``log(mu_j) + (L-2) log(alpha_j - rho)`` over G = {alpha_j > rho}, ``-inf`` outside G: the log of
-    :func:`linf_deep_scores`, finite for every finite input (the score itself overflows at e.g. alpha = 1e30,
-    L = 32), so the argmax and the tie test stay right."""
+    r""":math:`\log\mu_j + (L-2)\log(\alpha_j - \rho)` over :math:`G = \{\alpha_j > \rho\}`, ``-inf`` outside
+    G: the log of :func:`linf_deep_scores`, finite for every finite input (the score itself overflows at e.g.
+    α = 1e30, L = 32), so the argmax and the tie test stay right.
+
+    Parameters
+    ----------
+    mu_value : array_like
+        The data point, :math:`\mu_j > 0`, shape (d,).
+    alpha_value : float or array_like
+        The balanced initial weights :math:`\alpha_j > 0`: one for every coordinate, or shape (d,).
+    rho_value : float
+        The SAM radius ρ > 0.
+    depth : int
+        The depth L >= 3.
+
+    Returns
+    -------
+    numpy.ndarray
+        The log scores, shape (d,).
+
+    Raises
+    ------
+    InputError
+        If ``mu_value``, ``alpha_value`` or ``rho_value`` has an entry <= 0, or the lengths of ``mu_value`` and
+        ``alpha_value`` differ, or ``depth`` < 3.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> np.exp(linf_deep_log_scores([1, 2], [2.0, 1.5], 0.5, 3)).round(12).tolist()
+    [1.5, 2.0]
+    """
     m, a = _mu_alpha(mu_value, alpha_value, increasing=False)
     r = positive_scalar("rho", rho_value)
     depth = positive_int("depth", depth, minimum=3)
@@ -239,7 +349,36 @@ def _set(mask) -> str:
 
 
 def linf_l2_weights(mu_value, alpha_value, rho_value, tau_value) -> np.ndarray:
-    """L = 2 closed form with sliding: ``max(rho + (alpha - rho) e^{mu tau}, 0)`` (0 after tau_0)."""
+    r"""L = 2 closed form with sliding: :math:`\max(\rho + (\alpha_j - \rho)e^{\mu_j\tau}, 0)` (0 after
+    :math:`\tau_0`).
+
+    Parameters
+    ----------
+    mu_value : array_like
+        The data point, :math:`\mu_j > 0`, shape (d,).
+    alpha_value : float or array_like
+        The balanced initial weights :math:`\alpha_j > 0`: one for every coordinate, or shape (d,).
+    rho_value : float
+        The SAM radius ρ > 0.
+    tau_value : float or array_like
+        Rescaled times τ, finite.
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`w_j(\tau)`, shape (len(tau), d), squeezed.
+
+    Raises
+    ------
+    InputError
+        If ``mu_value``, ``alpha_value`` or ``rho_value`` has an entry <= 0, or the lengths of ``mu_value`` and
+        ``alpha_value`` differ, or ``tau_value`` is not finite.
+
+    Examples
+    --------
+    >>> linf_l2_weights([1, 2], [0.5, 0.2], 0.3, [0.0, 1.0]).round(6).tolist()
+    [[0.5, 0.2], [0.843656, 0.0]]
+    """
     m, a = _mu_alpha(mu_value, alpha_value, increasing=False)
     r = positive_scalar("rho", rho_value)
     t = as_finite_vector("tau", tau_value)
@@ -247,7 +386,38 @@ def linf_l2_weights(mu_value, alpha_value, rho_value, tau_value) -> np.ndarray:
 
 
 def linf_zero_hit_time(mu_value, alpha_value, rho_value, depth: int = 2) -> np.ndarray:
-    """tau_0 for alpha_j < rho (inf where alpha_j >= rho, or for odd L >= 3 where w_j never reaches 0)."""
+    r""":math:`\tau_0`, when :math:`w_j` reaches 0, for :math:`\alpha_j < \rho` (inf where :math:`\alpha_j \ge \rho`,
+    or for odd L >= 3 where :math:`w_j` never reaches 0).
+
+    Parameters
+    ----------
+    mu_value : array_like
+        The data point, :math:`\mu_j > 0`, shape (d,).
+    alpha_value : float or array_like
+        The balanced initial weights :math:`\alpha_j > 0`: one for every coordinate, or shape (d,).
+    rho_value : float
+        The SAM radius ρ > 0.
+    depth : int
+        The depth L >= 2 (default 2).
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`\tau_0`, shape (d,).
+
+    Raises
+    ------
+    InputError
+        If ``mu_value``, ``alpha_value`` or ``rho_value`` has an entry <= 0, or the lengths of ``mu_value`` and
+        ``alpha_value`` differ, or ``depth`` < 2.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> tau0 = linf_zero_hit_time([1, 2], [0.5, 0.2], 0.3)      # L = 2: 0.3 - 0.1 e^(2 tau) = 0
+    >>> float(tau0[0]), bool(np.isclose(tau0[1], np.log(3) / 2))
+    (inf, True)
+    """
     m, a = _mu_alpha(mu_value, alpha_value, increasing=False)
     r = positive_scalar("rho", rho_value)
     depth = positive_int("depth", depth, minimum=2)
@@ -260,7 +430,35 @@ def linf_zero_hit_time(mu_value, alpha_value, rho_value, depth: int = 2) -> np.n
 
 
 def linf_blowup_times(mu_value, alpha_value, rho_value, depth: int) -> np.ndarray:
-    """``(alpha - rho)^{2-L} / ((L-2) mu)`` for alpha_j > rho at L >= 3 (inf elsewhere)."""
+    r""":math:`(\alpha_j - \rho)^{2-L}/((L-2)\mu_j)` for :math:`\alpha_j > \rho` at L >= 3 (inf elsewhere).
+
+    Parameters
+    ----------
+    mu_value : array_like
+        The data point, :math:`\mu_j > 0`, shape (d,).
+    alpha_value : float or array_like
+        The balanced initial weights :math:`\alpha_j > 0`: one for every coordinate, or shape (d,).
+    rho_value : float
+        The SAM radius ρ > 0.
+    depth : int
+        The depth L >= 3.
+
+    Returns
+    -------
+    numpy.ndarray
+        The blow-up times, shape (d,).
+
+    Raises
+    ------
+    InputError
+        If ``mu_value``, ``alpha_value`` or ``rho_value`` has an entry <= 0, or the lengths of ``mu_value`` and
+        ``alpha_value`` differ, or ``depth`` < 3.
+
+    Examples
+    --------
+    >>> linf_blowup_times([1, 2], [2.0, 0.1], 0.5, 3).tolist()
+    [0.6666666666666666, inf]
+    """
     m, a = _mu_alpha(mu_value, alpha_value, increasing=False)
     r = positive_scalar("rho", rho_value)
     depth = positive_int("depth", depth, minimum=3)
@@ -271,7 +469,37 @@ def linf_blowup_times(mu_value, alpha_value, rho_value, depth: int) -> np.ndarra
 
 
 def linf_deep_weights(mu_value, alpha_value, rho_value, tau_value, depth: int) -> np.ndarray:
-    """Closed form at L >= 3 for every alpha_j (grow / equilibrium / parity-dependent below rho), (d,)."""
+    r"""Closed form at L >= 3 for every :math:`\alpha_j` (grow / equilibrium / parity-dependent below ρ), (d,).
+
+    Parameters
+    ----------
+    mu_value : array_like
+        The data point, :math:`\mu_j > 0`, shape (d,).
+    alpha_value : float or array_like
+        The balanced initial weights :math:`\alpha_j > 0`: one for every coordinate, or shape (d,).
+    rho_value : float
+        The SAM radius ρ > 0.
+    tau_value : float
+        One rescaled time τ (the first entry of an array), below every blow-up time.
+    depth : int
+        The depth L >= 3.
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`w_j(\tau)`, shape (d,).
+
+    Raises
+    ------
+    InputError
+        If ``mu_value``, ``alpha_value`` or ``rho_value`` has an entry <= 0, or the lengths of ``mu_value`` and
+        ``alpha_value`` differ, ``depth`` < 3, or τ reaches a blow-up time (:func:`linf_blowup_times`).
+
+    Examples
+    --------
+    >>> linf_deep_weights([1, 2], [2.0, 0.5], 0.5, 0.5, 3).round(12).tolist()   # grows; at rho: stays
+    [6.5, 0.5]
+    """
     m, a = _mu_alpha(mu_value, alpha_value, increasing=False)
     r = positive_scalar("rho", rho_value)
     depth = positive_int("depth", depth, minimum=3)
@@ -292,7 +520,32 @@ def linf_deep_weights(mu_value, alpha_value, rho_value, tau_value, depth: int) -
 
 
 def linf_grows_unbalanced(mu_value, u0, v0, rho_value) -> np.ndarray:
-    """L = 2, positive unbalanced init: coordinate j grows iff u_j(0) + v_j(0) > 2 rho (boolean (d,))."""
+    r"""L = 2, positive unbalanced init: coordinate j grows iff :math:`u_j(0) + v_j(0) > 2\rho` (boolean (d,)).
+
+    Parameters
+    ----------
+    mu_value : array_like
+        The data point, :math:`\mu_j > 0`, shape (d,).
+    u0, v0 : array_like
+        The two layers' initial weights, entries > 0, shape (d,).
+    rho_value : float
+        The SAM radius ρ > 0.
+
+    Returns
+    -------
+    numpy.ndarray
+        Booleans, shape (d,).
+
+    Raises
+    ------
+    InputError
+        If an entry is <= 0 or the lengths of ``u0`` or ``v0`` differ from ``mu_value``'s.
+
+    Examples
+    --------
+    >>> linf_grows_unbalanced([1, 2], [0.5, 0.1], [0.2, 0.3], 0.3).tolist()
+    [True, False]
+    """
     m = positive_vector("mu", mu_value)
     u = matching_length("u0", positive_vector("u0", u0), m.size, "mu")
     v = matching_length("v0", positive_vector("v0", v0), m.size, "mu")
@@ -301,8 +554,33 @@ def linf_grows_unbalanced(mu_value, u0, v0, rho_value) -> np.ndarray:
 
 
 def linf_chatter_bound(h_value, mu_value, rho_value) -> np.ndarray:
-    """The chatter bound ``2 h mu_j rho`` for discrete iterates sliding at 0 (L = 2): the bound first stated, which
-    follows from the sharp ``h mu_j rho`` (:data:`CHATTER_SHARP`)."""
+    r"""The chatter bound :math:`2h\mu_j\rho` for discrete iterates sliding at 0 (L = 2): the bound first stated, which
+    follows from the sharp :math:`h\mu_j\rho` (:data:`CHATTER_SHARP`).
+
+    Parameters
+    ----------
+    h_value : float
+        The Euler step h > 0 of one discrete step.
+    mu_value : array_like
+        The data point, :math:`\mu_j > 0`.
+    rho_value : float
+        The SAM radius ρ > 0.
+
+    Returns
+    -------
+    numpy.ndarray
+        The bound for each coordinate, the shape of ``mu_value``.
+
+    Raises
+    ------
+    InputError
+        If ``h_value``, ``rho_value`` or an entry of ``mu_value`` is <= 0.
+
+    Examples
+    --------
+    >>> linf_chatter_bound(0.01, [1, 2], 0.3).round(12).tolist()
+    [0.006, 0.012]
+    """
     hv = positive_scalar("h", h_value)
     m = positive_vector("mu", mu_value)
     return np.asarray(CHATTER_BOUND(hv, m, positive_scalar("rho", rho_value)), dtype=float)

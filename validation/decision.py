@@ -53,7 +53,33 @@ def _finite(values) -> np.ndarray:
 
 def seed_interval(values, coverage: float) -> tuple[float, float]:
     """Two-sided ``coverage`` interval of the mean of ``values``: the hull of the percentile bootstrap (fixed
-    generator, :data:`N_BOOT` resamples) and the Student-t interval; ``(nan, nan)`` below two values."""
+    generator, :data:`N_BOOT` resamples) and the Student-t interval; ``(nan, nan)`` below two values.
+
+    Parameters
+    ----------
+    values : array_like
+        The seed values (non-finite ones are dropped).
+    coverage : float
+        The interval's coverage, in (0, 1).
+
+    Returns
+    -------
+    tuple of float
+        (low, high).
+
+    Raises
+    ------
+    InputError
+        If ``coverage`` is not in (0, 1).
+
+    Examples
+    --------
+    >>> low, high = seed_interval([1.0, 1.2, 0.9, 1.1, 1.05], 0.95)
+    >>> round(low, 6), round(high, 6)
+    (0.911178, 1.188822)
+    >>> seed_interval([1.0], 0.95)
+    (nan, nan)
+    """
     from scipy import stats
 
     v = _finite(values)
@@ -71,11 +97,33 @@ def seed_interval(values, coverage: float) -> tuple[float, float]:
 class Decision:
     """The three-way decision on one statistic's seed values.
 
-    ``verdict`` in :data:`VERDICTS`; ``rule``: ``predicted side``, ``opposite``, ``equivalent``, ``straddles``
-    or ``too few seeds`` (:func:`equivalence_decision`: ``equivalent``, ``outside the margin``, ``straddles the
-    margin``; its ``direction`` is 0); ``interval``: the (1 − ``adjusted_level``) interval; ``tost_interval``: the
-    (1 − 2·``level``) interval; ``error``: 0 when confirmed, else how far the interval reaches onto the wrong
-    side of 0 (the ledger compares it with a tolerance of 0)."""
+    Parameters
+    ----------
+    verdict : str
+        One of :data:`VERDICTS`.
+    rule : str
+        ``predicted side``, ``opposite``, ``equivalent``, ``straddles`` or ``too few seeds``
+        (:func:`equivalence_decision`: ``equivalent``, ``outside the margin``, ``straddles the margin``).
+    mean : float
+        The mean of the finite seed values.
+    interval : tuple of float
+        The (1 − ``adjusted_level``) interval.
+    tost_interval : tuple of float
+        The (1 − 2·``level``) interval.
+    delta : float
+        The equivalence margin δ.
+    level : float
+        α.
+    adjusted_level : float
+        The Holm-adjusted level of the claim within its family.
+    direction : int
+        The predicted sign, +1 or −1 (0 for :func:`equivalence_decision`).
+    n : int
+        The number of finite seed values.
+    error : float
+        0 when confirmed, else how far the interval reaches onto the wrong side of 0 (the ledger compares it with a
+        tolerance of 0); nan below ``min_seeds``.
+    """
 
     verdict: str
     rule: str
@@ -90,7 +138,13 @@ class Decision:
     error: float
 
     def to_json(self) -> dict:
-        """A JSON-ready dict of every field."""
+        """A JSON-ready dict of every field.
+
+        Returns
+        -------
+        dict
+            The fields by name.
+        """
         return asdict(self)
 
 
@@ -105,7 +159,43 @@ def three_way(values, *, direction: int, delta: float, level: float = DEFAULT_LE
               adjusted_level: float | None = None, min_seeds: int = MIN_SEEDS) -> Decision:
     """Confirmed, refuted or undecided from the seed values of one statistic (module docstring).
 
-    ``adjusted_level`` is the Holm-adjusted level of this claim within its family (default ``level``)."""
+    confirmed: the (1 − ``adjusted_level``) interval lies on the predicted side of 0; refuted: it lies on the
+    opposite side, or the (1 − 2·level) interval lies inside (−δ, δ) (equivalent to no effect); undecided otherwise.
+
+    Parameters
+    ----------
+    values : array_like
+        The seed values of the statistic (non-finite ones are dropped).
+    direction : int
+        The predicted sign, +1 or −1.
+    delta : float
+        The equivalence margin δ > 0.
+    level : float
+        α, in (0, 0.5) (default :data:`DEFAULT_LEVEL`).
+    adjusted_level : float, optional
+        The Holm-adjusted level of this claim within its family, in (0, ``level``] (default ``level``).
+    min_seeds : int
+        Fewer finite values than this: undecided (default :data:`MIN_SEEDS`).
+
+    Returns
+    -------
+    Decision
+        The verdict, the rule that gave it, the intervals and the error.
+
+    Raises
+    ------
+    InputError
+        If ``delta`` is not a finite number > 0, ``level`` is not in (0, 0.5), ``direction`` is not ±1, or
+        ``adjusted_level`` is not in (0, ``level``].
+
+    Examples
+    --------
+    >>> d = three_way([1.0, 1.2, 0.9, 1.1, 1.05], direction=1, delta=0.1)
+    >>> d.verdict, d.rule, d.error
+    ('confirmed', 'predicted side', 0.0)
+    >>> three_way([0.01, -0.01, 0.0, 0.005], direction=1, delta=0.1).rule
+    'equivalent'
+    """
     _check(delta, level)
     if direction not in (1, -1):
         raise InputError("direction", "must be +1 or -1", direction)
@@ -140,7 +230,37 @@ def equivalence_decision(values, *, delta: float, target: float = 0.0, level: fl
     confirmed: the (1 − 2·level) seed interval lies inside (target − δ, target + δ) (TOST: equivalent);
     refuted: the (1 − level) seed interval lies wholly outside that band (the statistic differs from the target by
     more than δ); undecided otherwise, or below ``min_seeds`` finite values. The values are read as offsets from
-    ``target``; ``error`` is how far the wider interval reaches outside the band, relative to δ (0 when inside)."""
+    ``target``; ``error`` is how far the wider interval reaches outside the band, relative to δ (0 when inside).
+
+    Parameters
+    ----------
+    values : array_like
+        The seed values of the statistic.
+    delta : float
+        The margin δ > 0.
+    target : float
+        The value the statistic should equal (default 0).
+    level : float
+        α, in (0, 0.5) (default :data:`DEFAULT_LEVEL`).
+    min_seeds : int
+        Fewer finite values than this: undecided (default :data:`MIN_SEEDS`).
+
+    Returns
+    -------
+    Decision
+        With ``direction`` 0 and the intervals in the units of ``values``.
+
+    Raises
+    ------
+    InputError
+        If ``delta`` is not a finite number > 0 or ``level`` is not in (0, 0.5).
+
+    Examples
+    --------
+    >>> d = equivalence_decision([2.01, 1.99, 2.0, 2.005], delta=0.1, target=2.0)
+    >>> d.verdict, d.rule
+    ('confirmed', 'equivalent')
+    """
     _check(delta, level)
     v = _finite(values) - float(target)
     mean = float(v.mean()) + float(target) if v.size else math.nan
@@ -167,7 +287,23 @@ def equivalence_decision(values, *, delta: float, target: float = 0.0, level: fl
 class ControlResult:
     """A data control: the claim's statistic on runs where no effect should be (``reads`` says which).
 
-    ``equivalent``: the (1 − 2·level) interval lies inside (−``margin``, ``margin``)."""
+    Parameters
+    ----------
+    name : str
+        The control's name.
+    reads : str
+        What runs it reads.
+    mean : float
+        The mean of the finite seed values.
+    interval : tuple of float
+        The (1 − 2·level) interval.
+    margin : float
+        The equivalence margin.
+    n : int
+        The number of finite seed values.
+    equivalent : bool
+        Whether the interval lies inside (−``margin``, ``margin``) (and n >= ``min_seeds``).
+    """
 
     name: str
     reads: str
@@ -178,13 +314,51 @@ class ControlResult:
     equivalent: bool
 
     def to_json(self) -> dict:
-        """A JSON-ready dict of every field."""
+        """A JSON-ready dict of every field.
+
+        Returns
+        -------
+        dict
+            The fields by name.
+        """
         return asdict(self)
 
 
 def equivalence_control(name: str, values, *, margin: float, reads: str = "",
                         level: float = DEFAULT_LEVEL, min_seeds: int = MIN_SEEDS) -> ControlResult:
-    """The TOST equivalence of a control's seed values to 0 within ±``margin`` (fails below ``min_seeds``)."""
+    """The TOST equivalence of a control's seed values to 0 within ±``margin`` (fails below ``min_seeds``).
+
+    Parameters
+    ----------
+    name : str
+        The control's name.
+    values : array_like
+        Its seed values.
+    margin : float
+        The equivalence margin, > 0.
+    reads : str
+        What runs it reads (shown in the report).
+    level : float
+        α, in (0, 0.5) (default :data:`DEFAULT_LEVEL`).
+    min_seeds : int
+        Fewer finite values than this: undecided (default :data:`MIN_SEEDS`).
+
+    Returns
+    -------
+    ControlResult
+        The interval and whether it is equivalent to 0.
+
+    Raises
+    ------
+    InputError
+        If ``margin`` is not a finite number > 0 or ``level`` is not in (0, 0.5).
+
+    Examples
+    --------
+    >>> c = equivalence_control("shuffled labels", [0.01, -0.01, 0.0, 0.005], margin=0.1)
+    >>> c.equivalent, c.n
+    (True, 4)
+    """
     _check(margin, level)
     v = _finite(values)
     interval = seed_interval(v, 1 - 2 * level) if v.size >= 2 else (math.nan, math.nan)
@@ -197,7 +371,31 @@ def gated_verdict(decision: Decision, controls: list[ControlResult],
                   positive_control: str | None) -> tuple[str, str]:
     """(verdict, why): the decision's verdict when ``positive_control`` (its verdict, ``None`` for a claim
     that is itself a positive control) is ``"confirmed"`` and every data control is equivalent to 0;
-    otherwise undecided, saying which gate failed."""
+    otherwise undecided, saying which gate failed.
+
+    Parameters
+    ----------
+    decision : Decision
+        The claim's decision.
+    controls : list of ControlResult
+        Its data controls.
+    positive_control : str or None
+        The verdict of its positive control, ``None`` where it is one itself.
+
+    Returns
+    -------
+    tuple of str
+        The verdict and the reason.
+
+    Examples
+    --------
+    >>> d = three_way([1.0, 1.2, 0.9, 1.1, 1.05], direction=1, delta=0.1)
+    >>> c = equivalence_control("shuffled labels", [0.01, -0.01, 0.0, 0.005], margin=0.1)
+    >>> gated_verdict(d, [c], "confirmed")
+    ('confirmed', 'predicted side')
+    >>> gated_verdict(d, [c], "undecided")
+    ('undecided', 'the positive control is undecided, not confirmed')
+    """
     if positive_control is not None and positive_control != "confirmed":
         return "undecided", f"the positive control is {positive_control}, not confirmed"
     failed = [c.name for c in controls if not c.equivalent]

@@ -11,8 +11,8 @@ function                           what it measures
                                    its tolerance
 :func:`kink_offset`                the seed statistic of E2: η̂_kink/η_c − 1 of one sweep (:func:`e2_kink`)
 :func:`edge_share`                 the null-grid control: the share of runs below η_c at the edge of stability
-:func:`eos_median_gap`             E1's seed statistic: median over EoS-side runs of |1 − ηS/2|
-:func:`flow_plateau_dev`           E1's flow side: max over flow-side runs of |S η_c/2 − 1|
+:func:`eos_median_gap`             E1's seed statistic: median over EoS-side runs of ``|1 − ηS/2|``
+:func:`flow_plateau_dev`           E1's flow side: max over flow-side runs of ``|S η_c/2 − 1|``
 :func:`norm_slope`                 E3's seed statistic: the relative slope of ‖θ‖₁ against η/η_c above η_c
 :func:`e3_measures`                Spearman(η, measure) on the EoS side, per norm and sharpness measure;
                                    :func:`e3_measures_over_seeds` averages over seeds
@@ -45,7 +45,23 @@ Z95 = 1.959963984540054  # two-sided 95 % normal quantile
 
 
 def json_float(x) -> float:
-    """JSON turns non-finite floats into strings ('nan', 'inf'); read them back."""
+    """JSON turns non-finite floats into strings ('nan', 'inf'); read them back.
+
+    Parameters
+    ----------
+    x : object
+        A stored number, or a string such as ``"nan"``, or None.
+
+    Returns
+    -------
+    float
+        ``float(x)``; NaN where that fails.
+
+    Examples
+    --------
+    >>> json_float("inf"), json_float(None), json_float(2)
+    (inf, nan, 2.0)
+    """
     try:
         return float(x)
     except (TypeError, ValueError):
@@ -54,13 +70,51 @@ def json_float(x) -> float:
 
 def final_sharpness(run) -> tuple[float, bool]:
     """``(|S|, converged)`` of a stored run's final sharpness ``run["final"]["S"]``; NaN and False when the run has
-    none."""
+    none.
+
+    Parameters
+    ----------
+    run : dict
+        A stored run.
+
+    Returns
+    -------
+    tuple of (float, bool)
+        ``|S|`` and whether its eigensolver converged.
+
+    Examples
+    --------
+    >>> final_sharpness({"final": {"S": {"value": -2.5, "converged": True}}}), final_sharpness({})
+    ((2.5, True), (nan, False))
+    """
     S = (run.get("final") or {}).get("S") or {}
     return abs(json_float(S.get("value"))), bool(S.get("converged", False))
 
 
 def usable_runs(sweep) -> tuple[list[dict], list[str]]:
-    """Runs with a finite, converged final sharpness; notes for those left out."""
+    """Runs with a finite, converged final sharpness; notes for those left out.
+
+    Parameters
+    ----------
+    sweep : dict
+        A stored sweep (``sweep["runs"]``).
+
+    Returns
+    -------
+    tuple of (list of dict, list of str)
+        The usable runs and one note per run left out (diverged, or its eigensolver did not converge).
+
+    Examples
+    --------
+    >>> def run(eta):  # eta_c = 1: S = 2 on the flow side, 2/eta on the EoS side, where every norm rises
+    ...     s, norm = min(2.0, 2 / eta), 1 + max(0.0, eta - 1)
+    ...     return {"eta": eta, "outcome": "converged", "final": {"S": {"value": s, "converged": True}, "l1": norm,
+    ...             "l2": norm, "nuclear_sum": norm, "avg_sharpness": {"value": s}, "adaptive_sharpness": {"value": s}}}
+    >>> sweep = {"runs": [run(eta) for eta in (0.5, 0.7, 0.9, 1.2, 1.5, 2.0)]}
+    >>> runs, notes = usable_runs({"runs": sweep["runs"] + [{"eta": 3.0, "outcome": "diverged"}]})
+    >>> len(runs), notes
+    (6, ['eta=3 diverged'])
+    """
     ok, notes = [], []
     for r in sweep["runs"]:
         S, conv = final_sharpness(r)
@@ -84,9 +138,35 @@ def _spearman(x, y) -> float:
 
 
 def e1_phase_transition(sweep: dict, eta_c: float) -> dict:
-    """E1: flow side (η ≤ (1−m)η_c): S ≈ 2/η_c; EoS side (η ≥ (1+m)η_c): ηS/2 ≈ 1, ‖θ‖₁ rising in η.
+    r"""E1: flow side (η ≤ (1−m)η_c): S ≈ 2/η_c; EoS side (η ≥ (1+m)η_c): ηS/2 ≈ 1, ‖θ‖₁ rising in η (m =
+    :data:`SIDE_MARGIN`).
 
-    error = max(max_flow |S η_c/2 − 1|, median_EoS |1 − ηS/2|, 1 if ‖θ‖₁ does not rise over the EoS side).
+    error = max(max_flow ``|S η_c/2 − 1|``, median_EoS ``|1 − ηS/2|``, 1 if ‖θ‖₁ does not rise over the EoS
+    side).
+
+    Parameters
+    ----------
+    sweep : dict
+        A stored sweep: ``sweep["runs"]``, each run with ``eta``, ``outcome`` and ``final`` (its final measures).
+    eta_c : float
+        The predicted critical step :math:`\eta_c = 2/s_{GF}`.
+
+    Returns
+    -------
+    dict
+        ``error``, ``decided`` (False with no flow-side run or fewer than 2 EoS-side runs), the run counts, the
+        deviations and a one-line ``detail``.
+
+    Examples
+    --------
+    >>> def run(eta):  # eta_c = 1: S = 2 on the flow side, 2/eta on the EoS side, where every norm rises
+    ...     s, norm = min(2.0, 2 / eta), 1 + max(0.0, eta - 1)
+    ...     return {"eta": eta, "outcome": "converged", "final": {"S": {"value": s, "converged": True}, "l1": norm,
+    ...             "l2": norm, "nuclear_sum": norm, "avg_sharpness": {"value": s}, "adaptive_sharpness": {"value": s}}}
+    >>> sweep = {"runs": [run(eta) for eta in (0.5, 0.7, 0.9, 1.2, 1.5, 2.0)]}
+    >>> e1 = e1_phase_transition(sweep, 1.0)
+    >>> e1["error"], e1["decided"], e1["n_flow"], e1["n_eos"]
+    (0.0, True, 3, 3)
     """
     runs, notes = usable_runs(sweep)
     flow = [r for r in runs if r["eta"] <= (1 - SIDE_MARGIN) * eta_c]
@@ -115,8 +195,32 @@ def e2_kink(sweep: dict, eta_kink: float) -> dict:
     The kink is the breakpoint of the two-piece power law S(η) = min(P, c/η) fitted to the usable runs in
     log-log (least squares; the split between plateau and EoS branch is chosen by the smallest residual, P
     and c are the geometric means of S and ηS on either side): η̂ = c/P, where the plateau meets the EoS
-    branch. c is free (E1 checks c ≈ 2), so η̂ does not assume the 2/η law. error = |η̂/η_kink − 1|.
+    branch. c is free (E1 checks c ≈ 2), so η̂ does not assume the 2/η law. error = ``|η̂/η_kink − 1|``.
     The bracket (last run left of the split, first run right of it) is reported beside it.
+
+    Parameters
+    ----------
+    sweep : dict
+        A stored sweep.
+    eta_kink : float
+        The predicted kink, 2/s_GF.
+
+    Returns
+    -------
+    dict
+        ``error``, ``decided`` (False below 3 usable runs), ``kink``, ``plateau``, ``eos_constant``, ``bracket``,
+        ``rms_log_residual`` and ``detail``.
+
+    Examples
+    --------
+    >>> def run(eta):  # eta_c = 1: S = 2 on the flow side, 2/eta on the EoS side, where every norm rises
+    ...     s, norm = min(2.0, 2 / eta), 1 + max(0.0, eta - 1)
+    ...     return {"eta": eta, "outcome": "converged", "final": {"S": {"value": s, "converged": True}, "l1": norm,
+    ...             "l2": norm, "nuclear_sum": norm, "avg_sharpness": {"value": s}, "adaptive_sharpness": {"value": s}}}
+    >>> sweep = {"runs": [run(eta) for eta in (0.5, 0.7, 0.9, 1.2, 1.5, 2.0)]}
+    >>> e2 = e2_kink(sweep, 1.0)
+    >>> round(e2["kink"], 12), e2["bracket"]
+    (1.0, (0.9, 1.2))
     """
     runs, notes = usable_runs(sweep)
     if len(runs) < 3:
@@ -143,11 +247,37 @@ def e2_kink(sweep: dict, eta_kink: float) -> dict:
 
 
 def e2_architecture(sweep: dict, eta_c: float, *, kink_tolerance: float, tracking_tolerance: float) -> dict:
-    """E2 on one architecture: the kink sits at η_c and above it the final sharpness tracks 2/η.
+    r"""E2 on one architecture: the kink sits at η_c and above it the final sharpness tracks 2/η.
 
-    error = max(|η̂_kink/η_c − 1| / kink_tolerance, median_EoS |1 − ηS/2| / tracking_tolerance): each part
-    relative to its own tolerance, so error ≤ 1 means both hold (η̂_kink from :func:`e2_kink`; EoS side:
+    error = max(``|η̂_kink/η_c − 1|`` / kink_tolerance, median_EoS ``|1 − ηS/2|`` / tracking_tolerance): each
+    part relative to its own tolerance, so error ≤ 1 means both hold (η̂_kink from :func:`e2_kink`; EoS side:
     η ≥ (1 + SIDE_MARGIN) η_c, as in :func:`e1_phase_transition`).
+
+    Parameters
+    ----------
+    sweep : dict
+        A stored sweep: ``sweep["runs"]``, each run with ``eta``, ``outcome`` and ``final`` (its final measures).
+    eta_c : float
+        The predicted critical step :math:`\eta_c = 2/s_{GF}`.
+    kink_tolerance : float
+        The tolerance of :math:`|\hat\eta_{kink}/\eta_c - 1|`.
+    tracking_tolerance : float
+        The tolerance of the EoS side's median :math:`|1 - \eta S/2|`.
+
+    Returns
+    -------
+    dict
+        ``error``, ``decided``, the kink and its parts, the grid and the outcomes, and ``detail``.
+
+    Examples
+    --------
+    >>> def run(eta):  # eta_c = 1: S = 2 on the flow side, 2/eta on the EoS side, where every norm rises
+    ...     s, norm = min(2.0, 2 / eta), 1 + max(0.0, eta - 1)
+    ...     return {"eta": eta, "outcome": "converged", "final": {"S": {"value": s, "converged": True}, "l1": norm,
+    ...             "l2": norm, "nuclear_sum": norm, "avg_sharpness": {"value": s}, "adaptive_sharpness": {"value": s}}}
+    >>> sweep = {"runs": [run(eta) for eta in (0.5, 0.7, 0.9, 1.2, 1.5, 2.0)]}
+    >>> e2_architecture(sweep, 1.0, kink_tolerance=0.1, tracking_tolerance=0.05)["error"] < 1e-12
+    True
     """
     kink = e2_kink(sweep, eta_c)
     runs, notes = usable_runs(sweep)
@@ -179,8 +309,31 @@ NULL_GRID_BELOW = 0.8
 
 
 def kink_offset(sweep: dict, eta_c: float) -> float:
-    """E2's seed statistic: η̂_kink/η_c − 1, η̂_kink the two-piece fit's breakpoint (:func:`e2_kink`) over every
-    usable run of ``sweep``; NaN when the fit is undecided (fewer than 3 usable runs) or η_c is not positive."""
+    r"""E2's seed statistic: η̂_kink/η_c − 1, η̂_kink the two-piece fit's breakpoint (:func:`e2_kink`) over every
+    usable run of ``sweep``; NaN when the fit is undecided (fewer than 3 usable runs) or η_c is not positive.
+
+    Parameters
+    ----------
+    sweep : dict
+        A stored sweep: ``sweep["runs"]``, each run with ``eta``, ``outcome`` and ``final`` (its final measures).
+    eta_c : float
+        The predicted critical step :math:`\eta_c = 2/s_{GF}`.
+
+    Returns
+    -------
+    float
+        The relative offset of the kink; NaN when undecided.
+
+    Examples
+    --------
+    >>> def run(eta):  # eta_c = 1: S = 2 on the flow side, 2/eta on the EoS side, where every norm rises
+    ...     s, norm = min(2.0, 2 / eta), 1 + max(0.0, eta - 1)
+    ...     return {"eta": eta, "outcome": "converged", "final": {"S": {"value": s, "converged": True}, "l1": norm,
+    ...             "l2": norm, "nuclear_sum": norm, "avg_sharpness": {"value": s}, "adaptive_sharpness": {"value": s}}}
+    >>> sweep = {"runs": [run(eta) for eta in (0.5, 0.7, 0.9, 1.2, 1.5, 2.0)]}
+    >>> round(kink_offset(sweep, 1.0), 12), round(kink_offset(sweep, 1.25), 12)
+    (0.0, -0.2)
+    """
     if not (math.isfinite(eta_c) and eta_c > 0):
         return math.nan
     kink = e2_kink(sweep, eta_c)
@@ -188,24 +341,95 @@ def kink_offset(sweep: dict, eta_c: float) -> float:
 
 
 def eos_median_gap(sweep: dict, eta_c: float) -> float:
-    """The median over EoS-side runs (η ≥ (1 + SIDE_MARGIN) η_c) of |1 − ηS/2|; NaN with fewer than 2 of them."""
+    r"""The median over EoS-side runs (η ≥ (1 + SIDE_MARGIN) η_c) of ``|1 − ηS/2|``; NaN with fewer than 2 of
+    them.
+
+    Parameters
+    ----------
+    sweep : dict
+        A stored sweep: ``sweep["runs"]``, each run with ``eta``, ``outcome`` and ``final`` (its final measures).
+    eta_c : float
+        The predicted critical step :math:`\eta_c = 2/s_{GF}`.
+
+    Returns
+    -------
+    float
+        The median gap; NaN with fewer than 2 EoS-side runs.
+
+    Examples
+    --------
+    >>> def run(eta):  # eta_c = 1: S = 2 on the flow side, 2/eta on the EoS side, where every norm rises
+    ...     s, norm = min(2.0, 2 / eta), 1 + max(0.0, eta - 1)
+    ...     return {"eta": eta, "outcome": "converged", "final": {"S": {"value": s, "converged": True}, "l1": norm,
+    ...             "l2": norm, "nuclear_sum": norm, "avg_sharpness": {"value": s}, "adaptive_sharpness": {"value": s}}}
+    >>> sweep = {"runs": [run(eta) for eta in (0.5, 0.7, 0.9, 1.2, 1.5, 2.0)]}
+    >>> eos_median_gap(sweep, 1.0)
+    0.0
+    """
     runs, _ = usable_runs(sweep)
     gaps = [abs(1 - r["eta"] * final_sharpness(r)[0] / 2) for r in runs if r["eta"] >= (1 + SIDE_MARGIN) * eta_c]
     return float(np.median(gaps)) if len(gaps) >= 2 else math.nan
 
 
 def flow_plateau_dev(sweep: dict, eta_c: float) -> float:
-    """E1's flow side as one number: the largest |S·η_c/2 − 1| over the usable runs at η ≤ (1 − SIDE_MARGIN) η_c
-    (0 when the final sharpness sits on the flow's plateau s_GF = 2/η_c); NaN without such runs."""
+    r"""E1's flow side as one number: the largest ``|S·η_c/2 − 1|`` over the usable runs at
+    η ≤ (1 − SIDE_MARGIN) η_c (0 when the final sharpness sits on the flow's plateau s_GF = 2/η_c); NaN without
+    such runs.
+
+    Parameters
+    ----------
+    sweep : dict
+        A stored sweep: ``sweep["runs"]``, each run with ``eta``, ``outcome`` and ``final`` (its final measures).
+    eta_c : float
+        The predicted critical step :math:`\eta_c = 2/s_{GF}`.
+
+    Returns
+    -------
+    float
+        The largest deviation; NaN without flow-side runs.
+
+    Examples
+    --------
+    >>> def run(eta):  # eta_c = 1: S = 2 on the flow side, 2/eta on the EoS side, where every norm rises
+    ...     s, norm = min(2.0, 2 / eta), 1 + max(0.0, eta - 1)
+    ...     return {"eta": eta, "outcome": "converged", "final": {"S": {"value": s, "converged": True}, "l1": norm,
+    ...             "l2": norm, "nuclear_sum": norm, "avg_sharpness": {"value": s}, "adaptive_sharpness": {"value": s}}}
+    >>> sweep = {"runs": [run(eta) for eta in (0.5, 0.7, 0.9, 1.2, 1.5, 2.0)]}
+    >>> flow_plateau_dev(sweep, 1.0), round(flow_plateau_dev(sweep, 0.8), 12)
+    (0.0, 0.2)
+    """
     runs, _ = usable_runs(sweep)
     devs = [abs(final_sharpness(r)[0] * eta_c / 2 - 1) for r in runs if r["eta"] <= (1 - SIDE_MARGIN) * eta_c]
     return float(max(devs)) if devs else math.nan
 
 
 def norm_slope(sweep: dict, eta_c: float) -> float:
-    """E3's norm growth as one number: the least-squares slope of ‖θ‖₁ against η/η_c over the usable EoS-side
+    r"""E3's norm growth as one number: the least-squares slope of ‖θ‖₁ against η/η_c over the usable EoS-side
     runs (η ≥ (1 + SIDE_MARGIN) η_c), relative to ‖θ‖₁ at the first of them (growth per unit of η/η_c); NaN with
-    fewer than 3 such runs."""
+    fewer than 3 such runs.
+
+    Parameters
+    ----------
+    sweep : dict
+        A stored sweep: ``sweep["runs"]``, each run with ``eta``, ``outcome`` and ``final`` (its final measures).
+    eta_c : float
+        The predicted critical step :math:`\eta_c = 2/s_{GF}`.
+
+    Returns
+    -------
+    float
+        The relative slope; NaN with fewer than 3 EoS-side runs.
+
+    Examples
+    --------
+    >>> def run(eta):  # eta_c = 1: S = 2 on the flow side, 2/eta on the EoS side, where every norm rises
+    ...     s, norm = min(2.0, 2 / eta), 1 + max(0.0, eta - 1)
+    ...     return {"eta": eta, "outcome": "converged", "final": {"S": {"value": s, "converged": True}, "l1": norm,
+    ...             "l2": norm, "nuclear_sum": norm, "avg_sharpness": {"value": s}, "adaptive_sharpness": {"value": s}}}
+    >>> sweep = {"runs": [run(eta) for eta in (0.5, 0.7, 0.9, 1.2, 1.5, 2.0)]}
+    >>> round(norm_slope(sweep, 1.0), 12)         # slope 1 over the norm 1.2 at eta = 1.2
+    0.833333333333
+    """
     runs, _ = usable_runs(sweep)
     eos = [r for r in runs if r["eta"] >= (1 + SIDE_MARGIN) * eta_c]
     if len(eos) < 3:
@@ -218,10 +442,35 @@ def norm_slope(sweep: dict, eta_c: float) -> float:
 
 
 def edge_share(sweep: dict, eta_c: float, below: float = NULL_GRID_BELOW) -> float:
-    """The null-grid control of the kink: among the usable runs at η ≤ ``below``·η_c (where gradient descent
+    r"""The null-grid control of the kink: among the usable runs at η ≤ ``below``·η_c (where gradient descent
     must stay off the edge, ηS/2 < 1 − EDGE_DELTA, if η_c is right), the share that sits at the edge. 0 where no
     kink is; a share above 0 means the pipeline sees the edge of stability below its own η_c. NaN without such
-    runs."""
+    runs.
+
+    Parameters
+    ----------
+    sweep : dict
+        A stored sweep: ``sweep["runs"]``, each run with ``eta``, ``outcome`` and ``final`` (its final measures).
+    eta_c : float
+        The predicted critical step :math:`\eta_c = 2/s_{GF}`.
+    below : float
+        The null grid's upper end, in units of η_c (default :data:`NULL_GRID_BELOW`).
+
+    Returns
+    -------
+    float
+        The share in [0, 1]; NaN without runs on the null grid.
+
+    Examples
+    --------
+    >>> def run(eta):  # eta_c = 1: S = 2 on the flow side, 2/eta on the EoS side, where every norm rises
+    ...     s, norm = min(2.0, 2 / eta), 1 + max(0.0, eta - 1)
+    ...     return {"eta": eta, "outcome": "converged", "final": {"S": {"value": s, "converged": True}, "l1": norm,
+    ...             "l2": norm, "nuclear_sum": norm, "avg_sharpness": {"value": s}, "adaptive_sharpness": {"value": s}}}
+    >>> sweep = {"runs": [run(eta) for eta in (0.5, 0.7, 0.9, 1.2, 1.5, 2.0)]}
+    >>> edge_share(sweep, 1.0), edge_share(sweep, 2.0)        # eta_c too large: the edge shows below it
+    (0.0, 0.4)
+    """
     runs, _ = usable_runs(sweep)
     null = [r for r in runs if r["eta"] <= below * eta_c]
     if not null:
@@ -240,10 +489,36 @@ MEASURES = {  # name -> (how to read it from a run's final measures, expected di
 
 
 def e3_measures(sweep: dict, eta_c: float, directions: dict | None = None) -> dict:
-    """E3: on the EoS side every norm rises and every sharpness measure falls with η.
+    r"""E3: on the EoS side every norm rises and every sharpness measure falls with η.
 
     Per measure, ρ = Spearman(η, measure) over EoS-side runs; violation = (1 − direction·ρ)/2 ∈ [0, 1]
     (0: perfectly monotone in the expected direction). error = the largest violation.
+
+    Parameters
+    ----------
+    sweep : dict
+        A stored sweep: ``sweep["runs"]``, each run with ``eta``, ``outcome`` and ``final`` (its final measures).
+    eta_c : float
+        The predicted critical step :math:`\eta_c = 2/s_{GF}`.
+    directions : dict, optional
+        The expected sign per measure of :data:`MEASURES` (default: theirs).
+
+    Returns
+    -------
+    dict
+        ``error``, ``decided`` (False below 3 EoS-side runs or where a measure is missing), ``spearman``,
+        ``values`` and ``detail``.
+
+    Examples
+    --------
+    >>> def run(eta):  # eta_c = 1: S = 2 on the flow side, 2/eta on the EoS side, where every norm rises
+    ...     s, norm = min(2.0, 2 / eta), 1 + max(0.0, eta - 1)
+    ...     return {"eta": eta, "outcome": "converged", "final": {"S": {"value": s, "converged": True}, "l1": norm,
+    ...             "l2": norm, "nuclear_sum": norm, "avg_sharpness": {"value": s}, "adaptive_sharpness": {"value": s}}}
+    >>> sweep = {"runs": [run(eta) for eta in (0.5, 0.7, 0.9, 1.2, 1.5, 2.0)]}
+    >>> e3 = e3_measures(sweep, 1.0)
+    >>> e3["error"], e3["spearman"]["l1"], e3["spearman"]["avg_sharpness"]
+    (0.0, 1.0, -1.0)
     """
     directions = directions or {k: d for k, (_, d) in MEASURES.items()}
     runs, notes = usable_runs(sweep)
@@ -271,8 +546,34 @@ def e3_measures(sweep: dict, eta_c: float, directions: dict | None = None) -> di
 
 
 def e3_measures_over_seeds(sweeps: list, eta_cs: list, directions: dict | None = None) -> dict:
-    """E3 over seeds: per measure, ρ̄ = the mean over seeds of Spearman(η, measure) on each seed's EoS side;
-    violation = (1 − direction·ρ̄)/2; error = the largest violation. Undecided if any seed is."""
+    r"""E3 over seeds: per measure, ρ̄ = the mean over seeds of Spearman(η, measure) on each seed's EoS side;
+    violation = (1 − direction·ρ̄)/2; error = the largest violation. Undecided if any seed is.
+
+    Parameters
+    ----------
+    sweeps : list of dict
+        One stored sweep per seed.
+    eta_cs : list of float
+        The predicted :math:`\eta_c` of each.
+    directions : dict, optional
+        The expected sign per measure of :data:`MEASURES` (default: theirs).
+
+    Returns
+    -------
+    dict
+        ``error``, ``decided``, ``spearman_mean``, ``spearman_per_seed``, ``seeds`` and ``detail``.
+
+    Examples
+    --------
+    >>> def run(eta):  # eta_c = 1: S = 2 on the flow side, 2/eta on the EoS side, where every norm rises
+    ...     s, norm = min(2.0, 2 / eta), 1 + max(0.0, eta - 1)
+    ...     return {"eta": eta, "outcome": "converged", "final": {"S": {"value": s, "converged": True}, "l1": norm,
+    ...             "l2": norm, "nuclear_sum": norm, "avg_sharpness": {"value": s}, "adaptive_sharpness": {"value": s}}}
+    >>> sweep = {"runs": [run(eta) for eta in (0.5, 0.7, 0.9, 1.2, 1.5, 2.0)]}
+    >>> e3 = e3_measures_over_seeds([sweep, sweep], [1.0, 1.0])
+    >>> e3["error"], e3["decided"]
+    (0.0, True)
+    """
     per = [e3_measures(sw, ec, directions) for sw, ec in zip(sweeps, eta_cs)]
     seeds = [sw.get("config", {}).get("seed", i) for i, sw in enumerate(sweeps)]
     if not all(p["decided"] for p in per):
@@ -299,16 +600,47 @@ T975 = {1: 12.706204736, 2: 4.302652730, 3: 3.182446305, 4: 2.776445105, 5: 2.57
 
 
 def e3_norm_slopes(sweeps: list, eta_cs: list, shape: str = "growth") -> dict:
-    """E3's norms as the paper states them: the slope of ‖θ‖ against η above η_c, seed by seed.
+    r"""E3's norms as the paper states them: the slope of ‖θ‖ against η above η_c, seed by seed.
 
     Per seed and norm: least squares ‖θ‖ = k·(η/η_c) + m over the EoS-side runs (η ≥ 1.05 η_c), the relative
     slope k / ‖θ‖(first EoS run) (growth per unit of η/η_c, scale-free) and R² of the line. Across seeds: the
     mean relative slope and its 95 % Student-t interval (seed-level: the seeds are the independent units).
 
     ``shape="growth"``: every norm's interval lies above 0 (error 0; an interval below 0 or a
-    flat norm, |mean| within its interval's half-width with the interval above 0 nowhere, is error 1 once
+    flat norm, ``|mean|`` within its interval's half-width with the interval above 0 nowhere, is error 1 once
     decided). ``shape="flat"`` (the control): every interval contains 0. Undecided when fewer than 2 seeds
     have ≥ 3 EoS-side runs, or when the intervals neither exclude nor are consistent with the shape.
+
+    Parameters
+    ----------
+    sweeps : list of dict
+        One stored sweep per seed.
+    eta_cs : list of float
+        The predicted :math:`\eta_c` of each.
+    shape : str
+        ``"growth"`` (the default) or ``"flat"``.
+
+    Returns
+    -------
+    dict
+        ``error``, ``decided``, ``norms`` (per norm: ``mean``, ``ci95``, ``per_seed``, ``r2_mean``), ``seeds`` and
+        ``detail``.
+
+    Raises
+    ------
+    InputError
+        If ``shape`` is neither ``"growth"`` nor ``"flat"``.
+
+    Examples
+    --------
+    >>> def run(eta):  # eta_c = 1: S = 2 on the flow side, 2/eta on the EoS side, where every norm rises
+    ...     s, norm = min(2.0, 2 / eta), 1 + max(0.0, eta - 1)
+    ...     return {"eta": eta, "outcome": "converged", "final": {"S": {"value": s, "converged": True}, "l1": norm,
+    ...             "l2": norm, "nuclear_sum": norm, "avg_sharpness": {"value": s}, "adaptive_sharpness": {"value": s}}}
+    >>> sweep = {"runs": [run(eta) for eta in (0.5, 0.7, 0.9, 1.2, 1.5, 2.0)]}
+    >>> slopes = e3_norm_slopes([sweep, sweep], [1.0, 1.0])
+    >>> slopes["error"], slopes["decided"], round(slopes["norms"]["l1"]["mean"], 12)
+    (0.0, True, 0.833333333333)
     """
     choice("shape", shape, ("growth", "flat"))
     per_seed = {k: [] for k in NORMS}
@@ -356,10 +688,32 @@ def e4_dynamics(sweep: dict, level_factor: float = 1.0) -> dict:
     """E4: in the tracked EoS run S_t oscillates around ``level_factor``·2/η; the 2-step averaged ‖θ‖₁ grows.
 
     EoS phase: from the first measurement with ηS/2 ≥ 1 − EDGE_DELTA to the end. error = max(median over the
-    phase of |S_t/level − 1| (how far from the level S_t sits), 1 if S_t does not oscillate (monotone over
-    the phase), 1 if the 2-step averaged ‖θ‖₁ does not grow over the phase). The fractions of measurements
+    phase of ``|S_t/level − 1|`` (how far from the level S_t sits), 1 if S_t does not oscillate (monotone
+    over the phase), 1 if the 2-step averaged ‖θ‖₁ does not grow over the phase). The fractions of measurements
     above and below the level are reported: "around" is read as "centred within the tolerance", not as
     "equally often on both sides" (measured: S_t sits mostly slightly above 2/η).
+
+    Parameters
+    ----------
+    sweep : dict
+        A stored sweep with one run marked ``tracked`` (its ``sharpness_path`` and per-step ``l1``).
+    level_factor : float
+        The level in units of 2/η (default 1).
+
+    Returns
+    -------
+    dict
+        ``error``, ``decided``, ``median_dev``, ``oscillates``, ``frac_above``, ``frac_below``, ``l1_growth_avg2``,
+        ``phase_start_step`` and ``detail``.
+
+    Examples
+    --------
+    >>> path = [{"step": k, "S": s, "converged": True} for k, s in enumerate([1.5, 1.9, 2.04, 1.98, 2.03, 1.99])]
+    >>> tracked = {"eta": 1.0, "tracked": True, "outcome": "oscillating", "steps": 8, "sharpness_path": path,
+    ...            "l1": [1.0, 1.0, 1.01, 1.02, 1.03, 1.04, 1.05]}
+    >>> e4 = e4_dynamics({"runs": [tracked]})
+    >>> round(e4["error"], 12), e4["oscillates"], e4["phase_start_step"]
+    (0.015, True, 1)
     """
     tracked = [r for r in sweep["runs"] if r.get("tracked")]
     if not tracked:
@@ -400,7 +754,27 @@ def e4_dynamics(sweep: dict, level_factor: float = 1.0) -> dict:
 
 
 def wilson_interval(k: int, n: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion k/n."""
+    """Wilson score interval for a binomial proportion k/n.
+
+    Parameters
+    ----------
+    k : int
+        Successes.
+    n : int
+        Trials (NaNs for n <= 0).
+    z : float
+        The normal quantile (default the two-sided 95 % one).
+
+    Returns
+    -------
+    tuple of float
+        (low, high).
+
+    Examples
+    --------
+    >>> [round(b, 6) for b in wilson_interval(5, 10)], wilson_interval(0, 0)
+    ([0.236593, 0.763407], (nan, nan))
+    """
     if n <= 0:
         return (math.nan, math.nan)
     p = k / n
@@ -428,6 +802,36 @@ def e5_u_shape(sweep: dict, shape: str = "U", *, n_boot: int = E5_BOOT, seed: in
     * neither: the sweep cannot tell (``decided`` False).
 
     ``error`` = 0 when ``shape`` holds, 1 when the other one does, NaN when undecided.
+
+    Parameters
+    ----------
+    sweep : dict
+        A stored sweep; each run's ``final`` holds ``test_error`` and ``n_test``.
+    shape : str
+        ``"U"`` (the default) or ``"no U"``.
+    n_boot : int
+        Bootstrap draws (default :data:`E5_BOOT`).
+    seed : int
+        The bootstrap generator's seed.
+
+    Returns
+    -------
+    dict
+        ``error``, ``decided``, ``curvature`` and its ``curvature_ci95``, ``p_min_inside``, ``eta_at_fitted_min``,
+        the test errors with their Wilson intervals, and ``detail``.
+
+    Raises
+    ------
+    InputError
+        If ``shape`` is neither ``"U"`` nor ``"no U"``.
+
+    Examples
+    --------
+    >>> errors = {0.1: 0.30, 0.2: 0.22, 0.4: 0.20, 0.8: 0.22, 1.6: 0.30}
+    >>> runs = [{"eta": eta, "outcome": "converged", "final": {"test_error": e, "n_test": 10000}}
+    ...         for eta, e in errors.items()]
+    >>> e5_u_shape({"runs": runs})["error"], e5_u_shape({"runs": runs}, "no U")["error"]
+    (0.0, 1.0)
     """
     choice("shape", shape, ("U", "no U"))
     runs = [r for r in sweep["runs"] if r["outcome"] != "diverged"]

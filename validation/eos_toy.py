@@ -25,7 +25,16 @@ TOY_W0_SPREAD = 0.2  # log-normal spread of w₀ between seeds (each seed its ow
 
 
 class SharedDiagonal(torch.nn.Module):
-    """f_w(x) = Σ_i x_i w_i², one output column; ``w`` drawn as in the module docstring (scaled by ``init_scale``)."""
+    r""":math:`f_w(x) = \sum_i x_iw_i^2`, one output column; ``w`` drawn as in the module docstring (scaled by
+    ``init_scale``).
+
+    Parameters
+    ----------
+    d : int
+        The dimension.
+    init_scale : float
+        Scales the drawn :math:`w_0` (default 1).
+    """
 
     def __init__(self, d: int, init_scale: float = 1.0):
         super().__init__()
@@ -33,7 +42,18 @@ class SharedDiagonal(torch.nn.Module):
         self.w = torch.nn.Parameter(init_scale * TOY_W0 * torch.exp(TOY_W0_SPREAD * z))
 
     def forward(self, X):
-        """The outputs f_w(x) of each row x of ``X``, shape (n, 1)."""
+        """The outputs :math:`f_w(x)` of each row x of ``X``, shape (n, 1).
+
+        Parameters
+        ----------
+        X : torch.Tensor
+            The inputs, shape (n, d).
+
+        Returns
+        -------
+        torch.Tensor
+            Shape (n, 1).
+        """
         return (X * self.w**2).sum(dim=-1, keepdim=True)
 
 
@@ -47,5 +67,17 @@ class _ToyData:
 
 
 def toy_data() -> _ToyData:
-    """The one data point (x, y) = (:data:`TOY_X`, :data:`TOY_Y`), as training and test set."""
+    """The one data point (x, y) = (:data:`TOY_X`, :data:`TOY_Y`), as training and test set.
+
+    Returns
+    -------
+    object
+        With ``X_train``, ``y_train``, ``X_test``, ``y_test`` (numpy), ``num_classes`` = 1 and ``name`` = ``"toy"``.
+
+    Examples
+    --------
+    >>> data = toy_data()
+    >>> data.X_train.tolist(), data.y_train.tolist(), data.name
+    ([[0.7, 1.3, 2.1]], [1.5], 'toy')
+    """
     return _ToyData()

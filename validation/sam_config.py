@@ -45,7 +45,33 @@ GRID_KEYS = ("seeds", "init_scales", "levels")  # settings that span the grid, n
 
 
 def experiment_settings(kind: str, tier: str, overrides: Mapping[str, Any]) -> dict:
-    """The settings of experiment ``kind`` at ``tier``, with the ``overrides`` that are not None."""
+    """The settings of experiment ``kind`` at ``tier``, with the ``overrides`` that are not None.
+
+    Parameters
+    ----------
+    kind : str
+        ``"minor_mass"`` or ``"synthetic"`` (a key of :data:`SAM_SIZES`).
+    tier : str
+        ``"quick"`` or ``"full"``.
+    overrides : mapping
+        Settings to replace; None values are ignored.
+
+    Returns
+    -------
+    dict
+        The settings, a fresh copy.
+
+    Raises
+    ------
+    InputError
+        If ``tier`` is not a tier of ``kind``.
+
+    Examples
+    --------
+    >>> settings = experiment_settings("synthetic", "quick", {"steps": 10, "lr": None})
+    >>> settings["steps"], settings["lr"]
+    (10, 0.05)
+    """
     choice("tier", tier, tuple(SAM_SIZES[kind]))
     settings = dict(SAM_SIZES[kind][tier])
     settings.update({k: v for k, v in overrides.items() if v is not None})
@@ -53,7 +79,28 @@ def experiment_settings(kind: str, tier: str, overrides: Mapping[str, Any]) -> d
 
 
 def configs_of(settings: dict, device: str, data_dir: str | None) -> list[TrainConfig]:
-    """One :class:`~biasaudit.validation.sam_training.TrainConfig` per (init scale, seed, optimizer)."""
+    """One :class:`~biasaudit.validation.sam_training.TrainConfig` per (init scale, seed, optimizer).
+
+    Parameters
+    ----------
+    settings : dict
+        The experiment's settings (:func:`experiment_settings`), :data:`GRID_KEYS` spanning the grid.
+    device : str
+        The torch device of every run.
+    data_dir : str or None
+        Where the data files lie.
+
+    Returns
+    -------
+    list of TrainConfig
+        In the order init scale, seed, optimizer (innermost).
+
+    Examples
+    --------
+    >>> configs = configs_of(experiment_settings("synthetic", "quick", {}), "cpu", None)
+    >>> len(configs), [(c.seed, c.optimizer) for c in configs[:3]]
+    (10, [(0, 'gd'), (0, 'sam'), (1, 'gd')])
+    """
     base = TrainConfig(device=device, data_dir=data_dir,
                        **{k: v for k, v in settings.items() if k not in GRID_KEYS})
     return [replace(base, optimizer=o, seed=s, init_scale=a)
@@ -64,5 +111,35 @@ def grid_configs(kind: str, tier: str = "quick", *, device: str = "cpu", data_di
                  **overrides) -> list[TrainConfig]:
     """The training runs of experiment ``kind`` (``"minor_mass"`` or ``"synthetic"``) at ``tier``: one
     :class:`~biasaudit.validation.sam_training.TrainConfig` per (init scale, seed, optimizer), in the order the
-    experiment runs them."""
+    experiment runs them.
+
+    Parameters
+    ----------
+    kind : str
+        ``"minor_mass"`` or ``"synthetic"``.
+    tier : str
+        ``"quick"`` (the default) or ``"full"``.
+    device : str
+        The torch device (default ``"cpu"``).
+    data_dir : str, optional
+        Where the data files lie.
+    **overrides
+        Settings to replace (None values are ignored).
+
+    Returns
+    -------
+    list of TrainConfig
+        The runs.
+
+    Raises
+    ------
+    InputError
+        If ``tier`` is not a tier of ``kind``.
+
+    Examples
+    --------
+    >>> configs = grid_configs("minor_mass", "quick", steps=10)
+    >>> len(configs), configs[0].steps, configs[0].model
+    (10, 10, 'cnn')
+    """
     return configs_of(experiment_settings(kind, tier, overrides), device, data_dir)

@@ -16,7 +16,36 @@ __all__ = ["multipoint_data", "multipoint_jdagger"]
 
 
 def multipoint_data(mu=(1.0, 1.5, 2.0, 2.5), n: int = 8, spread: float = 0.3, seed: int = 0):
-    """n positive points x_i = mu * (1 + spread * U(-1, 1)) with y_i = +1: separable, feature j has scale mu_j."""
+    r"""n positive points :math:`x_i = \mu\odot(1 + \text{spread}\cdot U(-1, 1))` with :math:`y_i = +1`: separable,
+    feature j has scale :math:`\mu_j`.
+
+    Parameters
+    ----------
+    mu : array_like
+        The feature scales, strictly positive and strictly increasing.
+    n : int
+        The number of points, >= 1.
+    spread : float
+        The relative spread, in [0, 1).
+    seed : int
+        The generator's seed.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        X, shape (n, d), every entry > 0, and y, shape (n,), all +1.
+
+    Raises
+    ------
+    InputError
+        If ``mu`` is not strictly positive and increasing, ``spread`` is not in [0, 1), or ``n`` < 1.
+
+    Examples
+    --------
+    >>> X, y = multipoint_data(n=3)
+    >>> X.shape, y.tolist(), bool((X > 0).all())
+    ((3, 4), [1.0, 1.0, 1.0], True)
+    """
     from biasaudit.plumbing import positive_increasing
 
     mu = positive_increasing("mu", mu)
@@ -28,12 +57,44 @@ def multipoint_data(mu=(1.0, 1.5, 2.0, 2.5), n: int = 8, spread: float = 0.3, se
 
 def multipoint_jdagger(X, y, alphas, *, rho: float = 0.1, eta: float = 0.05, steps: int = 20000,
                        record_every: int = 20, algorithm: str = "l2", collapsed_below: float | None = None) -> dict:
-    """j†(iteration, alpha) = argmax_j beta_j (1-based) of the depth-2 diagonal network, balanced init alpha*1.
+    r""":math:`j^\dagger` (iteration, α) = :math:`\arg\max_j\beta_j` (1-based) of the depth-2 diagonal network, balanced
+    init α·1.
 
-    Uses sam-core's numba kernel ``biasaudit.numerics.sam_discrete.run_sam``. Entries where max_j beta_j <
-    ``collapsed_below`` (default 0.05 rho^2: the plateau has beta ~ rho^2/2 e_1, while the collapsed discrete
-    iterates chatter at beta ~ (eta mu rho)^2) are 0; iterations after divergence are -1. Step 0 (all beta_j
-    tied) is left out.
+    Uses the numba kernel :func:`biasaudit.numerics.sam_discrete.run_sam`. Entries where :math:`\max_j\beta_j <`
+    ``collapsed_below`` (default :math:`0.05\rho^2`: the plateau has :math:`\beta \approx \rho^2/2\,e_1`, while
+    the collapsed discrete iterates chatter at :math:`\beta \sim (\eta\mu\rho)^2`) are 0; iterations after
+    divergence are −1. Step 0 (all :math:`\beta_j` tied) is left out.
+
+    Parameters
+    ----------
+    X : array_like
+        The data, shape (n, d).
+    y : array_like
+        The labels, shape (n,).
+    alphas : array_like
+        The balanced initial weights α, shape (k,).
+    rho : float
+        The SAM radius ρ.
+    eta : float
+        The step size η.
+    steps : int
+        The iterations of each run.
+    record_every : int
+        Record every this many iterations.
+    algorithm : str
+        ``"l2"`` (the default), ``"linf"`` or ``"gd"``.
+    collapsed_below : float, optional
+        Below this :math:`\max_j\beta_j` an entry counts as collapsed.
+
+    Returns
+    -------
+    dict
+        ``steps`` (m,), ``alphas``, ``jdagger`` (k, m), ``loss`` (k, m), ``algorithm``, ``rho`` and ``eta``.
+
+    Raises
+    ------
+    InputError
+        If an input breaks a rule of :func:`~biasaudit.numerics.sam_discrete.run_sam`.
     """
     from biasaudit.numerics.sam_discrete import run_sam
 

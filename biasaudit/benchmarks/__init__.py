@@ -1,9 +1,9 @@
 """Benchmarks for ``biasaudit bench``: speed targets measured as ratios, side by side, in one run.
 
 A module in :data:`BENCH_MODULES` defines ``CASES: tuple[BenchCase, ...]``. Each case's ``run(quick)``
-returns a :class:`BenchResult`: median timings of the contenders and the :class:`Target` ratios the issue
+returns a :class:`BenchResult`: median timings of the contenders and the :class:`Target` ratios the project
 asks for. Timings are medians over repeats (the machines are noisy, 2 cores); a target is judged on the
-ratio, never on an absolute time, unless the issue states an absolute bound.
+ratio, never on an absolute time, unless the target is stated as an absolute bound.
 """
 
 from __future__ import annotations

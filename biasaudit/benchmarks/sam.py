@@ -152,8 +152,8 @@ def _heatmap(quick: bool) -> BenchResult:
         f"(mean {a_acc / n_alpha:.0f} per alpha; every output time is a step point) vs "
         f"{red_steps} fixed steps per alpha (fewer where collapse/saturation stops early)",
         f"solve_ivp timed on {n_sub} of {n_alpha} alphas and scaled linearly; w-space is the ODE the kernel "
-        f"steps (the issue's baseline), log-space (u = ln w) is nearly linear in tau, so adaptive steps are ~25x "
-        f"longer: a stronger baseline than the issue asks for",
+        f"steps (the stated baseline), log-space (u = ln w) is nearly linear in tau, so adaptive steps are ~25x "
+        f"longer: a stronger baseline than the target asks for",
     ]
     return res
 

@@ -3,14 +3,14 @@
 * ``sam_torch.step``: one l2-SAM step (two forward/backward passes plus the perturbation) against one GD
   step on the same small CNN and batch; target ratio <= 2.2.
 * ``sam_torch.gradcam``: Grad-CAM for a batch of 64 MNIST-size images on the small CNN; target < 1 s on the
-  CPU (an absolute bound, as the issue states one).
+  CPU (an absolute bound, as the target states one).
 * ``sam_torch.run_cost``: the CNN regime design's runs at one alpha, through the whole pipeline
   (data, training, evaluations with Grad-CAM), against its pure training arithmetic (seeds x steps x the
   measured GD and SAM step times on the same model and batch); target wall / arithmetic <= 2. The
   breakdown (data, evaluations and their accuracy and Grad-CAM parts, the rest) is in the timings.
 * ``sam_torch.quick_tier``: the whole ``sam.torch.*`` quick tier as ``biasaudit audit``
   runs it (2 workers, figures included), with a fresh private run cache so every run is trained; target
-  wall <= 8 minutes on 2 cores (an absolute bound, as the issue states one). ``--quick``: the positive
+  wall <= 8 minutes on 2 cores (an absolute bound, as the target states one). ``--quick``: the positive
   control alone (the diagonal-net grid), which checks the plumbing, not the target.
 """
 

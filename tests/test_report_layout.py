@@ -126,3 +126,11 @@ def test_the_checks_fire_on_a_page_that_overflows_and_splits_words(tmp_path):
             "<div style='margin-left:1200px'><math><mi>x</mi></math></div></body></html>")
     probe = _layout(tmp_path, html, 420)
     assert probe["overflow"] > 100 and probe["hidden_maths"] == 1 and "specification" in probe["split"]
+
+
+def test_figure_ids_in_the_claims_table_can_break_at_their_dots():
+    """A real quick-tier report's figure column (ids like sam.torch.minor_first_major_last) pushed the claims
+    table 53 px past a 1400 px screen: the ids break after their dots and underscores, never inside a word."""
+    from biasaudit.audit.report_html import _breakable
+
+    assert _breakable("sam.torch.minor_first_major_last") == "sam.<wbr>torch.<wbr>minor_<wbr>first_<wbr>major_<wbr>last"

@@ -115,17 +115,22 @@ def _evidence(row: Row) -> str:
             f"{_math(row.statement_mathml, row.statement_text)}{_evidence_body(r)}{tb}{_raw(r)}</div>")
 
 
+def _breakable(name: str) -> str:
+    """An id with line-break opportunities after its dots and underscores (never inside a word)."""
+    return _e(name).replace(".", ".<wbr>").replace("_", "_<wbr>")
+
+
 def _row(row: Row) -> str:
     r = row.record
     hyps = ""
     if row.hypotheses_text:
         parts = [_math(m, t, block=False) for m, t in zip(row.hypotheses_mathml, row.hypotheses_text)]
         hyps = '<div class="meta">if ' + ", ".join(parts) + "</div>"
-    figs = " ".join(f'<a href="#figure-{_e(f)}">{_e(f)}</a>' for f in row.figures) or "-"
+    figs = " ".join(f'<a href="#figure-{_e(f)}">{_breakable(f)}</a>' for f in row.figures) or "-"
     more = (f' <a href="#problem-{_e(r["claim_id"])}">evidence above</a>' if row.verdict in PROBLEM_VERDICTS
             else f"<details><summary>evidence</summary>{_evidence_body(r)}{_raw(r)}</details>")
-    breakable = _e(r["claim_id"]).replace(".", ".<wbr>").replace("_", "_<wbr>")
-    return (f'<tr id="claim-{_e(r["claim_id"])}"><td class="id" data-label="claim"><code>{breakable}</code></td>'
+    return (f'<tr id="claim-{_e(r["claim_id"])}"><td class="id" data-label="claim"><code>{_breakable(r["claim_id"])}'
+            f'</code></td>'
             f'<td data-label="paper, section">{_e(r.get("paper"))}<br>{_e(plain_source(r.get("source")))}</td>'
             f'<td data-label="statement">{prose_html(r.get("title"))}<div class="math">'
             f"{_math(row.statement_mathml, row.statement_text, block=False)}</div>{hyps}</td>"

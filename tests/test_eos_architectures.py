@@ -38,23 +38,19 @@ def e2_sweep(s_gf=8.0, kink=1.0, gap=0.02, mults=QUICK_MULTS, reached=True):
 
 # ----------------------------------------------------------------------------- the verdict numbers
 
-def test_e2_architecture_reads_kink_and_tracking():
-    res = eos_stats.e2_architecture(e2_sweep(kink=1.0, gap=0.02), 0.25, kink_tolerance=0.05, tracking_tolerance=0.1)
-    assert res["decided"] and abs(res["kink_over_eta_c"] - 1) < 0.03
-    assert res["eos_median_gap"] == pytest.approx(0.02) and res["error"] <= 1
-    assert res["grid_resolution_near_eta_c"] == pytest.approx(0.06)  # 0.97 -> 1.03, the widest step within 10 %
+def test_the_kink_and_tracking_statistics_read_a_sweep():
+    sweep = e2_sweep(kink=1.0, gap=0.02)
+    assert abs(eos_stats.kink_offset(sweep, 0.25)) < 0.03
+    assert eos_stats.eos_median_gap(sweep, 0.25) == pytest.approx(0.02)
 
 
-def test_e2_architecture_fails_when_either_part_fails():
-    off_kink = eos_stats.e2_architecture(e2_sweep(kink=1.12, gap=0.0), 0.25, kink_tolerance=0.05, tracking_tolerance=0.1)
-    assert off_kink["kink_part"] > 1 and off_kink["error"] > 1
-    no_tracking = eos_stats.e2_architecture(e2_sweep(gap=0.3), 0.25, kink_tolerance=0.05, tracking_tolerance=0.1)
-    assert no_tracking["tracking_part"] > 1 and no_tracking["error"] > 1
+def test_the_statistics_see_either_part_fail():
+    assert eos_stats.kink_offset(e2_sweep(kink=1.12, gap=0.0), 0.25) > arch_claims.KINK_FAMILY.delta
+    assert eos_stats.eos_median_gap(e2_sweep(gap=0.3), 0.25) > arch_claims.TRACKING_FAMILY.delta
 
 
-def test_e2_architecture_undecided_with_too_few_runs():
-    res = eos_stats.e2_architecture(e2_sweep(mults=(0.9, 1.1)), 0.25, kink_tolerance=0.05, tracking_tolerance=0.1)
-    assert not res["decided"] and math.isnan(res["error"])
+def test_the_kink_is_undecided_with_too_few_runs():
+    assert math.isnan(eos_stats.kink_offset(e2_sweep(mults=(0.9, 1.1)), 0.25))
 
 
 # ----------------------------------------------------------------------------- the claims (seed studies)

@@ -323,6 +323,17 @@ class ControlResult:
         """
         return asdict(self)
 
+    def summary(self) -> str:
+        """``name mean [lo, hi]``, with ``NOT within`` appended when the control failed (a record's detail).
+
+        Returns
+        -------
+        str
+            One line, three decimals.
+        """
+        lo, hi = self.interval
+        return f"{self.name} {self.mean:+.3f} [{lo:+.3f}, {hi:+.3f}]" + ("" if self.equivalent else " NOT within")
+
 
 def equivalence_control(name: str, values, *, margin: float, reads: str = "",
                         level: float = DEFAULT_LEVEL, min_seeds: int = MIN_SEEDS) -> ControlResult:

@@ -7,13 +7,10 @@ function                           what it measures
 =================================  =======================================================================
 :func:`e1_phase_transition`        flow side S ≈ 2/η_c, EoS side ηS/2 ≈ 1, ‖θ‖₁ rising in η
 :func:`e2_kink`                    the kink of final S(η), from a two-piece power-law fit
-:func:`e2_architecture`            E2 on one architecture: kink at η_c and tracking of 2/η, each against
-                                   its tolerance
 :func:`kink_offset`                the seed statistic of E2: η̂_kink/η_c − 1 of one sweep (:func:`e2_kink`)
 :func:`edge_share`                 the null-grid control: the share of runs below η_c at the edge of stability
 :func:`eos_median_gap`             E1's seed statistic: median over EoS-side runs of ``|1 − ηS/2|``
 :func:`flow_plateau_dev`           E1's flow side: max over flow-side runs of ``|S η_c/2 − 1|``
-:func:`norm_slope`                 E3's seed statistic: the relative slope of ‖θ‖₁ against η/η_c above η_c
 :func:`e3_measures`                Spearman(η, measure) on the EoS side, per norm and sharpness measure;
                                    :func:`e3_measures_over_seeds` averages over seeds
 :func:`e3_norm_slopes`             seed-level slope of each norm against η/η_c above η_c, t interval
@@ -34,10 +31,10 @@ import numpy as np
 from biasaudit.plumbing import choice
 
 __all__ = ["SIDE_MARGIN", "EDGE_DELTA", "MEASURES", "NORMS", "json_float", "final_sharpness", "usable_runs",
-           "e1_phase_transition", "e2_kink", "e2_architecture", "e3_measures", "e3_measures_over_seeds",
+           "e1_phase_transition", "e2_kink", "e3_measures", "e3_measures_over_seeds",
            "e3_norm_slopes", "e4_dynamics", "wilson_interval", "e5_u_shape", "kink_offset", "edge_share",
            "NULL_GRID_BELOW", "eos_median_gap",
-           "flow_plateau_dev", "norm_slope"]
+           "flow_plateau_dev"]
 
 SIDE_MARGIN = 0.05  # runs within ±5 % of the predicted η_c are neither "flow side" nor "EoS side"
 EDGE_DELTA = 0.05  # a run is at the edge of stability when ηS/2 ≥ 1 − EDGE_DELTA
@@ -246,63 +243,6 @@ def e2_kink(sweep: dict, eta_kink: float) -> dict:
                       f"{kink / eta_kink - 1:+.2%}"}
 
 
-def e2_architecture(sweep: dict, eta_c: float, *, kink_tolerance: float, tracking_tolerance: float) -> dict:
-    r"""E2 on one architecture: the kink sits at η_c and above it the final sharpness tracks 2/η.
-
-    error = max(``|η̂_kink/η_c − 1|`` / kink_tolerance, median_EoS ``|1 − ηS/2|`` / tracking_tolerance): each
-    part relative to its own tolerance, so error ≤ 1 means both hold (η̂_kink from :func:`e2_kink`; EoS side:
-    η ≥ (1 + SIDE_MARGIN) η_c, as in :func:`e1_phase_transition`).
-
-    Parameters
-    ----------
-    sweep : dict
-        A stored sweep: ``sweep["runs"]``, each run with ``eta``, ``outcome`` and ``final`` (its final measures).
-    eta_c : float
-        The predicted critical step :math:`\eta_c = 2/s_{GF}`.
-    kink_tolerance : float
-        The tolerance of :math:`|\hat\eta_{kink}/\eta_c - 1|`.
-    tracking_tolerance : float
-        The tolerance of the EoS side's median :math:`|1 - \eta S/2|`.
-
-    Returns
-    -------
-    dict
-        ``error``, ``decided``, the kink and its parts, the grid and the outcomes, and ``detail``.
-
-    Examples
-    --------
-    >>> def run(eta):  # eta_c = 1: S = 2 on the flow side, 2/eta on the EoS side, where every norm rises
-    ...     s, norm = min(2.0, 2 / eta), 1 + max(0.0, eta - 1)
-    ...     return {"eta": eta, "outcome": "converged", "final": {"S": {"value": s, "converged": True}, "l1": norm,
-    ...             "l2": norm, "nuclear_sum": norm, "avg_sharpness": {"value": s}, "adaptive_sharpness": {"value": s}}}
-    >>> sweep = {"runs": [run(eta) for eta in (0.5, 0.7, 0.9, 1.2, 1.5, 2.0)]}
-    >>> e2_architecture(sweep, 1.0, kink_tolerance=0.1, tracking_tolerance=0.05)["error"] < 1e-12
-    True
-    """
-    kink = e2_kink(sweep, eta_c)
-    runs, notes = usable_runs(sweep)
-    eos = [r for r in runs if r["eta"] >= (1 + SIDE_MARGIN) * eta_c]
-    grid = sorted(r["eta"] / eta_c for r in sweep["runs"]) if eta_c > 0 else []
-    near = [m for m in grid if abs(m - 1) <= 0.1]
-    resolution = float(np.diff(near).max()) if len(near) > 1 else math.nan
-    base = {"eta_c": eta_c, "grid_multiples": grid, "grid_resolution_near_eta_c": resolution, "notes": notes,
-            "outcomes": {f"{r['eta']:.4g}": r["outcome"] for r in sweep["runs"]}}
-    if not kink["decided"] or len(eos) < 2:
-        return {**base, "error": math.nan, "decided": False,
-                "detail": f"{kink.get('detail', '')}; {len(eos)} usable EoS-side runs (< 2); {'; '.join(notes)}"}
-    gaps = [abs(1 - r["eta"] * final_sharpness(r)[0] / 2) for r in eos]
-    kink_part = kink["error"] / kink_tolerance
-    track_part = float(np.median(gaps)) / tracking_tolerance
-    detail = (f"kink {kink['kink']:.4g} = {kink['kink'] / eta_c:.3f} x 2/s_GF (tolerance {kink_tolerance:.0%}; "
-              f"grid spacing near eta_c {resolution:.0%}); EoS side median |1-eta*S/2| = {np.median(gaps):.3g} "
-              f"over {len(eos)} runs (tolerance {tracking_tolerance:.0%})")
-    return {**base, "error": max(kink_part, track_part), "decided": True, "kink": kink["kink"],
-            "kink_over_eta_c": kink["kink"] / eta_c, "kink_error": kink["error"], "bracket": kink["bracket"],
-            "plateau": kink["plateau"], "eos_constant": kink["eos_constant"], "eos_gaps": gaps,
-            "eos_median_gap": float(np.median(gaps)), "kink_part": kink_part, "tracking_part": track_part,
-            "detail": detail}
-
-
 # The null grid: runs at eta <= 0.8 eta_c, four kink margins (4 x 5 %) below eta_c, so a kink that a claim could
 # still confirm or refute near eta_c does not put them on the edge; at least one run of every quick sweep (0.75).
 NULL_GRID_BELOW = 0.8
@@ -401,44 +341,6 @@ def flow_plateau_dev(sweep: dict, eta_c: float) -> float:
     runs, _ = usable_runs(sweep)
     devs = [abs(final_sharpness(r)[0] * eta_c / 2 - 1) for r in runs if r["eta"] <= (1 - SIDE_MARGIN) * eta_c]
     return float(max(devs)) if devs else math.nan
-
-
-def norm_slope(sweep: dict, eta_c: float) -> float:
-    r"""E3's norm growth as one number: the least-squares slope of ‖θ‖₁ against η/η_c over the usable EoS-side
-    runs (η ≥ (1 + SIDE_MARGIN) η_c), relative to ‖θ‖₁ at the first of them (growth per unit of η/η_c); NaN with
-    fewer than 3 such runs.
-
-    Parameters
-    ----------
-    sweep : dict
-        A stored sweep: ``sweep["runs"]``, each run with ``eta``, ``outcome`` and ``final`` (its final measures).
-    eta_c : float
-        The predicted critical step :math:`\eta_c = 2/s_{GF}`.
-
-    Returns
-    -------
-    float
-        The relative slope; NaN with fewer than 3 EoS-side runs.
-
-    Examples
-    --------
-    >>> def run(eta):  # eta_c = 1: S = 2 on the flow side, 2/eta on the EoS side, where every norm rises
-    ...     s, norm = min(2.0, 2 / eta), 1 + max(0.0, eta - 1)
-    ...     return {"eta": eta, "outcome": "converged", "final": {"S": {"value": s, "converged": True}, "l1": norm,
-    ...             "l2": norm, "nuclear_sum": norm, "avg_sharpness": {"value": s}, "adaptive_sharpness": {"value": s}}}
-    >>> sweep = {"runs": [run(eta) for eta in (0.5, 0.7, 0.9, 1.2, 1.5, 2.0)]}
-    >>> round(norm_slope(sweep, 1.0), 12)         # slope 1 over the norm 1.2 at eta = 1.2
-    0.833333333333
-    """
-    runs, _ = usable_runs(sweep)
-    eos = [r for r in runs if r["eta"] >= (1 + SIDE_MARGIN) * eta_c]
-    if len(eos) < 3:
-        return math.nan
-    x = np.array([r["eta"] / eta_c for r in eos])
-    y = np.array([json_float(r["final"].get("l1")) for r in eos])
-    if not np.all(np.isfinite(y)) or y[np.argmin(x)] == 0:
-        return math.nan
-    return float(np.polyfit(x, y, 1)[0] / y[np.argmin(x)])
 
 
 def edge_share(sweep: dict, eta_c: float, below: float = NULL_GRID_BELOW) -> float:

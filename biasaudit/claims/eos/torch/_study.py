@@ -145,8 +145,6 @@ def _dense_kink_offset(config) -> float:
 def study(family: Family, arch: str, loss: str, tier: str) -> dict:
     """The seed values of ``family`` on ``arch`` (:data:`TOY`: the theory model) with ``loss`` at ``tier``, the
     decision and the data controls (``decision`` and ``controls`` have ``to_json``; the rest is JSON-ready)."""
-    import numpy as np
-
     from biasaudit.claims.eos.torch.sweeps import _eta_c, _gf_problem
     from biasaudit.validation.decision import equivalence_control, equivalence_decision, three_way
     from biasaudit.validation.eos_stats import edge_share, json_float
@@ -183,14 +181,12 @@ def study(family: Family, arch: str, loss: str, tier: str) -> dict:
         equivalence_control("null_grid", null, margin=family.delta,
                             reads="share of runs at eta <= 0.8 eta_c at the edge", level=LEVEL),
     ]
-    finite = [v for v in readings if math.isfinite(v)]
     eps_change = [json_float(eps_sensitivity(sw["gf"])) for sw in sweeps]
     return {
         "arch": arch, "tier": tier, "seeds": seeds, "values": values, "readings": readings, "reference": reference,
         "eta_c": eta_cs, "s_gf": [json_float(sw["gf"]["s_gf"]) for sw in sweeps], "decision": decision,
         "controls": controls, "aa_values": aa, "null_values": null, "problems": problems,
         "eta_c_rel_change_2eps_to_eps": eps_change,
-        "reading_sd": float(np.std(finite, ddof=1)) if len(finite) >= 2 else math.nan,
         "grid_multiples": configs[0].multiples(),
         "outcomes": [{f"{r['eta']:.4g}": r["outcome"] for r in sw["runs"]} for sw in sweeps],
     }
@@ -230,8 +226,7 @@ def _observe(family: Family, arch: str, loss: str, params) -> Observation:
     name = family.statistic.split(":")[1]
     what = f"{name} (torch minus numerics)" if arch == TOY else name
     coverage = "90 %" if decision.direction == 0 else f"{1 - decision.adjusted_level:.0%}"
-    controls = "; ".join(f"{c.name} {c.mean:+.3f} [{c.interval[0]:+.3f}, {c.interval[1]:+.3f}]"
-                         f"{'' if c.equivalent else ' NOT within'}" for c in r["controls"])
+    controls = "; ".join(c.summary() for c in r["controls"])
     detail = (f"[{tier} tier] {what}: {decision.mean:+.4f}, {coverage} seed interval [{interval[0]:+.4f}, "
               f"{interval[1]:+.4f}] over {decision.n} seeds (per seed " + ", ".join(f"{v:+.3f}" for v in r["values"])
               + f"); {decision.verdict} by '{decision.rule}' (delta {family.delta:g}); data controls (within "

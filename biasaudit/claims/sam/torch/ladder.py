@@ -212,8 +212,7 @@ def _observe(model: str, multiple: str, direction: int, tier: str, positive_cont
         tier=tier, missing=r["missing"], secondary=r["secondary"], dose_response=r["dose_response"],
         fit_steps=r["fit_steps"], outcomes=r["outcomes"], power_at_delta=r["power_at_delta"])
     lo, hi = decision.interval
-    controls = "; ".join(f"{c.name} {c.mean:+.3f} [{c.interval[0]:+.3f}, {c.interval[1]:+.3f}]"
-                         f"{'' if c.equivalent else ' NOT within'}" for c in r["controls"])
+    controls = "; ".join(c.summary() for c in r["controls"])
     detail = (f"[{tier} tier] {model} at alpha = {r['alpha']:.4g} ({multiple}: {r['alpha'] / r['alpha_50']:.2f} "
               f"alpha_50): D = {decision.mean:+.4f} [{lo:+.4f}, {hi:+.4f}] over {decision.n} seeds "
               f"({len(r['missing'])} pairs without a fitted run); {decision.verdict} by '{decision.rule}' "

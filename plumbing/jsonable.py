@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["jsonable", "finite_json", "NOT_FINITE_REASON"]
+__all__ = ["jsonable", "finite_json", "json_float", "NOT_FINITE_REASON"]
 
 
 def jsonable(value: Any) -> Any:
@@ -94,3 +94,27 @@ def finite_json(value: Any, *, reason: str = NOT_FINITE_REASON) -> tuple[Any, di
         return jsonable(v)
 
     return walk(value, ""), nulled
+
+
+def json_float(x) -> float:
+    """JSON turns non-finite floats into strings ('nan', 'inf'); read them back.
+
+    Parameters
+    ----------
+    x : object
+        A stored number, or a string such as ``"nan"``, or None.
+
+    Returns
+    -------
+    float
+        ``float(x)``; NaN where that fails.
+
+    Examples
+    --------
+    >>> json_float("inf"), json_float(None), json_float(2)
+    (inf, nan, 2.0)
+    """
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return math.nan

@@ -371,3 +371,37 @@ def test_validate_eos_checks_out_before_training(tmp_path, capsys, monkeypatch):
     assert main(["validate", "eos", "--out", str(existing)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("biasaudit: error: out: must be a directory") and "Traceback" not in err
+
+
+_SWEEP_MODULE_PROBE = r"""
+import dataclasses, json, sys
+from biasaudit.plumbing import runcache
+runcache.code_fingerprint = lambda code: "probe"  # hashing RUN_CODE would import it: the probe must not
+from biasaudit.validation import eos_runs
+from biasaudit.validation.eos_config import TOY_SWEEP, arch_config
+tiny = dict(n_train=8, n_test=8, coarse=(1.25,), fine=(), max_steps=3, gf_every=2, track_every=1,
+            track_multiple=1.25)
+configs = [dataclasses.replace(TOY_SWEEP, coarse=(0.75, 1.25), fine=(), max_steps=200)]
+configs += [dataclasses.replace(arch_config("quick", a, loss), **tiny)
+            for a, loss in (("fcn", "ce"), ("cnn", "mse"), ("resnet", "mse"), ("vit", "mse"))]
+for config in configs:
+    eos_runs.run_sweep(config, sys.argv[1], threads=1)
+print(json.dumps(sorted(m for m in sys.modules if m.startswith(("biasaudit.validation.", "biasaudit.numerics.",
+                                                                  "biasaudit.theory.")))))
+"""
+
+
+def test_run_code_lists_every_module_a_sweep_executes(tmp_path):
+    """A sweep's cache key hashes RUN_CODE only: a module a sweep runs that is missing there would leave stale runs
+    in the cache after an edit. Small sweeps of the theory model and of every network builder (the FCN with
+    cross-entropy, the tracked run included), in a fresh interpreter, load nothing else from validation/,
+    numerics/ or theory/ (about 25 s)."""
+    import json
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _SWEEP_MODULE_PROBE, str(tmp_path)], capture_output=True, text=True,
+                         check=True, timeout=300)
+    loaded = set(json.loads(out.stdout.strip().splitlines()[-1]))
+    loads_but_computes_nothing = {"biasaudit.numerics.cache_guard"}  # numerics' package import: numba's disk cache
+    assert loaded - set(eos_config.RUN_CODE) - loads_but_computes_nothing == set()

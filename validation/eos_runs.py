@@ -33,7 +33,7 @@ from biasaudit.plumbing import atomic_write_text, cache_root, jsonable
 from biasaudit.plumbing.jsoncache import cached_json
 from biasaudit.validation.eos_config import SweepConfig
 from biasaudit.validation.eos_data import build_problem
-from biasaudit.validation.eos_stats import json_float
+from biasaudit.plumbing.jsonable import json_float
 
 __all__ = ["cache_dir", "run_sweep", "sweep_gf", "sweep_eta_run"]
 

@@ -29,6 +29,7 @@ import math
 import numpy as np
 
 from biasaudit.plumbing import choice
+from biasaudit.plumbing.jsonable import json_float  # re-exported: the statistics' readers import it here
 
 __all__ = ["SIDE_MARGIN", "EDGE_DELTA", "MEASURES", "NORMS", "json_float", "final_sharpness", "usable_runs",
            "e1_phase_transition", "e2_kink", "e3_measures", "e3_measures_over_seeds",
@@ -39,30 +40,6 @@ __all__ = ["SIDE_MARGIN", "EDGE_DELTA", "MEASURES", "NORMS", "json_float", "fina
 SIDE_MARGIN = 0.05  # runs within ±5 % of the predicted η_c are neither "flow side" nor "EoS side"
 EDGE_DELTA = 0.05  # a run is at the edge of stability when ηS/2 ≥ 1 − EDGE_DELTA
 Z95 = 1.959963984540054  # two-sided 95 % normal quantile
-
-
-def json_float(x) -> float:
-    """JSON turns non-finite floats into strings ('nan', 'inf'); read them back.
-
-    Parameters
-    ----------
-    x : object
-        A stored number, or a string such as ``"nan"``, or None.
-
-    Returns
-    -------
-    float
-        ``float(x)``; NaN where that fails.
-
-    Examples
-    --------
-    >>> json_float("inf"), json_float(None), json_float(2)
-    (inf, nan, 2.0)
-    """
-    try:
-        return float(x)
-    except (TypeError, ValueError):
-        return math.nan
 
 
 def final_sharpness(run) -> tuple[float, bool]:

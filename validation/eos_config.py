@@ -8,7 +8,6 @@ name                            what it holds
 :data:`SWEEP_CONFIGS`           tier -> loss -> the E1/E3/E4/E5 sweep (:func:`tier_config`)
 :data:`ARCH_SWEEP_CONFIGS`      tier -> architecture -> the E2 sweep with MSE (:func:`arch_config`)
 :data:`ARCH_SWEEP_CONFIGS_CE`   the same with cross-entropy (full tier only)
-:func:`e3_configs`              E3's sweeps: the tier's setting at each seed of :data:`E3_SEEDS`, EoS side only
 ==============================  ==========================================================================
 
 The key hashes the config, the source of :data:`RUN_CODE` (the code a sweep executes), torch and numpy
@@ -24,7 +23,7 @@ from biasaudit.plumbing import InputError, choice, positive_int, positive_scalar
 from biasaudit.plumbing.runcache import run_key
 
 __all__ = ["RUN_CODE", "SweepConfig", "SWEEP_CONFIGS", "tier_config", "ARCHS_E2", "ARCH_SWEEP_CONFIGS",
-           "ARCH_SWEEP_CONFIGS_CE", "arch_config", "E3_SEEDS", "E3_EOS_MULTIPLES", "e3_configs", "TOY_SWEEP",
+           "ARCH_SWEEP_CONFIGS_CE", "arch_config", "TOY_SWEEP",
            "E2_SEEDS", "TOY_SEEDS", "E2_FULL_ONLY", "e2_seed_configs"]
 
 # The code a sweep executes: its cache key hashes these sources (biasaudit.plumbing.runcache), so an edit to
@@ -170,8 +169,11 @@ ARCH_SWEEP_CONFIGS: dict[str, dict[str, SweepConfig]] = {
 # The positive control of the network claims: the theory model (validation.eos_toy) through the same pipeline
 # (proxy, GD, eigsh, statistics) on the quick tier's E2 grid. float64, eps = 1e-8 (a run's endpoint sits on the
 # solution manifold to 1e-4 in r); the proxy re-measures sharpness every 5 steps (its whole run is ~20 steps).
+# Its grid adds 1.15 and 1.4 eta_c to E2's: GD on the theory model diverges at 2 eta_c (all 8 quick seeds), so E2's
+# grid leaves it 2 EoS-side runs, and E3's statistics need 3 (it converges up to 1.75 eta_c on every seed).
 TOY_SWEEP = SweepConfig(arch="diag_shared", loss="half_sq", dataset="toy", n_train=1, n_test=1, dtype="float64",
-                        eps=1e-8, gf_every=5, max_steps=50_000, **_E2_GRID)
+                        eps=1e-8, gf_every=5, max_steps=50_000,
+                        **{**_E2_GRID, "coarse": (0.75, 1.15, 1.25, 1.4, 2.0)})
 # Init seeds of every E2 claim, per tier (each seed: its own init, data subset, s_GF and eta_c). The theory model
 # takes more (a sweep costs ~3 s): on its first 3 seeds the 90 % interval of the positive control's statistic was
 # 0.068 wide (seed sd 0.020), as wide as the margin, so 8 seeds at the quick tier and 16 at the full tier (fixed
@@ -215,21 +217,3 @@ def arch_config(tier: str, arch: str, loss: str = "mse", **overrides) -> SweepCo
     table = ARCH_SWEEP_CONFIGS if loss == "mse" else ARCH_SWEEP_CONFIGS_CE
     config = table[tier][arch]
     return dataclasses.replace(config, **overrides) if overrides else config
-
-
-E3_SEEDS = (0, 1, 2)
-# EoS-side multiples of each seed's own η_c for E3 (the flow side does not enter E3)
-E3_EOS_MULTIPLES = {"quick": (1.07, 1.25, 1.5, 2.0, 2.5, 3.0, 3.5), "full": (1.05, 1.1, 1.25, 1.5, 2.0, 3.0, 5.0)}
-
-
-def e3_configs(tier: str, loss: str = "mse") -> list[SweepConfig]:
-    """E3's sweeps: the tier's setting at each seed of :data:`E3_SEEDS` (initialisation), EoS side only.
-
-    EoS endpoints are chaotic in η (a 1e-6 change of η_c moves them by ~1 %), so E3 is judged on several
-    seeds and more EoS points than the shared sweep has; see
-    :func:`biasaudit.validation.eos_stats.e3_measures_over_seeds`."""
-    base = tier_config(tier, loss)
-    return [dataclasses.replace(base, seed=seed, coarse=E3_EOS_MULTIPLES[tier], fine=(), track_every=0)
-            for seed in E3_SEEDS]
-
-

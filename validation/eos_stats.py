@@ -2,21 +2,24 @@
 
 A sweep dict is :func:`biasaudit.validation.eos_runs.run_sweep`'s ``{"config", "gf", "runs", "dir"}``.
 
-=================================  =======================================================================
-function                           what it measures
-=================================  =======================================================================
-:func:`e1_phase_transition`        flow side S ≈ 2/η_c, EoS side ηS/2 ≈ 1, ‖θ‖₁ rising in η
-:func:`e2_kink`                    the kink of final S(η), from a two-piece power-law fit
-:func:`kink_offset`                the seed statistic of E2: η̂_kink/η_c − 1 of one sweep (:func:`e2_kink`)
-:func:`edge_share`                 the null-grid control: the share of runs below η_c at the edge of stability
-:func:`eos_median_gap`             E1's seed statistic: median over EoS-side runs of ``|1 − ηS/2|``
-:func:`flow_plateau_dev`           E1's flow side: max over flow-side runs of ``|S η_c/2 − 1|``
-:func:`e3_measures`                Spearman(η, measure) on the EoS side, per norm and sharpness measure;
-                                   :func:`e3_measures_over_seeds` averages over seeds
-:func:`e3_norm_slopes`             seed-level slope of each norm against η/η_c above η_c, t interval
-:func:`e4_dynamics`                S_t around 2/η in the tracked EoS run, 2-step averaged ‖θ‖₁ growing
-:func:`e5_u_shape`                 test error against ln η: a quadratic's curvature and vertex, bootstrap
-=================================  =======================================================================
+=====================================  =======================================================================
+function                               what it measures
+=====================================  =======================================================================
+:func:`e1_phase_transition`            flow side S ≈ 2/η_c, EoS side ηS/2 ≈ 1, ‖θ‖₁ rising in η
+:func:`e2_kink`                        the kink of final S(η), from a two-piece power-law fit
+:func:`kink_offset`                    the seed statistic of E2: η̂_kink/η_c − 1 of one sweep (:func:`e2_kink`)
+:func:`edge_share`                     the null-grid control: the share of runs below η_c at the edge of stability
+:func:`eos_median_gap`                 E1's seed statistic: median over EoS-side runs of ``|1 − ηS/2|``
+:func:`flow_plateau_dev`               E1's flow side: max over flow-side runs of ``|S η_c/2 − 1|``
+:func:`e3_measures`                    Spearman(η, measure) on the EoS side, per norm and sharpness measure (one
+                                       sweep: ``validate eos``)
+:func:`l1_growth_rate`                 E3's seed statistic for the norm: d ln‖θ‖₁ / d(η/η_c) on the EoS side
+:func:`l1_curvature_share`             E3's "roughly linearly": the quadratic term's share of ‖θ‖₁'s rise
+:func:`avg_sharpness_fall_rate`        E3's seed statistics for the sharpness measures: −d ln(measure) / d(η/η_c)
+:func:`adaptive_sharpness_fall_rate`
+:func:`e4_dynamics`                    S_t around 2/η in the tracked EoS run, 2-step averaged ‖θ‖₁ growing
+:func:`e5_u_shape`                     test error against ln η: a quadratic's curvature and vertex, bootstrap
+=====================================  =======================================================================
 
 Symbols: η step size, η_c = 2/s_GF, S = max|λ(∇²L)| at the end of a run (L < eps), g = ηS/2 the stability
 ratio (g = 1 on the edge of stability), ‖θ‖₁ the paper's norm.
@@ -31,11 +34,11 @@ import numpy as np
 from biasaudit.plumbing import choice
 from biasaudit.plumbing.jsonable import json_float  # re-exported: the statistics' readers import it here
 
-__all__ = ["SIDE_MARGIN", "EDGE_DELTA", "MEASURES", "NORMS", "json_float", "final_sharpness", "usable_runs",
-           "e1_phase_transition", "e2_kink", "e3_measures", "e3_measures_over_seeds",
-           "e3_norm_slopes", "e4_dynamics", "wilson_interval", "e5_u_shape", "kink_offset", "edge_share",
+__all__ = ["SIDE_MARGIN", "EDGE_DELTA", "MEASURES", "json_float", "final_sharpness", "usable_runs",
+           "e1_phase_transition", "e2_kink", "e3_measures", "e4_dynamics", "wilson_interval", "e5_u_shape", "kink_offset", "edge_share",
            "NULL_GRID_BELOW", "eos_median_gap",
-           "flow_plateau_dev"]
+           "flow_plateau_dev", "l1_growth_rate", "avg_sharpness_fall_rate", "adaptive_sharpness_fall_rate",
+           "l1_curvature_share", "E3_MIN_RUNS"]
 
 SIDE_MARGIN = 0.05  # runs within ±5 % of the predicted η_c are neither "flow side" nor "EoS side"
 EDGE_DELTA = 0.05  # a run is at the edge of stability when ηS/2 ≥ 1 − EDGE_DELTA
@@ -424,23 +427,46 @@ def e3_measures(sweep: dict, eta_c: float, directions: dict | None = None) -> di
             + ", ".join(f"{k}={v:+.2f}" for k, v in rhos.items()) + f"; worst {worst}"}
 
 
-def e3_measures_over_seeds(sweeps: list, eta_cs: list, directions: dict | None = None) -> dict:
-    r"""E3 over seeds: per measure, ρ̄ = the mean over seeds of Spearman(η, measure) on each seed's EoS side;
-    violation = (1 − direction·ρ̄)/2; error = the largest violation. Undecided if any seed is.
+def _eos_side(sweep: dict, eta_c: float, read) -> tuple[np.ndarray, np.ndarray]:
+    """(m = η/η_c, read(final)) over the usable EoS-side runs (η ≥ (1 + SIDE_MARGIN) η_c) with a finite, positive
+    reading; empty arrays when η_c is not a positive number."""
+    if not (math.isfinite(eta_c) and eta_c > 0):
+        return np.array([]), np.array([])
+    runs, _ = usable_runs(sweep)
+    pairs = [(r["eta"] / eta_c, json_float(read(r["final"]))) for r in runs if r["eta"] >= (1 + SIDE_MARGIN) * eta_c]
+    pairs = [(m, q) for m, q in pairs if math.isfinite(q) and q > 0]
+    return np.array([m for m, _ in pairs]), np.array([q for _, q in pairs])
+
+
+def _log_rate(sweep: dict, eta_c: float, read) -> float:
+    """The least-squares slope of ln q against m = η/η_c over the EoS side (:func:`_eos_side`): how fast q grows per
+    unit of η/η_c, relative to itself; NaN with fewer than :data:`E3_MIN_RUNS` runs there."""
+    m, q = _eos_side(sweep, eta_c, read)
+    if m.size < E3_MIN_RUNS:
+        return math.nan
+    return float(np.polyfit(m, np.log(q), 1)[0])
+
+
+FLAT_NORM = 1e-12  # a rise below this share of the norm is the round-off of a constant's least-squares slope
+E3_MIN_RUNS = 3  # EoS-side runs a seed needs for a rate (a line through 2 points has no check on its shape)
+
+
+def l1_growth_rate(sweep: dict, eta_c: float) -> float:
+    r"""E3's norm as one number per seed: the slope of :math:`\ln\|\theta\|_1` (the paper's norm, all parameters)
+    against :math:`m = \eta/\eta_c` over the usable EoS-side runs (η ≥ 1.05 η_c): the norm's relative growth per
+    unit of η/η_c. Positive when the norm rises with η; NaN with fewer than 3 EoS-side runs.
 
     Parameters
     ----------
-    sweeps : list of dict
-        One stored sweep per seed.
-    eta_cs : list of float
-        The predicted :math:`\eta_c` of each.
-    directions : dict, optional
-        The expected sign per measure of :data:`MEASURES` (default: theirs).
+    sweep : dict
+        A stored sweep: ``sweep["runs"]``, each run with ``eta``, ``outcome`` and ``final`` (its final measures).
+    eta_c : float
+        The predicted critical step :math:`\eta_c = 2/s_{GF}`.
 
     Returns
     -------
-    dict
-        ``error``, ``decided``, ``spearman_mean``, ``spearman_per_seed``, ``seeds`` and ``detail``.
+    float
+        The growth rate; NaN when undecided.
 
     Examples
     --------
@@ -449,66 +475,28 @@ def e3_measures_over_seeds(sweeps: list, eta_cs: list, directions: dict | None =
     ...     return {"eta": eta, "outcome": "converged", "final": {"S": {"value": s, "converged": True}, "l1": norm,
     ...             "l2": norm, "nuclear_sum": norm, "avg_sharpness": {"value": s}, "adaptive_sharpness": {"value": s}}}
     >>> sweep = {"runs": [run(eta) for eta in (0.5, 0.7, 0.9, 1.2, 1.5, 2.0)]}
-    >>> e3 = e3_measures_over_seeds([sweep, sweep], [1.0, 1.0])
-    >>> e3["error"], e3["decided"]
-    (0.0, True)
+    >>> round(l1_growth_rate(sweep, 1.0), 4), l1_growth_rate(sweep, 1.5)   # only 1 EoS-side run at eta_c = 1.5
+    (0.6321, nan)
     """
-    per = [e3_measures(sw, ec, directions) for sw, ec in zip(sweeps, eta_cs)]
-    seeds = [sw.get("config", {}).get("seed", i) for i, sw in enumerate(sweeps)]
-    if not all(p["decided"] for p in per):
-        bad = [f"seed {s}: {p['detail']}" for s, p in zip(seeds, per) if not p["decided"]]
-        return {"error": math.nan, "decided": False, "detail": "; ".join(bad),
-                "notes": [n for p in per for n in p.get("notes", [])]}
-    directions = directions or {k: d for k, (_, d) in MEASURES.items()}
-    mean_rho = {k: float(np.mean([p["spearman"][k] for p in per])) for k in MEASURES}
-    viol = {k: (1 - directions[k] * r) / 2 for k, r in mean_rho.items()}
-    worst = max(viol, key=viol.get)
-    n_runs = [len(p["etas"]) for p in per]
-    return {"error": viol[worst], "decided": True, "spearman_mean": mean_rho,
-            "spearman_per_seed": {k: [p["spearman"][k] for p in per] for k in MEASURES}, "seeds": seeds,
-            "eos_runs_per_seed": n_runs, "notes": [n for p in per for n in p.get("notes", [])],
-            "detail": f"mean over seeds {seeds} of Spearman(eta, measure), {n_runs} EoS-side runs: "
-            + ", ".join(f"{k}={r:+.2f} (" + ",".join(f"{x:+.1f}" for x in (p["spearman"][k] for p in per)) + ")"
-                        for k, r in mean_rho.items()) + f"; worst {worst}"}
+    return _log_rate(sweep, eta_c, lambda final: final.get("l1"))
 
 
-NORMS = ("l1", "l2", "nuclear_sum")
-SLOPE_ROUNDOFF = 1e-12  # added to each interval's half-width: a least-squares slope of a constant is ~1e-16, not 0
-T975 = {1: 12.706204736, 2: 4.302652730, 3: 3.182446305, 4: 2.776445105, 5: 2.570581836, 6: 2.446911851,
-        7: 2.364624252, 8: 2.306004135, 9: 2.262157163}  # Student t 97.5 % quantiles by degrees of freedom
-
-
-def e3_norm_slopes(sweeps: list, eta_cs: list, shape: str = "growth") -> dict:
-    r"""E3's norms as the paper states them: the slope of ‖θ‖ against η above η_c, seed by seed.
-
-    Per seed and norm: least squares ‖θ‖ = k·(η/η_c) + m over the EoS-side runs (η ≥ 1.05 η_c), the relative
-    slope k / ‖θ‖(first EoS run) (growth per unit of η/η_c, scale-free) and R² of the line. Across seeds: the
-    mean relative slope and its 95 % Student-t interval (seed-level: the seeds are the independent units).
-
-    ``shape="growth"``: every norm's interval lies above 0 (error 0; an interval below 0 or a
-    flat norm, ``|mean|`` within its interval's half-width with the interval above 0 nowhere, is error 1 once
-    decided). ``shape="flat"`` (the control): every interval contains 0. Undecided when fewer than 2 seeds
-    have ≥ 3 EoS-side runs, or when the intervals neither exclude nor are consistent with the shape.
+def avg_sharpness_fall_rate(sweep: dict, eta_c: float) -> float:
+    r"""E3's average sharpness :math:`E[L(\theta+\rho u)] - L(\theta)` as one number per seed: minus the slope of
+    its logarithm against :math:`m = \eta/\eta_c` over the usable EoS-side runs; positive when it falls with η
+    (2/η gives :math:`\ln(2/1.07)/0.93 = 0.67` over 1.07-2 η_c); NaN with fewer than 3 EoS-side runs.
 
     Parameters
     ----------
-    sweeps : list of dict
-        One stored sweep per seed.
-    eta_cs : list of float
-        The predicted :math:`\eta_c` of each.
-    shape : str
-        ``"growth"`` (the default) or ``"flat"``.
+    sweep : dict
+        A stored sweep: ``sweep["runs"]``, each run with ``eta``, ``outcome`` and ``final`` (its final measures).
+    eta_c : float
+        The predicted critical step :math:`\eta_c = 2/s_{GF}`.
 
     Returns
     -------
-    dict
-        ``error``, ``decided``, ``norms`` (per norm: ``mean``, ``ci95``, ``per_seed``, ``r2_mean``), ``seeds`` and
-        ``detail``.
-
-    Raises
-    ------
-    InputError
-        If ``shape`` is neither ``"growth"`` nor ``"flat"``.
+    float
+        The fall rate; NaN when undecided.
 
     Examples
     --------
@@ -517,50 +505,85 @@ def e3_norm_slopes(sweeps: list, eta_cs: list, shape: str = "growth") -> dict:
     ...     return {"eta": eta, "outcome": "converged", "final": {"S": {"value": s, "converged": True}, "l1": norm,
     ...             "l2": norm, "nuclear_sum": norm, "avg_sharpness": {"value": s}, "adaptive_sharpness": {"value": s}}}
     >>> sweep = {"runs": [run(eta) for eta in (0.5, 0.7, 0.9, 1.2, 1.5, 2.0)]}
-    >>> slopes = e3_norm_slopes([sweep, sweep], [1.0, 1.0])
-    >>> slopes["error"], slopes["decided"], round(slopes["norms"]["l1"]["mean"], 12)
-    (0.0, True, 0.833333333333)
+    >>> round(avg_sharpness_fall_rate(sweep, 1.0), 4)
+    0.6321
     """
-    choice("shape", shape, ("growth", "flat"))
-    per_seed = {k: [] for k in NORMS}
-    r2 = {k: [] for k in NORMS}
-    for sweep, eta_c in zip(sweeps, eta_cs):
-        runs, _ = usable_runs(sweep)
-        eos = [r for r in runs if r["eta"] >= (1 + SIDE_MARGIN) * eta_c]
-        if len(eos) < 3:
-            continue
-        x = np.array([r["eta"] / eta_c for r in eos])
-        for k in NORMS:
-            y = np.array([json_float(r["final"].get(k)) for r in eos])
-            if not np.all(np.isfinite(y)):
-                continue
-            slope, intercept = np.polyfit(x, y, 1)
-            resid = y - (slope * x + intercept)
-            ss = float(np.sum((y - y.mean()) ** 2))
-            per_seed[k].append(float(slope / y[np.argmin(x)]))
-            r2[k].append(1 - float(np.sum(resid**2)) / ss if ss > 0 else math.nan)
-    n = min(len(v) for v in per_seed.values())
-    if n < 2:
-        return {"error": math.nan, "decided": False, "detail": f"{n} seed(s) with >= 3 EoS-side runs (< 2)"}
-    stats = {}
-    for k, v in per_seed.items():
-        v = np.array(v)
-        half = T975[v.size - 1] * float(v.std(ddof=1)) / math.sqrt(v.size) + SLOPE_ROUNDOFF
-        stats[k] = {"mean": float(v.mean()), "ci95": (float(v.mean() - half), float(v.mean() + half)),
-                    "per_seed": v.tolist(),
-                    "r2_mean": float(np.nanmean(r2[k])) if np.isfinite(r2[k]).any() else math.nan}  # a constant norm: no R²
-    grows = all(st["ci95"][0] > 0 for st in stats.values())
-    not_growing = any(st["ci95"][1] < 0 for st in stats.values())
-    flat = all(st["ci95"][0] <= 0 <= st["ci95"][1] for st in stats.values())
-    if shape == "growth":
-        error, decided = (0.0, True) if grows else (1.0, True) if (not_growing or flat) else (math.nan, False)
-    else:
-        error, decided = (0.0, True) if flat else (1.0, True) if (grows or not_growing) else (math.nan, False)
-    return {"error": error, "decided": decided, "norms": stats, "seeds": n,
-            "detail": "relative slope of the norm per unit eta/eta_c above 1.05 eta_c, mean over "
-                      f"{n} seeds [95 % t interval] (R² of the line): "
-                      + ", ".join(f"{k} {st['mean']:+.3f} [{st['ci95'][0]:+.3f}, {st['ci95'][1]:+.3f}] "
-                                  f"(R² {st['r2_mean']:.2f})" for k, st in stats.items())}
+    return -_log_rate(sweep, eta_c, lambda final: (final.get("avg_sharpness") or {}).get("value"))
+
+
+def adaptive_sharpness_fall_rate(sweep: dict, eta_c: float) -> float:
+    r"""E3's adaptive sharpness as one number per seed: minus the slope of its logarithm against
+    :math:`m = \eta/\eta_c` over the usable EoS-side runs; positive when it falls with η, negative when it rises;
+    NaN with fewer than 3 EoS-side runs.
+
+    Parameters
+    ----------
+    sweep : dict
+        A stored sweep: ``sweep["runs"]``, each run with ``eta``, ``outcome`` and ``final`` (its final measures).
+    eta_c : float
+        The predicted critical step :math:`\eta_c = 2/s_{GF}`.
+
+    Returns
+    -------
+    float
+        The fall rate; NaN when undecided.
+
+    Examples
+    --------
+    >>> def run(eta):  # eta_c = 1: S = 2 on the flow side, 2/eta on the EoS side, where every norm rises
+    ...     s, norm = min(2.0, 2 / eta), 1 + max(0.0, eta - 1)
+    ...     return {"eta": eta, "outcome": "converged", "final": {"S": {"value": s, "converged": True}, "l1": norm,
+    ...             "l2": norm, "nuclear_sum": norm, "avg_sharpness": {"value": s}, "adaptive_sharpness": {"value": s}}}
+    >>> sweep = {"runs": [run(eta) for eta in (0.5, 0.7, 0.9, 1.2, 1.5, 2.0)]}
+    >>> round(adaptive_sharpness_fall_rate(sweep, 1.0), 4)
+    0.6321
+    """
+    return -_log_rate(sweep, eta_c, lambda final: (final.get("adaptive_sharpness") or {}).get("value"))
+
+
+def l1_curvature_share(sweep: dict, eta_c: float) -> float:
+    r"""E3's "the norm rises roughly linearly" as one number per seed: the least-squares quadratic
+    :math:`\|\theta\|_1 \approx a + b\,m + c\,m^2` over the usable EoS-side runs (:math:`m = \eta/\eta_c`), and the
+    share of its rise across them that the quadratic term makes,
+    :math:`\kappa = c\,(m_{max}-m_{min})^2 / (q(m_{max}) - q(m_{min}))`. 0 for a straight line, positive when the
+    growth speeds up, negative when it slows down (a norm growing as :math:`(m-1)^2` from 1.07 η_c gives 0.87 on
+    the quick grid 1.07, 1.25, 2 η_c). NaN when the fitted norm does not rise across the runs (no rise to share),
+    and with fewer than 3 EoS-side runs.
+
+    Parameters
+    ----------
+    sweep : dict
+        A stored sweep: ``sweep["runs"]``, each run with ``eta``, ``outcome`` and ``final`` (its final measures).
+    eta_c : float
+        The predicted critical step :math:`\eta_c = 2/s_{GF}`.
+
+    Returns
+    -------
+    float
+        The curvature share; NaN when undecided.
+
+    Examples
+    --------
+    >>> def run(eta):  # eta_c = 1: S = 2 on the flow side, 2/eta on the EoS side, where every norm rises
+    ...     s, norm = min(2.0, 2 / eta), 1 + max(0.0, eta - 1)
+    ...     return {"eta": eta, "outcome": "converged", "final": {"S": {"value": s, "converged": True}, "l1": norm,
+    ...             "l2": norm, "nuclear_sum": norm, "avg_sharpness": {"value": s}, "adaptive_sharpness": {"value": s}}}
+    >>> sweep = {"runs": [run(eta) for eta in (0.5, 0.7, 0.9, 1.2, 1.5, 2.0)]}
+    >>> round(l1_curvature_share(sweep, 1.0), 12)                  # the norm 1 + (eta - 1) is a line
+    0.0
+    >>> bent = {"runs": [{**run(eta), "final": {**run(eta)["final"], "l1": 1 + (eta - 1) ** 2}} for eta in (1.2, 1.5, 2.0)]}
+    >>> round(l1_curvature_share(bent, 1.0), 3)
+    0.667
+    """
+    m, q = _eos_side(sweep, eta_c, lambda final: final.get("l1"))
+    if m.size < E3_MIN_RUNS:
+        return math.nan
+    c, b, a = np.polyfit(m, q, 2)
+    lo, hi = float(m.min()), float(m.max())
+    rise = (a + b * hi + c * hi**2) - (a + b * lo + c * lo**2)
+    if not rise > FLAT_NORM * float(np.abs(q).mean()):
+        return math.nan
+    return float(c * (hi - lo) ** 2 / rise)
 
 
 def e4_dynamics(sweep: dict, level_factor: float = 1.0) -> dict:

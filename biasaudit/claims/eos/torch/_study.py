@@ -9,7 +9,10 @@ the torch sweep minus its value where the numba GD kernel gives the answer indep
 
 * ``"dense_kink"``: the kink of numba GD runs on a fine grid around the theory's η_c
   (:func:`biasaudit.numerics.eos_sweep.measured_kink`, the one estimator of the toy's kink), or
-* ``"same_grid"``: the same statistic of numba GD runs at the torch sweep's step sizes, read with the theory's η_c.
+* ``"same_grid"``: the same statistic of numba GD runs at the torch sweep's step sizes, read with the theory's η_c, or
+* ``"same_grid_sweep_eta_c"``: the same, read with the torch sweep's own η_c (for a statistic of the shape of the
+  EoS side, whose claim is not about where η_c lies: the kink and plateau controls test the proxy's η_c; with the
+  theory's, a proxy 3 % off moves a run near 1.05 η_c across the EoS side's edge and the statistic with it).
 
 The positive control is confirmed when that difference is equivalent to 0 within δ: the pipeline (proxy, GD,
 eigsh, statistic) recovers the theory model's value. An effect claim is decided only when its positive control is
@@ -57,7 +60,8 @@ class Family:
     """One statistic of the sweeps, studied over init seeds on every architecture (module docstring).
 
     ``prefix``: the claims' id prefix; ``statistic``: ``"module:function"`` of ``f(sweep, η_c)``; ``decision``:
-    ``"equivalence"`` or ``"positive"``; ``reference``: ``"dense_kink"`` or ``"same_grid"``; ``title``: the
+    ``"equivalence"`` or ``"positive"`` (the sign ``direction``, +1 or -1); ``reference``: ``"dense_kink"``,
+    ``"same_grid"`` or ``"same_grid_sweep_eta_c"``; ``title``: the
     effect claims' title with ``{name}``; ``symbol``: the statistic's one-letter name in the claim's statement. The sweeps
     are E2's (:func:`~biasaudit.validation.eos_config.e2_seed_configs`), with MSE or cross-entropy."""
 
@@ -70,6 +74,8 @@ class Family:
     title: str
     source: str
     symbol: str
+    direction: int = 1  # a "positive" decision's predicted sign of the statistic
+    control_prefix: str = ""  # another family's prefix whose ".diag" is this family's positive control
 
     def statistic_function(self):
         """The statistic as a callable ``f(sweep, eta_c) -> float``."""
@@ -79,9 +85,10 @@ class Family:
         return getattr(importlib.import_module(module), name)
 
     def claim_id(self, arch: str, loss: str = "mse") -> str:
-        """``<prefix>.<arch>`` (``.ce`` appended for cross-entropy); the theory model's is ``<prefix>.diag``."""
+        """``<prefix>.<arch>`` (``.ce`` appended for cross-entropy); the theory model's is ``<prefix>.diag`` (or
+        ``<control_prefix>.diag``: a family that states the other side of another's statistic shares its control)."""
         if arch == TOY:
-            return f"{self.prefix}.diag"
+            return f"{self.control_prefix or self.prefix}.diag"
         return f"{self.prefix}.{arch}" + ("" if loss == "mse" else f".{loss}")
 
 
@@ -113,21 +120,32 @@ def _toy_truth(config) -> tuple:
 
 def numerics_sweep(torch_sweep: dict, config) -> dict:
     """The numba GD kernel's sweep of the theory model at the step sizes of ``torch_sweep`` (a sweep dict with the
-    same fields the statistics read: ``eta``, ``outcome``, ``final`` S, l1 and l2), and the theory's η_c."""
+    same fields the statistics read: ``eta``, ``outcome``, ``final`` S, l1, l2 and the average and adaptive
+    sharpness), and the theory's η_c. S is the kernel's top eigenvalue; the average and adaptive sharpness are the
+    torch measures (:func:`~biasaudit.validation.gd_trainer.measure`, with the torch run's seed) evaluated at the
+    kernel's endpoint: the path is independent of torch, the measure is shared (it is checked against the dense
+    Hessian by ``eos.torch.sharpness_vs_dense``)."""
     import numpy as np
+    import torch
 
     from biasaudit.numerics.eos_gd import gd_sweep
+    from biasaudit.validation.eos_data import build_problem
+    from biasaudit.validation.gd_trainer import measure
 
     x, y, w0, eta_c = _toy_truth(config)
     etas = np.array([r["eta"] for r in torch_sweep["runs"]], dtype=float)
     runs = gd_sweep(x, y, w0, etas)
+    problem = build_problem(config)
     out = []
     for i, eta in enumerate(etas):
         ok = bool(runs.converged[i])
         w = runs.w[i]
-        out.append({"eta": float(eta), "outcome": "converged" if ok else "diverged",
-                    "final": {"S": {"value": float(runs.lambda_max[i]), "converged": ok},
-                              "l1": float(np.abs(w).sum()), "l2": float(np.linalg.norm(w))}})
+        final = {"S": {"value": float(runs.lambda_max[i]), "converged": ok},
+                 "l1": float(np.abs(w).sum()), "l2": float(np.linalg.norm(w))}
+        if ok:
+            shared = measure(problem, torch.as_tensor(w, dtype=problem.theta_init.dtype), seed=config.seed)
+            final.update({k: shared[k] for k in ("avg_sharpness", "adaptive_sharpness")})
+        out.append({"eta": float(eta), "outcome": "converged" if ok else "diverged", "final": final})
     return {"runs": out, "gf": {"s_gf": 2.0 / eta_c, "eta_c": eta_c}}
 
 
@@ -164,17 +182,18 @@ def study(family: Family, arch: str, loss: str, tier: str) -> dict:
             reference = [_dense_kink_offset(c) for c in configs]
         else:
             reference = []
-            for sw, c in zip(sweeps, configs):
+            for sw, c, ec in zip(sweeps, configs, eta_cs):
                 ref = numerics_sweep(sw, c)
-                reference.append(f(ref, ref["gf"]["eta_c"]))
+                reference.append(f(ref, ec if family.reference == "same_grid_sweep_eta_c" else ref["gf"]["eta_c"]))
         values = [v - r for v, r in zip(readings, reference)]
     n = len(readings)
-    aa = [readings[i] - readings[(i + 1) % n] for i in range(n)] if n >= 2 else []
+    # A/A on what the decision reads: the statistic (a positive control: torch minus numerics) of seed s and s + 1
+    aa = [values[i] - values[(i + 1) % n] for i in range(n)] if n >= 2 else []
     null = [edge_share(sw, ec) for sw, ec in zip(sweeps, eta_cs)]
     if family.decision == "equivalence" or arch == TOY:  # a positive control recovers the theory model's value
         decision = equivalence_decision(values, delta=family.delta, level=LEVEL)
     else:
-        decision = three_way(values, direction=1, delta=family.delta, level=LEVEL)
+        decision = three_way(values, direction=family.direction, delta=family.delta, level=LEVEL)
     controls = [
         equivalence_control("aa", aa, margin=family.delta, reads="the statistic of seed s minus that of seed s+1 "
                                                                 "(mod n)", level=LEVEL),
@@ -281,7 +300,7 @@ def study_claim(family: Family, arch: str, loss: str = "mse", *, name: str = "",
     elif family.decision == "equivalence":
         statement = sp.Lt(sp.Abs(statistic), sp.Float(family.delta, 2))
     else:
-        statement = sp.Gt(statistic, 0)
+        statement = sp.Gt(family.direction * statistic, 0)
     return Claim(
         id=family.claim_id(arch, loss), paper="eos", kind="experiment", samples={"ci": 1, "thorough": 1},
         source=family.source + ("; the positive control of the network claims, where the numba kernel gives the "

@@ -11,9 +11,7 @@ claim                                   measured number (error) and negative con
 ======================================  ===================================================================
 (E1, E2 per architecture and loss)      ``eos.torch.e2.*``, ``eos.torch.e1.tracking.*``, ``eos.torch.e1.plateau.*``:
                                         seed studies in :mod:`biasaudit.claims.eos.torch.architectures`
-``eos.torch.e3_measures``               worst (1 − dir·ρ̄)/2 over l1, l2, nuclear, S, avg, adaptive sharpness
-                                        (ρ̄: mean over 3 seeds of Spearman with η over 7 EoS-side runs, on
-                                        E3's own sweeps); control: directions flipped
+(E3 per architecture and loss)          ``eos.torch.e3.*``: seed studies in :mod:`biasaudit.claims.eos.torch.measures`
 ``eos.torch.e4_dynamics``               median |S_t/(2/η) − 1| in one EoS run, oscillation both ways, 2-step
                                         averaged ‖θ‖₁ growing; control: level 1.3·2/η
 ``eos.torch.e5_u_shape``                a quadratic in ln η fitted to all runs: curvature > 0 and its minimum
@@ -60,15 +58,6 @@ KINK = Tolerance(
     "kink_location", 0.05,
     "fine grid 0.93, 0.97, 1.03, 1.07 x eta_c: spacing 4 % (the bracket alone resolves +-2-4 %), plus the "
     "toy model's measured offset of the kink 1-2 % above 2/s_GF (eos.gd.kink_location)")
-MONOTONE = Tolerance(
-    "spearman_direction", 0.25,
-    "per measure, the mean over 3 seeds of Spearman rho(eta, measure) over each seed's 7 EoS-side runs "
-    "(1.07 ... 3.5 eta_c) must be >= 0.5 in the predicted direction ((1 - rho)/2 <= 0.25). EoS endpoints are "
-    "chaotic in eta, so one seed with 4 runs (session 1) flipped with eigensolver round-off")
-SLOPE = Tolerance(
-    "slope_interval_side", 0.0,
-    "every norm's seed-level 95 % t interval of the relative slope must lie above 0 (error 0); an interval "
-    "below 0, or all containing 0 (flat), is error 1; the control predicts flat")
 U_SHAPE = Tolerance(
     "u_shape_quadratic95", 0.0,
     "a quadratic in ln eta fitted to every non-diverged run: its curvature's 95 % bootstrap interval above 0 "
@@ -137,46 +126,6 @@ def _observation(sweep, res, predicted_text) -> Observation:
         return Observation(res, math.nan, f"undecided: {problem}", decided=False)
     detail = f"{res['detail']}; predicted {predicted_text}"
     return Observation({k: v for k, v in res.items() if k != "detail"}, res["error"], detail, res["decided"])
-
-
-def _e3_sweeps(params) -> list:
-    from biasaudit.tier import experiment_tier
-    from biasaudit.validation.eos_config import e3_configs
-
-    tier = experiment_tier(params["tier"])
-    return [_run_sweep(config, f"{tier}/{params['loss']} E3 seed {config.seed}")
-            for config in e3_configs(tier, params["loss"])]
-
-
-def _predict_e3(params) -> dict:
-    from biasaudit.validation.eos_stats import MEASURES
-
-    eta_cs = [_eta_c(sweep) for sweep in _e3_sweeps(params)]
-    return {"eta_c": eta_cs[0], "eta_c_seeds": eta_cs, "directions": {k: d for k, (_, d) in MEASURES.items()}}
-
-
-def _eval_e3(params, predicted) -> Observation:
-    from biasaudit.validation.eos_stats import e3_measures_over_seeds
-
-    sweeps = _e3_sweeps(params)
-    problems = [f"seed {sw['config']['seed']}: {p}" for sw in sweeps if (p := _gf_problem(sw))]
-    res = e3_measures_over_seeds(sweeps, predicted["eta_c_seeds"], predicted["directions"])
-    if problems:
-        return Observation(res, math.nan, "undecided: " + "; ".join(problems), decided=False)
-    return Observation({k: v for k, v in res.items() if k != "detail"}, res["error"],
-                       f"{res['detail']}; predicted: norms rise, sharpness measures fall", res["decided"])
-
-
-def _eval_e3_slope(params, predicted) -> Observation:
-    from biasaudit.validation.eos_stats import e3_norm_slopes
-
-    sweeps = _e3_sweeps(params)
-    problems = [f"seed {sw['config']['seed']}: {p}" for sw in sweeps if (p := _gf_problem(sw))]
-    res = e3_norm_slopes(sweeps, [_eta_c(sw) for sw in sweeps], predicted["shape"])
-    if problems:
-        return Observation(res, math.nan, "undecided: " + "; ".join(problems), decided=False)
-    return Observation({k: v for k, v in res.items() if k != "detail"}, res["error"],
-                       f"{res['detail']}; predicted: {predicted['shape']}", res["decided"])
 
 
 def _eval_ce_no_tracking(params, predicted) -> Observation:
@@ -272,10 +221,6 @@ def _eval_dense(params, predicted) -> Observation:
                        f"HVP rel err {max(hvp_err.values()):.2e}")
 
 
-def _flip(params, predicted):
-    return {**predicted, "directions": {k: -d for k, d in predicted["directions"].items()}}
-
-
 COMMON = dict(paper="eos", kind="experiment", samples={"ci": 1, "thorough": 1}, controls=1)
 
 
@@ -293,14 +238,14 @@ def sweep_run_units(config, label: str) -> tuple:
     return (gf, *etas)
 
 
-def _runs_of(loss: str, e3: bool = False, eps: float | None = None):
+def _runs_of(loss: str, eps: float | None = None):
     def runs() -> tuple:
         from biasaudit.tier import experiment_tier
-        from biasaudit.validation.eos_config import e3_configs, tier_config
+        from biasaudit.validation.eos_config import tier_config
 
         tier = experiment_tier("quick")
         overrides = {} if eps is None else {"eps": eps}
-        configs = e3_configs(tier, loss) if e3 else [tier_config(tier, loss, **overrides)]
+        configs = [tier_config(tier, loss, **overrides)]
         return tuple(u for c in configs for u in sweep_run_units(c, f"{tier}/{loss} seed {c.seed}"))
     return runs
 
@@ -322,24 +267,6 @@ CLAIMS = (
         runs=_runs_of("ce", eps=CE_SMALL_EPS), **COMMON,
         notes="ce_tracking's eps = 0.25 sits near the GF sharpness peak; this claim states what happens below it, "
               "so that threshold is not tuned to pass"),
-    Claim(
-        id="eos.torch.e3_measures", source="paper 2, §Experiments (E3)",
-        title="above eta_c the l1, l2 and nuclear norms rise and the worst-case, average and adaptive sharpness "
-              "fall with eta",
-        hypotheses=(sp.Gt(eta, ETA_C_EXPR, evaluate=False),),
-        statement=sp.And(sp.Gt(sp.Derivative(L1(eta), eta), 0, evaluate=False), sp.Lt(sp.Derivative(S_final(eta), eta), 0, evaluate=False)),
-        predict=_predict_e3, evaluate=_eval_e3, tolerance=MONOTONE, domain=DOMAIN, negative_control=_flip,
-        runs=_runs_of("mse", e3=True), **COMMON),
-    Claim(
-        id="eos.torch.e3_norm_slope", source="paper 2, §Experiments (E3: the norm grows with eta)",
-        title="above eta_c each parameter norm (l1, l2, nuclear) grows with eta: the seed-level 95 % interval of "
-              "its fitted slope against eta/eta_c lies above 0",
-        hypotheses=(sp.Gt(eta, ETA_C_EXPR, evaluate=False),),
-        statement=sp.Gt(sp.Derivative(L1(eta), eta), 0, evaluate=False),
-        predict=lambda params: {"shape": "growth"}, evaluate=_eval_e3_slope, tolerance=SLOPE, domain=DOMAIN,
-        negative_control=lambda params, predicted: {"shape": "flat"}, runs=_runs_of("mse", e3=True), **COMMON,
-        notes="E3's three seeds, 7 EoS-side runs each; the slope is relative to the norm at the first EoS run; "
-              "R² of the line is reported, not judged (the paper says 'roughly linearly')"),
     Claim(
         id="eos.torch.e4_dynamics", source="paper 2, §Experiments (E4)",
         title="in one EoS run (eta = 2 eta_c) the sharpness oscillates around 2/eta while the (2-step averaged) "

@@ -1,0 +1,145 @@
+"""E3 across architectures (biasaudit.claims.eos.torch.measures): the statistics, the claims on synthetic sweeps
+(each side of each decision), and the positive controls on the real theory model."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import biasaudit.claims.eos.torch.measures as e3
+from biasaudit.ledger import Verdict, run_claim
+from biasaudit.validation import eos_stats
+
+MULTS = (0.75, 0.93, 0.97, 1.03, 1.07, 1.25, 2.0)
+
+
+def e3_sweep(l1_rate=0.05, measure_rate=0.6, l1_curve=0.0, s_gf=8.0, mults=MULTS):
+    """Final S on the plateau then 2/η; on the EoS side (m = η/η_c ≥ 1) ‖θ‖₁ = 10(1 + l1_rate (m - 1) +
+    l1_curve (m - 1)²) and both sharpness measures fall as exp(−measure_rate (m − 1))."""
+    eta_c = 2 / s_gf
+    runs = []
+    for m in mults:
+        eos = max(0.0, m - 1)
+        S = s_gf if m < 1 else 2 / (m * eta_c)
+        measure = 0.3 * math.exp(-measure_rate * eos)
+        runs.append({"eta": m * eta_c, "multiple": m, "outcome": "converged", "steps": 100,
+                     "final": {"S": {"value": S, "converged": True}, "l1": 10 * (1 + l1_rate * eos + l1_curve * eos**2),
+                               "avg_sharpness": {"value": measure}, "adaptive_sharpness": {"value": measure}}})
+    gf = {"s_gf": s_gf, "eta_c": eta_c, "eps": 2e-2, "reached_eps": True, "all_converged": True, "path": [],
+          "steps": 100}
+    return {"config": {}, "gf": gf, "runs": runs, "dir": ""}
+
+
+# ----------------------------------------------------------------------------- the statistics
+
+def test_the_rates_read_what_the_sweep_was_built_with():
+    sw = e3_sweep(l1_rate=0.0, measure_rate=0.6)
+    assert abs(eos_stats.avg_sharpness_fall_rate(sw, 0.25) - 0.6) < 1e-12
+    assert abs(eos_stats.adaptive_sharpness_fall_rate(sw, 0.25) - 0.6) < 1e-12
+    assert abs(eos_stats.l1_growth_rate(sw, 0.25)) < 1e-12
+    grown = e3_sweep(l1_rate=0.02)
+    assert 0.018 < eos_stats.l1_growth_rate(grown, 0.25) < 0.02  # ln(1 + 0.02 (m-1)) ~ 0.02 (m-1) for small rates
+
+
+def test_the_curvature_share_is_zero_for_a_line_and_sees_growth_that_speeds_up_or_slows_down():
+    assert abs(eos_stats.l1_curvature_share(e3_sweep(l1_rate=0.05), 0.25)) < 1e-9
+    bent = [eos_stats.l1_curvature_share(e3_sweep(l1_rate=0.05, l1_curve=c), 0.25) for c in (0.01, 0.05, 0.3)]
+    assert 0 < bent[0] < bent[1] < bent[2] and bent[1] > 0.25 > bent[0]  # power: (m-1)^2 at 5 % of the rate
+    assert eos_stats.l1_curvature_share(e3_sweep(l1_rate=0.2, l1_curve=-0.08), 0.25) < -0.25  # slowing down
+    assert math.isnan(eos_stats.l1_curvature_share(e3_sweep(l1_rate=0.0), 0.25))  # a constant norm: no rise
+
+
+def test_the_statistics_are_undecided_with_two_eos_runs_and_without_eta_c():
+    short = e3_sweep(mults=(0.75, 0.93, 1.25, 2.0))
+    for f in (eos_stats.l1_growth_rate, eos_stats.l1_curvature_share, eos_stats.avg_sharpness_fall_rate):
+        assert math.isnan(f(short, 0.25)) and math.isnan(f(e3_sweep(), math.nan))
+
+
+# ----------------------------------------------------------------------------- the claims
+
+@pytest.fixture
+def fake_sweeps(monkeypatch):
+    """Every seed's sweep from ``box`` (arch -> per-seed sweeps; default: ideal sweeps whose seeds differ a little),
+    the numba references equal to the torch readings of the theory model (its positive controls read 0)."""
+    from biasaudit.claims.eos.torch import _study
+
+    box = {}
+
+    def sweeps(arch, loss, tier):
+        n = len(_study._configs(arch, loss, tier))
+        return box.get(arch) or [e3_sweep(l1_rate=0.05 + 0.0005 * i, measure_rate=0.6 + 0.005 * i) for i in range(n)]
+
+    monkeypatch.setattr(_study, "seed_sweeps", sweeps)
+    monkeypatch.setattr(_study, "numerics_sweep", lambda sweep, config: box.get("reference", sweep))
+    _study.study.cache_clear()
+    yield box
+    _study.study.cache_clear()
+
+
+def _claim(cid):
+    return next(c for c in e3.CLAIMS if c.id == cid)
+
+
+def test_four_statistics_on_every_architecture_and_both_losses_with_their_positive_controls():
+    ids = {c.id for c in e3.CLAIMS}
+    for family in e3.FAMILIES:
+        assert f"{family.prefix}.diag" in ids
+        for arch in e3.E3_ARCHITECTURES:
+            assert {f"{family.prefix}.{arch}", f"{family.prefix}.{arch}.ce"} <= ids
+    rise = _claim("eos.torch.e3.adaptive_sharpness_rises.fcn.ce")
+    assert rise.contract.positive_control == "eos.torch.e3.adaptive_sharpness.diag"
+    assert rise.contract.statistic == _claim("eos.torch.e3.adaptive_sharpness.diag").contract.statistic
+
+
+@pytest.mark.parametrize("claim", [c for c in e3.CLAIMS if "resnet_nobn" not in c.id], ids=lambda c: c.id)
+def test_every_claim_decides_ideal_sweeps_with_its_contract_fields(fake_sweeps, claim):
+    from biasaudit.contract import REQUIRED_FIELDS
+
+    ev = run_claim(claim)
+    expected = Verdict.REFUTED if "rises" in claim.id else Verdict.CONFIRMED  # ideal sweeps' measures fall
+    assert ev.verdict is expected, ev.detail
+    assert set(REQUIRED_FIELDS) <= set(ev.observed) and ev.observed["n_seeds"] >= 3
+
+
+def test_a_flat_norm_does_not_rise_and_a_curved_one_is_not_linear(fake_sweeps):
+    fake_sweeps["cnn"] = [e3_sweep(l1_rate=0.0005 * i) for i in range(3)]
+    assert run_claim(_claim("eos.torch.e3.norm.cnn")).verdict is Verdict.REFUTED
+    fake_sweeps["vit"] = [e3_sweep(l1_rate=0.05, l1_curve=0.3 + 0.001 * i) for i in range(3)]
+    assert run_claim(_claim("eos.torch.e3.norm.vit")).verdict is Verdict.CONFIRMED
+    assert run_claim(_claim("eos.torch.e3.linear.vit")).verdict is Verdict.REFUTED
+
+
+def test_a_rising_adaptive_sharpness_refutes_the_fall_and_confirms_the_rise(fake_sweeps):
+    fake_sweeps["fcn"] = [e3_sweep(measure_rate=-0.3 - 0.01 * i) for i in range(3)]
+    assert run_claim(_claim("eos.torch.e3.adaptive_sharpness.fcn.ce")).verdict is Verdict.REFUTED
+    assert run_claim(_claim("eos.torch.e3.adaptive_sharpness_rises.fcn.ce")).verdict is Verdict.CONFIRMED
+
+
+def test_a_positive_control_that_misses_the_numerics_leaves_the_claims_undecided(fake_sweeps):
+    fake_sweeps["reference"] = e3_sweep(l1_rate=0.2)  # the numba kernel's norm grows 4x faster than torch reads it
+    assert run_claim(_claim("eos.torch.e3.norm.diag")).verdict is Verdict.REFUTED
+    ev = run_claim(_claim("eos.torch.e3.norm.fcn"))
+    assert ev.verdict is Verdict.UNDECIDED and "positive control" in ev.detail
+
+
+# ----------------------------------------------------------------------------- the real positive controls
+
+@pytest.fixture
+def _private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("BIASAUDIT_CACHE_DIR", str(tmp_path / "cache"))
+
+
+@pytest.mark.parametrize("family", e3.FAMILIES, ids=lambda f: f.prefix)
+def test_the_torch_theory_model_recovers_the_numerics_statistics(_private_cache, family):
+    """The positive controls on the real theory model (8 seeds, ~3 s each the first time): the torch statistic
+    minus the numba kernel's is equivalent to 0 within delta; moved by twice delta, the same values are refuted."""
+    from biasaudit.claims.eos.torch._study import study
+    from biasaudit.validation.decision import equivalence_decision
+
+    res = study.__wrapped__(family, "toy", "mse", "quick")
+    assert res["decision"].verdict == "confirmed", (family.prefix, res["values"])
+    assert np.all(np.isfinite(res["readings"]))
+    moved = [v + 2 * family.delta for v in res["values"]]
+    assert equivalence_decision(moved, delta=family.delta).verdict == "refuted"

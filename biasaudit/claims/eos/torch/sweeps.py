@@ -17,18 +17,21 @@ claim                                   measured number (error) and negative con
 ``eos.torch.e5_u_shape``                a quadratic in ln η fitted to all runs: curvature > 0 and its minimum
                                         inside the sweep (95 % parametric bootstrap); see ``e5_u_shape``;
                                         control: "no U" predicted
-``eos.torch.sharpness_vs_dense``        eigsh/Lanczos/HVP against the dense autograd Hessian (float64, tiny
-                                        FCN); control: dense eigenvalues × 1.01
+``eos.torch.sharpness_vs_dense``        eigsh/Lanczos/HVP, the adaptive sharpness and the Hutchinson trace against
+                                        the dense autograd Hessian (float64; tiny FCN, CNN, ResNet, ViT); a
+                                        cross-check; control: the dense values × 1.01
 ======================================  ===================================================================
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import sympy as sp
 
+from biasaudit.contract import ExperimentContract
 from biasaudit.domain import Domain, Fixed
 from biasaudit.ledger import Claim, Observation, Tolerance
 from biasaudit.theory.eos_flow import ETA_C
@@ -65,7 +68,8 @@ U_SHAPE = Tolerance(
 DENSE = Tolerance(
     "dense_hessian_agreement", 1e-6,
     "the iterative tools must match the dense autograd Hessian to 1e-6 in float64; eigsh runs at "
-    "tol 1e-10, Lanczos over the full Krylov space, so rounding (~p*eps*|H|) is far below")
+    "tol 1e-10, Lanczos over the full Krylov space, so rounding (~p*eps*|H|) is far below; the Hutchinson trace "
+    "is random: its error is read in units of 4 of its standard errors, scaled to this tolerance")
 
 DOMAIN = Domain({"tier": AuditTier(), "loss": Fixed("mse")}, description="the EoS sweep at the audit's tier")
 CE_SMALL_EPS = 0.05  # 5x below ce_tracking's 0.25: the loss is driven past the GF sharpness peak
@@ -165,60 +169,102 @@ def _eval_e5(params, predicted) -> Observation:
     return _observation(sweep, e5_u_shape(sweep, predicted["shape"]), f"shape {predicted['shape']}")
 
 
-def _dense_case():
-    import torch
-
-    from biasaudit.validation.eos_data import teacher_dataset
-    from biasaudit.validation.gd_trainer import make_problem, train_gd
-
-    data = teacher_dataset(40, 20, d=5, num_classes=3, seed=1)
-    problem = make_problem("fcn", "mse", data.X_train, data.y_train, data.X_test, data.y_test, num_classes=3,
-                           dtype="float64", width=6, depth=2, activation="tanh", seed=1)
-    run = train_gd(problem, 0.05, eps=1e-9, max_steps=50, final_measures=False, keep_theta=True)
-    return problem.train_loss, run.theta.detach(), torch
+# Tiny float64 networks for the dense cross-check: each architecture's builder at a size whose dense Hessian is cheap
+DENSE_NETS = {  # arch -> (input shape, model kwargs, width); p = 99, 167, 110, 251 parameters
+    "fcn": ((5,), {}, 6),
+    "cnn": ((1, 4, 4), {"width": 1}, 0),
+    "resnet": ((1, 4, 4), {"width": 1}, 0),
+    "vit": ((1, 6, 6), {"dim": 4, "patch": 3}, 0),
+}
+DENSE_XI = 1e-3  # ξ of the adaptive sharpness's scaling T = diag(|θ| + ξ), passed to the eigensolver and the dense side
+HUTCHINSON_SE = 4.0  # the Hutchinson trace may stray from tr H by its own standard error; 4 of them (a 6e-5 chance)
 
 
-def _predict_dense(params) -> dict:
+@functools.cache
+def _dense_case(arch: str):
+    """(loss function, θ after 50 GD steps, its dense Hessian H) of the tiny float64 ``arch`` on 40 random inputs
+    with 3 classes (memoised: the prediction, the evaluation and its control read the same case)."""
     import numpy as np
 
+    from biasaudit.validation.gd_trainer import make_problem, train_gd
     from biasaudit.validation.sharpness import dense_hessian
 
-    f, theta, _ = _dense_case()
-    ev = np.linalg.eigvalsh(dense_hessian(f, theta))
-    return {"lambda_min": float(ev[0]), "lambda_max": float(ev[-1]), "S": float(np.abs(ev).max()), "p": f.p}
+    shape, kwargs, width = DENSE_NETS[arch]
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((40, *shape))
+    y = rng.integers(0, 3, 40)
+    problem = make_problem(arch, "mse", X, y, X[:10], y[:10], num_classes=3, dtype="float64", seed=1,
+                           model_kwargs=kwargs or None, **({"width": width, "depth": 2} if width else {}))
+    run = train_gd(problem, 0.05, eps=1e-9, max_steps=50, final_measures=False, keep_theta=True)
+    theta = run.theta.detach()
+    return problem.train_loss, theta, dense_hessian(problem.train_loss, theta)
 
 
-def _eval_dense(params, predicted) -> Observation:
+def _dense_truth(arch: str) -> dict:
+    """What the dense Hessian H (and T H T, T = diag(|θ| + ξ)) gives for ``arch``."""
     import numpy as np
 
+    f, theta, H = _dense_case(arch)
+    ev = np.linalg.eigvalsh(H)
+    T = np.abs(theta.numpy()) + DENSE_XI
+    return {"lambda_min": float(ev[0]), "lambda_max": float(ev[-1]), "S": float(np.abs(ev).max()),
+            "trace": float(np.trace(H)), "adaptive": float(np.linalg.eigvalsh(T[:, None] * H * T[None, :])[-1]),
+            "p": f.p}
+
+
+@functools.cache
+def _iterative_measures(arch: str) -> dict:
+    """What the iterative tools give for ``arch`` (eigsh, our Lanczos, the adaptive sharpness, Hutchinson, HVPs
+    against H); ``{"unconverged": ...}`` when eigsh did not converge."""
+    import numpy as np
+    import torch
+
     from biasaudit.validation.sharpness import (
-        dense_hessian,
+        adaptive_sharpness,
+        hutchinson_trace,
         lanczos_eigenvalues,
         top_eigenvalue,
     )
 
-    f, theta, torch = _dense_case()
+    f, theta, H = _dense_case(arch)
     est = {w: top_eigenvalue(f, theta, w, tol=1e-10) for w in ("LM", "LA", "SA")}
     if not all(e.converged for e in est.values()):
-        bad = {w: e.residual for w, e in est.items() if not e.converged}
-        return Observation({w: e.value for w, e in est.items()}, math.nan, f"eigsh did not converge: {bad}",
-                           decided=False)
+        return {"unconverged": {w: e.residual for w, e in est.items() if not e.converged}}
     ritz = lanczos_eigenvalues(f, theta, f.p, seed=2)
-    H = dense_hessian(f, theta)
+    trace, trace_se = hutchinson_trace(f, theta, 64, seed=3)
     v = torch.as_tensor(np.random.default_rng(3).standard_normal(f.p), dtype=theta.dtype)
     scale = float(np.abs(H).max())
-    hvp_err = {m: float(np.abs(f.hvp(theta, v, m).numpy() - H @ v.numpy()).max() / scale)
-               for m in ("forward-over-reverse", "double-backward")}
-    observed = {"S_eigsh": abs(est["LM"].value), "lambda_max_eigsh": est["LA"].value,
-                "lambda_min_eigsh": est["SA"].value, "lambda_max_lanczos": float(ritz[-1]),
-                "lambda_min_lanczos": float(ritz[0]), "hvp_rel_err": hvp_err}
-    pairs = {"S_eigsh": "S", "lambda_max_eigsh": "lambda_max", "lambda_min_eigsh": "lambda_min",
-             "lambda_max_lanczos": "lambda_max", "lambda_min_lanczos": "lambda_min"}
-    rel = {k: abs(observed[k] - predicted[v]) / abs(predicted[v]) for k, v in pairs.items()}
-    error = max(max(rel.values()), max(hvp_err.values()))
-    worst = max(rel, key=rel.get)
-    return Observation(observed, error, f"p={f.p}: worst eigenvalue {worst} rel err {rel[worst]:.2e}; "
-                       f"HVP rel err {max(hvp_err.values()):.2e}")
+    return {"S_eigsh": abs(est["LM"].value), "lambda_max_eigsh": est["LA"].value,
+            "lambda_min_eigsh": est["SA"].value, "lambda_max_lanczos": float(ritz[-1]),
+            "lambda_min_lanczos": float(ritz[0]),
+            "adaptive_eigsh": adaptive_sharpness(f, theta, xi=DENSE_XI, tol=1e-10).value,
+            "hvp_rel_err": {m: float(np.abs(f.hvp(theta, v, m).numpy() - H @ v.numpy()).max() / scale)
+                            for m in ("forward-over-reverse", "double-backward")},
+            "trace_hutchinson": trace, "trace_se": trace_se}
+
+
+def _predict_dense(params) -> dict:
+    return {arch: _dense_truth(arch) for arch in params["nets"]}
+
+
+def _eval_dense(params, predicted) -> Observation:
+    observed, errors, notes = {}, {}, []
+    for arch in params["nets"]:
+        got, truth = _iterative_measures(arch), predicted[arch]
+        if "unconverged" in got:
+            return Observation({}, math.nan, f"{arch}: eigsh did not converge: {got['unconverged']}", decided=False)
+        pairs = {"S_eigsh": "S", "lambda_max_eigsh": "lambda_max", "lambda_min_eigsh": "lambda_min",
+                 "lambda_max_lanczos": "lambda_max", "lambda_min_lanczos": "lambda_min", "adaptive_eigsh": "adaptive"}
+        rel = {k: abs(got[k] - truth[t]) / abs(truth[t]) for k, t in pairs.items()}
+        rel.update({f"hvp_{m}": e for m, e in got["hvp_rel_err"].items()})
+        # the Hutchinson trace, in units of the tolerance: within HUTCHINSON_SE standard errors of tr H reads <= tol
+        rel["trace_hutchinson"] = (abs(got["trace_hutchinson"] - truth["trace"]) / (HUTCHINSON_SE * got["trace_se"])
+                                   * DENSE.value)
+        worst = max(rel, key=rel.get)
+        observed[arch], errors[arch] = got, rel[worst]
+        notes.append(f"{arch} (p={truth['p']}): worst {worst} {rel[worst]:.1e}; trace {got['trace_hutchinson']:.4g} "
+                     f"+- {got['trace_se']:.2g} against {truth['trace']:.4g}")
+    return Observation({"nets": observed, "error_by_net": errors}, max(errors.values()), "; ".join(notes))
 
 
 COMMON = dict(paper="eos", kind="experiment", samples={"ci": 1, "thorough": 1}, controls=1)
@@ -286,14 +332,20 @@ CLAIMS = (
         negative_control=lambda params, predicted: {"shape": "no U"}, runs=_runs_of("mse"), **COMMON,
         notes="no U was seen at quick size (notes/validation-eos.md); not universal in the paper either (CIFAR-10-5k MSE)"),
     Claim(
-        id="eos.torch.sharpness_vs_dense", source="paper 2, measuring sharpness on networks (HVP + eigsh against a dense Hessian)",
-        title="HVPs, eigsh (max|lambda|, lambda_max, lambda_min) and our Lanczos agree with the dense autograd "
-              "Hessian of a tiny float64 FCN",
+        id="eos.torch.sharpness_vs_dense",
+        source="paper 2, measuring sharpness on networks (HVP, eigsh, Lanczos, Hutchinson and the adaptive sharpness "
+               "against a dense Hessian)",
+        title="on tiny float64 versions of the FCN, CNN, ResNet and ViT, HVPs, eigsh (max|lambda|, lambda_max, "
+              "lambda_min), our Lanczos, the adaptive sharpness and the Hutchinson trace agree with the dense "
+              "autograd Hessian",
         hypotheses=(sp.Gt(S, 0, evaluate=False),), statement=sp.Eq(S, sp.Symbol("max_abs_eig_dense_H")),
         predict=_predict_dense, evaluate=_eval_dense, tolerance=DENSE,
-        domain=Domain({"net": Fixed("fcn 5-6-6-3 tanh, teacher data n=40, float64")}),
+        domain=Domain({"nets": Fixed(tuple(DENSE_NETS))}, description="FCN 5-6-6-3 tanh, CNN and ResNet of width 2 "
+                      "and a ViT of dim 4 on 6x6 inputs; 40 random inputs, 3 classes, float64, after 50 GD steps"),
         negative_control=lambda params, predicted: {
-            **predicted, **{k: predicted[k] * 1.01 for k in ("lambda_min", "lambda_max", "S")}},
+            arch: {**truth, **{k: truth[k] * 1.01 for k in ("lambda_min", "lambda_max", "S", "adaptive", "trace")}}
+            for arch, truth in predicted.items()},
+        contract=ExperimentContract(role="cross_check"),
         **COMMON),
 )
 

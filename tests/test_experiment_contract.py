@@ -25,7 +25,8 @@ def _E2_MSE(cid: str) -> bool:  # noqa: N802 (reads as the family's name)
 PENDING = {
     **{c.id: "paper 2's network claims other than E1 and E2 (E3-E5, the small-eps cross-entropy claim, the dense "
              "cross-check) come under the contract next, with positive controls on the theory model"
-       for c in EXPERIMENTS if c.id.startswith("eos.torch.") and not _E2_MSE(c.id)},
+       for c in EXPERIMENTS if c.id.startswith("eos.torch.") and not _E2_MSE(c.id)
+       and not c.id.startswith("eos.torch.central_flow.")},
     **{cid: "collapse is to be read as a signature with a (rho, alpha) grid (the ResNet with alpha where BatchNorm "
             "does not cancel it); until then the boundary claims keep their Clopper-Pearson rule"
        for cid in ("sam.torch.cnn_collapse_boundary", "sam.torch.resnet_collapse_boundary",
@@ -86,3 +87,10 @@ def test_paper_2s_architecture_claims_read_the_kink_with_their_positive_control(
         assert claim.contract.positive_control in (None, f"{family}.diag")
         assert {c.name for c in claim.contract.data_controls} == {"aa", "null_grid"}
     assert BY_ID["eos.torch.e2.cnn.ce"].contract.statistic == "biasaudit.validation.eos_stats:kink_offset"
+
+
+def test_the_network_central_flow_has_its_positive_control():
+    assert BY_ID["eos.torch.central_flow.diag"].contract.role == "positive_control"
+    fcn = BY_ID["eos.torch.central_flow.fcn"]
+    assert fcn.contract.role == "effect" and fcn.contract.positive_control == "eos.torch.central_flow.diag"
+    assert fcn.id not in PENDING

@@ -41,7 +41,7 @@ from biasaudit.validation.gd_trainer import Problem
 from biasaudit.validation.sharpness import top_eigenpairs, top_eigenvalue
 
 __all__ = ["EDGE_RTOL", "FlowPath", "GDPath", "flow_path", "gd_path", "edge_multipliers", "window_errors",
-           "QUANTITIES"]
+           "QUANTITIES", "toy_reference_path", "path_errors", "tracking_error"]
 
 EDGE_RTOL = 1e-3  # λ_i within 0.1 % of 2/η counts as at the edge (a step's overshoot is O(h²); see edge_drift)
 QUANTITIES = ("loss", "sharpness", "norm")
@@ -335,3 +335,99 @@ def window_errors(gd: GDPath, flow: FlowPath, window: int, *, t_from: float = 0.
         for q, (a, b) in pairs.items():
             out[q].append(abs(a - b) / abs(b))
     return out
+
+
+def toy_reference_path(x, y, w0, eta: float, t, *, loss_factor: float = 0.5) -> FlowPath:
+    r"""The theory model's central flow at the times ``t``, without torch: the solve_ivp reference
+    (:func:`biasaudit.numerics.eos_central_flow_ivp.central_flow_ivp`) on the theory's field, read as a
+    :class:`FlowPath` (``loss_avg`` = L + cλ₁ on the edge, c = −μ the theory's multiplier).
+
+    Parameters
+    ----------
+    x, y, w0 : array_like, float, array_like
+        The data point, label and initialisation of the theory model.
+    eta : float
+        The step η.
+    t : array_like
+        Increasing times from 0.
+    loss_factor : float
+        c in L = c r² (default ½).
+
+    Returns
+    -------
+    FlowPath
+        The path at ``t`` (counts and seconds 0; ``theta`` the last w).
+    """
+    from biasaudit.numerics.eos_central_flow_ivp import central_flow_ivp
+    from biasaudit.theory.eos_central_flow import edge_multiplier, loss_gradient, sharpness_gradient, top_eigenpair
+
+    t = np.asarray(t, dtype=float)
+    x, w0 = np.asarray(x, dtype=float), np.asarray(w0, dtype=float)
+    ref = central_flow_ivp(x, y, w0, eta, loss_factor=loss_factor, t_max=float(t[-1]), t_eval=t)
+    thr, n = 2.0 / eta, len(ref.path_t)
+    rec = {q: np.full(len(t), np.nan) for q in ("loss", "loss_avg", "sharpness", "norm")}
+    n_edge = np.zeros(len(t), dtype=int)
+    for j in range(n):
+        w = ref.path_w[j]
+        r = float(x @ (w * w) - y)
+        lam = top_eigenpair(x, y, w, loss_factor)[0]
+        on_edge = ref.met_edge and ref.path_t[j] >= ref.t_edge and lam >= (1 - EDGE_RTOL) * thr
+        c = 0.0
+        if on_edge:
+            mu = edge_multiplier(sharpness_gradient(x, y, w, loss_factor)[1], loss_gradient(x, y, w, loss_factor))
+            c = max(0.0, -mu)
+        rec["loss"][j], rec["sharpness"][j], rec["norm"][j] = loss_factor * r * r, lam, float(np.linalg.norm(w))
+        rec["loss_avg"][j] = rec["loss"][j] + c * lam
+        n_edge[j] = int(on_edge and c > 0)
+    return FlowPath(float(eta), t, rec["loss"], rec["loss_avg"], rec["sharpness"], rec["norm"], n_edge,
+                    ref.t_edge if ref.met_edge else None, float("nan"), 0, 0, 0.0, ref.path_w[-1] if n else None)
+
+
+def path_errors(gd: GDPath, flow: FlowPath, window: int) -> dict:
+    """The median over the windows after the flow met the edge of each quantity's relative error
+    (:func:`window_errors`); NaN where the flow never met the edge or no window follows.
+
+    Parameters
+    ----------
+    gd : GDPath
+        GD's path.
+    flow : FlowPath
+        The flow's path at the same η.
+    window : int
+        GD steps per window.
+
+    Returns
+    -------
+    dict
+        Quantity (:data:`QUANTITIES`) -> median relative error, and ``windows``: how many windows.
+    """
+    if flow.t_edge is None:
+        return {**{q: math.nan for q in QUANTITIES}, "windows": 0}
+    errors = window_errors(gd, flow, window, t_from=flow.t_edge)
+    out = {q: float(np.median(errors[q])) if errors[q] else math.nan for q in QUANTITIES}
+    out["windows"] = len(errors["t"])
+    return out
+
+
+def tracking_error(errors: list[dict]) -> float:
+    """The seed statistic: the largest median relative error (:func:`path_errors`) over the quantities and the
+    step sizes of one seed (NaN if any is NaN: a flow that never met the edge says nothing about it).
+
+    Parameters
+    ----------
+    errors : list of dict
+        :func:`path_errors` at each step size.
+
+    Returns
+    -------
+    float
+        max over η and quantity.
+
+    Examples
+    --------
+    >>> tracking_error([{"loss": 0.02, "sharpness": 0.05, "norm": 0.01}, {"loss": 0.03, "sharpness": 0.04,
+    ...                                                                   "norm": 0.02}])
+    0.05
+    """
+    values = [e[q] for e in errors for q in QUANTITIES]
+    return math.nan if not values or any(not math.isfinite(v) for v in values) else float(max(values))

@@ -1,9 +1,10 @@
 """``eos.torch.*``: paper 2 on trained networks (experiment claims): the learning-rate sweeps E1-E5 and the
-sharpness cross-check (``sweeps.py``), and E2 per architecture (``architectures.py``)."""
+sharpness cross-check (``sweeps.py``), E2 per architecture (``architectures.py``) and the central flow
+(``central_flow.py``)."""
 
-from biasaudit.claims.eos.torch import architectures, sweeps
+from biasaudit.claims.eos.torch import architectures, central_flow, sweeps
 
 __all__ = ["CLAIMS", "FIGURES"]
 
-CLAIMS = sweeps.CLAIMS + architectures.CLAIMS
-FIGURES = sweeps.FIGURES + architectures.FIGURES
+CLAIMS = sweeps.CLAIMS + architectures.CLAIMS + central_flow.CLAIMS
+FIGURES = sweeps.FIGURES + architectures.FIGURES + central_flow.FIGURES

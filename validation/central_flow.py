@@ -17,9 +17,11 @@ c = max(0, −⟨∇S, ∇L⟩/‖∇S‖²): the toy model's field θ̇ = −�
 θ̄ ← θ̄ − η(∇L + ½E[x²]∇S_i), so the oscillation's variance is σ_i² = 2c_i, and GD's loss averaged over it is
 predicted as L + ½ Σ σ_i² λ_i = L + Σ c_i λ_i (``loss_avg``; on the edge λ_i = 2/η).
 
-Each step: the top-k eigenpairs by LOBPCG warm-started from the previous block
-(:func:`~biasaudit.validation.sharpness.top_eigenpairs`, ``lobpcg_iters`` iterations; a cold eigsh at the start),
-∇S_i = ∇(v_iᵀ H v_i) by double back-propagation through the gradient's graph (Hellmann–Feynman: v_i held fixed),
+Each step builds the gradient's graph once (``create_graph``) and uses it three ways: ∇L; the top-k eigenpairs
+by ``lobpcg_iters`` block steps warm-started from the previous step's vectors (LOBPCG's first iteration:
+Rayleigh–Ritz on span(V, HV − VΛ), the 2k Hessian-vector products as two batched back-propagations; a cold
+eigsh at the start, a dense Hessian when p ≤ 2k + 1); and ∇S_i = ∇(v_iᵀ H v_i) by back-propagating v_iᵀ(Hv_i)
+once more (double back-propagation of vᵀHv; Hellmann–Feynman: v_i held fixed),
 an explicit Euler step θ ← θ + h θ̇ with h = ``step_fraction``·η, and a Newton projection back onto S_i = 2/η for
 the eigenvalues that bind (c_i > 0) or overshoot: θ ← θ − G_J (G_Jᵀ G_J)⁺ (λ_J − 2/η). The constraint is read
 before each step, so the drift |λ₁ − 2/η|/(2/η) seen there (``edge_drift``) is what one step leaves.
@@ -112,15 +114,44 @@ class FlowPath:
         return jsonable({k: v for k, v in self.__dict__.items() if k != "theta"})
 
 
-def _eigen_block(f, theta, k: int, block, iters: int, seed: int):
-    """The top-k eigenpairs at θ: LOBPCG from ``block`` when it has the right shape, else a cold eigsh."""
+def _eigen_block(f, theta, k: int, seed: int):
+    """The top-k eigenpairs at θ from scratch: eigsh, or a dense Hessian for tiny p (values descending, vectors
+    p × k)."""
     if f.p <= 2 * k + 1:  # too few parameters for eigsh/LOBPCG: a dense Hessian (the 3-parameter toy)
         from biasaudit.validation.sharpness import dense_hessian
 
         lam, vec = np.linalg.eigh(dense_hessian(f, theta))
         return lam[::-1][:k], vec[:, ::-1][:, :k]
-    pairs = top_eigenpairs(f, theta, k, block=block, maxiter=iters, seed=seed)
+    pairs = top_eigenpairs(f, theta, k, seed=seed)
     return pairs.values, pairs.vectors
+
+
+def _ritz_step(f, g, w, V):
+    """One block step from the eigenvector block V (k × p, orthonormal rows) at θ = ``w``: Rayleigh–Ritz on
+    span(V, HV − VΛ) (LOBPCG's first iteration; HV and H of the residuals as two batched Hessian-vector products
+    through the gradient's graph ``g``). Returns the top-k Ritz values (descending), their vectors U (k × p,
+    detached) and HU (k × p, still on the graph, for ∇(uᵀHu))."""
+    import torch
+
+    k = V.shape[0]
+    (HV,) = torch.autograd.grad(g, w, grad_outputs=V, is_grads_batched=True, create_graph=True)
+    theta_v = (HV.detach() * V).sum(dim=1)
+    R = HV.detach() - theta_v[:, None] * V
+    R = R - (R @ V.T) @ V
+    (HR,) = torch.autograd.grad(g, w, grad_outputs=R, is_grads_batched=True, create_graph=True)
+    f.n_hvp += 2 * k
+    B, HB = torch.cat([V, R]), torch.cat([HV, HR])
+    gram = (B @ B.T).double()
+    gl, ge = torch.linalg.eigh(gram)
+    keep = gl > 1e-12 * gl.max()  # a converged residual adds no direction
+    W = (ge[:, keep] / gl[keep].sqrt()).to(V.dtype)
+    M = W.T @ (B @ HB.detach().T) @ W
+    ml, me = torch.linalg.eigh(0.5 * (M + M.T))
+    Y = (W @ me)[:, torch.argsort(ml, descending=True)[:k]]
+    U = Y.T @ B
+    HU = Y.T @ HB
+    lam = (U * HU.detach()).sum(dim=1)
+    return lam.detach().cpu().numpy(), U.detach(), HU
 
 
 def flow_path(problem: Problem, eta: float, t_end: float, *, k: int = 1, step_fraction: float = 0.5,
@@ -140,7 +171,7 @@ def flow_path(problem: Problem, eta: float, t_end: float, *, k: int = 1, step_fr
     step_fraction : float
         The Euler step h as a fraction of η, in (0, 1].
     lobpcg_iters : int
-        LOBPCG iterations per step from the previous block.
+        Block Rayleigh–Ritz steps per flow step from the previous eigenvectors.
     seed : int
         The cold eigensolver's start vector.
 
@@ -174,19 +205,27 @@ def flow_path(problem: Problem, eta: float, t_end: float, *, k: int = 1, step_fr
     n_edge = np.zeros(n_steps + 1, dtype=int)
     block, t_edge, drift, n_grad = None, None, 0.0, 0
     for step in range(n_steps + 1):
-        lam, block = _eigen_block(f, theta, k, block, lobpcg_iters, seed)
-        active = [i for i in range(k) if lam[i] >= (1 - EDGE_RTOL) * thr]
         with torch.enable_grad():
             w = theta.detach().requires_grad_(True)
             value = f(w)
-            (g,) = torch.autograd.grad(value, w, create_graph=bool(active))
+            (g,) = torch.autograd.grad(value, w, create_graph=True)
             n_grad += 1
+            HU = None
+            if f.p <= 2 * k + 1 or block is None:  # dense (tiny p) or the cold start
+                lam, vectors = _eigen_block(f, theta, k, seed)
+                block = torch.as_tensor(np.ascontiguousarray(vectors.T), dtype=theta.dtype, device=theta.device)
+            else:
+                for _ in range(lobpcg_iters):
+                    lam, block, HU = _ritz_step(f, g, w, block)
+            active = [i for i in range(k) if lam[i] >= (1 - EDGE_RTOL) * thr]
             cols = []
             for i in active:
-                v = torch.as_tensor(block[:, i], dtype=theta.dtype, device=theta.device)
-                (hv,) = torch.autograd.grad(g @ v, w, create_graph=True)
-                (gs,) = torch.autograd.grad(hv @ v, w, retain_graph=True)
-                f.n_hvp += 1
+                if HU is None:
+                    (hu,) = torch.autograd.grad(g @ block[i], w, create_graph=True)
+                    f.n_hvp += 1
+                else:
+                    hu = HU[i]
+                (gs,) = torch.autograd.grad(hu @ block[i], w, retain_graph=True)
                 cols.append(gs.detach())
         g = g.detach()
         c = np.zeros(0)
@@ -280,7 +319,7 @@ def gd_path(problem: Problem, eta: float, steps: int, *, sharpness_every: int = 
         if j % every == 0:
             t0 = time.perf_counter()
             if f.p <= 3:
-                lam, block = _eigen_block(f, theta, 1, block, 2, seed)
+                lam, _ = _eigen_block(f, theta, 1, seed)
                 s_vals.append(float(lam[0]))
             else:
                 est = top_eigenvalue(f, theta, "LA", v0=block, seed=seed)

@@ -24,7 +24,7 @@ eigsh at the start, a dense Hessian when p ≤ 2k + 1); and ∇S_i = ∇(v_iᵀ 
 once more (double back-propagation of vᵀHv; Hellmann–Feynman: v_i held fixed),
 an explicit Euler step θ ← θ + h θ̇ with h = ``step_fraction``·η, and a Newton projection back onto S_i = 2/η for
 the eigenvalues that bind (c_i > 0) or overshoot: θ ← θ − G_J (G_Jᵀ G_J)⁺ (λ_J − 2/η). The constraint is read
-before each step, so the drift |λ₁ − 2/η|/(2/η) seen there (``edge_drift``) is what one step leaves.
+before each step, so the drift max_{i∈A} |λ_i − 2/η|/(2/η) seen there (``edge_drift``) is what one step leaves.
 
 :func:`flow_path` runs the flow over [0, T]; :func:`gd_path` runs GD with the same η over the same time (T/η steps)
 and records its loss, norm and sharpness; :func:`window_errors` compares them window by window.
@@ -91,7 +91,9 @@ class FlowPath:
     prediction of GD's averaged loss, module docstring), ``sharpness`` λ₁, ``norm`` ‖θ‖₂, ``n_edge`` (eigenvalues at
     the edge), the time ``t_edge`` it first met the edge (None: never), ``edge_drift`` (the largest
     |λ₁ − 2/η|/(2/η) read at the start of a step on the edge), ``n_hvp`` and ``n_grad`` (Hessian-vector products and
-    gradient graphs), ``seconds`` and the endpoint ``theta``."""
+    gradient graphs), ``seconds`` and the endpoint ``theta``. ``edge_drift`` is read at the steps where no eigenvalue
+newly met the edge. ``unstable_start``: λ₁(θ₀) was already at or above the edge, where GD is unstable from its
+first step and the central flow is not defined (the path then starts with a projection onto S = 2/η)."""
 
     eta: float
     t: np.ndarray
@@ -106,6 +108,7 @@ class FlowPath:
     n_grad: int
     seconds: float
     theta: object = None
+    unstable_start: bool = False
 
     def to_json(self) -> dict:
         """The path as JSON (arrays as lists, without θ)."""
@@ -203,7 +206,7 @@ def flow_path(problem: Problem, eta: float, t_end: float, *, k: int = 1, step_fr
     theta = problem.theta_init.clone()
     rec = {q: np.full(n_steps + 1, np.nan) for q in ("loss", "loss_avg", "sharpness", "norm")}
     n_edge = np.zeros(n_steps + 1, dtype=int)
-    block, t_edge, drift, n_grad = None, None, 0.0, 0
+    block, t_edge, drift, n_grad, unstable_start = None, None, 0.0, 0, False
     for step in range(n_steps + 1):
         with torch.enable_grad():
             w = theta.detach().requires_grad_(True)
@@ -233,9 +236,9 @@ def flow_path(problem: Problem, eta: float, t_end: float, *, k: int = 1, step_fr
         correction = torch.zeros_like(theta)
         if active:
             if t_edge is None:
-                t_edge = step * h  # the step that meets the edge overshoots by up to h·dS/dt: not drift
-            else:
-                drift = max(drift, abs(lam[0] - thr) / thr)
+                t_edge, unstable_start = step * h, step == 0
+            if step and len(active) <= n_edge[step - 1]:  # a step where an eigenvalue meets the edge overshoots
+                drift = max(drift, max(abs(lam[i] - thr) / thr for i in active))  # by up to h·dS/dt: not drift
             G = torch.stack(cols, dim=1)
             c = edge_multipliers(g.double().cpu().numpy(), G.double().cpu().numpy())
             velocity = -g - G @ torch.as_tensor(c, dtype=theta.dtype, device=theta.device)
@@ -254,7 +257,7 @@ def flow_path(problem: Problem, eta: float, t_end: float, *, k: int = 1, step_fr
         if step < n_steps:
             theta = theta + h * velocity + correction
     return FlowPath(eta, np.arange(n_steps + 1) * h, rec["loss"], rec["loss_avg"], rec["sharpness"], rec["norm"],
-                    n_edge, t_edge, drift, f.n_hvp - hvp0, n_grad, time.perf_counter() - t0, theta)
+                    n_edge, t_edge, drift, f.n_hvp - hvp0, n_grad, time.perf_counter() - t0, theta, unstable_start)
 
 
 @dataclass
@@ -424,7 +427,8 @@ def toy_reference_path(x, y, w0, eta: float, t, *, loss_factor: float = 0.5) -> 
 
 def path_errors(gd: GDPath, flow: FlowPath, window: int) -> dict:
     """The median over the windows after the flow met the edge of each quantity's relative error
-    (:func:`window_errors`); NaN where the flow never met the edge or no window follows.
+    (:func:`window_errors`); NaN where the flow never met the edge, started on it (``unstable_start``) or no
+    window follows.
 
     Parameters
     ----------
@@ -440,7 +444,7 @@ def path_errors(gd: GDPath, flow: FlowPath, window: int) -> dict:
     dict
         Quantity (:data:`QUANTITIES`) -> median relative error, and ``windows``: how many windows.
     """
-    if flow.t_edge is None:
+    if flow.t_edge is None or flow.unstable_start:
         return {**{q: math.nan for q in QUANTITIES}, "windows": 0}
     errors = window_errors(gd, flow, window, t_from=flow.t_edge)
     out = {q: float(np.median(errors[q])) if errors[q] else math.nan for q in QUANTITIES}

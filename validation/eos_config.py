@@ -235,10 +235,12 @@ def e3_configs(tier: str, loss: str = "mse") -> list[SweepConfig]:
 # The central flow on networks (biasaudit.validation.central_flow, claims eos.torch.central_flow.*): GD and the flow
 # over a short path, the gradient-flow time to loss eps, at the step sizes `coarse` (multiples of eta_c). A small
 # FCN (MNIST-5k n = 100 pooled to 7 x 7, 49-16-16-10 tanh, p = 1242, float64) with eps = 0.045: its gradient flow
-# reaches eps at t = 250-300 with s_GF = 1.5-1.7, so GD at 1.5-2 eta_c takes 100-170 steps, and the flow meets the
-# edge at t = 40-145 (a pure-sharpening path to eps = 1e-2 would take t = 1800). The theory model over t = 40.
+# reaches eps at t = 250-300 with s_GF = 1.5-1.7, so GD at 1.25-1.5 eta_c takes 110-200 steps (a pure-sharpening
+# path to eps = 1e-2 would take t = 1800). Not 2 eta_c: seed 1 starts with S(theta_0) = 0.64 s_GF, above 2/eta there,
+# where GD is unstable from its first step and the flow is not defined. The theory model at the same multiples (GD
+# on it diverges at 2 eta_c) over t = 40.
 CENTRAL_FLOW_FCN = SweepConfig(n_train=100, image_pool=4, width=16, dtype="float64", eps=0.045, gf_every=20,
-                               coarse=(1.5, 2.0), fine=(), track_every=0)
-CENTRAL_FLOW_TOY = dataclasses.replace(TOY_SWEEP, coarse=(1.25, 1.5), fine=())  # GD on it diverges at 2 eta_c
-CENTRAL_FLOW_TOY_T = 40.0  # the theory model's loss falls ~1e-5-fold by then (GD at 1.5-2 eta_c: ~150 steps)
+                               coarse=(1.25, 1.5), fine=(), track_every=0)
+CENTRAL_FLOW_TOY = dataclasses.replace(TOY_SWEEP, coarse=(1.25, 1.5), fine=())
+CENTRAL_FLOW_TOY_T = 40.0  # the theory model's loss falls ~1e-5-fold by then (GD at 1.25-1.5 eta_c: 160-200 steps)
 CENTRAL_FLOW_SEEDS = {"quick": (0, 1, 2), "full": (0, 1, 2, 3, 4)}

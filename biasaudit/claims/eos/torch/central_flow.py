@@ -3,7 +3,7 @@ as a seed study under the experiment contract (:mod:`biasaudit.contract`), with 
 model.
 
 Per init seed: the gradient-flow proxy gives η_c = 2/s_GF and the time T at which the flow's loss reaches eps
-(:data:`biasaudit.validation.eos_config.CENTRAL_FLOW_FCN`); at η = 1.5 and 2 η_c (the theory model: 1.25 and 1.5 η_c), GD runs T/η steps and the
+(:data:`biasaudit.validation.eos_config.CENTRAL_FLOW_FCN`); at η = 1.25 and 1.5 η_c, GD runs T/η steps and the
 central flow (:func:`biasaudit.validation.central_flow.flow_path`) runs over [0, T]. In windows of
 :data:`WINDOW` GD steps after the flow met the edge, GD's loss, sharpness λ₁ and norm ‖θ‖₂ averaged over the
 window are compared with the flow's (its loss: the prediction L + Σc_iλ_i of GD's averaged loss) as relative
@@ -181,7 +181,7 @@ def _claim(arch: str) -> Claim:
     title = ("on the theory model (shared-weight diagonal network on one data point) as a torch network, the "
              "network central flow gives the same GD-tracking error as the solve_ivp central flow, to within 0.1"
              if toy else
-             "on a small tanh FCN (MNIST 7x7, n = 100, MSE) at 1.5 and 2 eta_c, GD's loss, sharpness and norm "
+             "on a small tanh FCN (MNIST 7x7, n = 100, MSE) at 1.25 and 1.5 eta_c, GD's loss, sharpness and norm "
              "averaged over windows of its oscillation track the central flow's to within 10 % (the largest median "
              "relative error after the flow meets 2/eta), over init seeds")
     notes = ("x = (0.7, 1.3, 2.1), y = 1.5, w0 = 0.05 exp(0.2 z) per seed, loss 1/2 r^2, float64; path t in [0, 40]"

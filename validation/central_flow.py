@@ -221,15 +221,18 @@ def flow_path(problem: Problem, eta: float, t_end: float, *, k: int = 1, step_fr
                 for _ in range(lobpcg_iters):
                     lam, block, HU = _ritz_step(f, g, w, block)
             active = [i for i in range(k) if lam[i] >= (1 - EDGE_RTOL) * thr]
-            cols = []
-            for i in active:
+            G = None
+            if active:
+                V = block[active]
                 if HU is None:
-                    (hu,) = torch.autograd.grad(g @ block[i], w, create_graph=True)
-                    f.n_hvp += 1
+                    (HVa,) = torch.autograd.grad(g, w, grad_outputs=V, is_grads_batched=True, create_graph=True)
+                    f.n_hvp += len(active)
                 else:
-                    hu = HU[i]
-                (gs,) = torch.autograd.grad(hu @ block[i], w, retain_graph=True)
-                cols.append(gs.detach())
+                    HVa = HU[active]
+                s_active = (HVa * V).sum(dim=1)  # v_iᵀHv_i on the graph: one batched back-propagation gives all ∇S_i
+                eye = torch.eye(len(active), dtype=theta.dtype, device=theta.device)
+                (G,) = torch.autograd.grad(s_active, w, grad_outputs=eye, is_grads_batched=True, retain_graph=True)
+                G = G.detach().T
         g = g.detach()
         c = np.zeros(0)
         velocity = -g
@@ -239,7 +242,6 @@ def flow_path(problem: Problem, eta: float, t_end: float, *, k: int = 1, step_fr
                 t_edge, unstable_start = step * h, step == 0
             if step and len(active) <= n_edge[step - 1]:  # a step where an eigenvalue meets the edge overshoots
                 drift = max(drift, max(abs(lam[i] - thr) / thr for i in active))  # by up to h·dS/dt: not drift
-            G = torch.stack(cols, dim=1)
             c = edge_multipliers(g.double().cpu().numpy(), G.double().cpu().numpy())
             velocity = -g - G @ torch.as_tensor(c, dtype=theta.dtype, device=theta.device)
             bind = [j for j, i in enumerate(active) if c[j] > 0 or lam[i] > thr]

@@ -42,7 +42,7 @@ STATISTIC = "biasaudit.validation.central_flow:tracking_error"
 LEVEL = 0.05
 WINDOW = 12  # GD steps per window: six periods of the period-2 oscillation, four sharpness readings
 GD_SHARPNESS_EVERY = 3  # odd, so the readings see both phases of the period-2 oscillation
-# The flow's settings: the FCN tracks 4 eigenvalues (up to 4 met the edge at once on the pilot seeds) with the
+# The flow's settings: the FCN tracks 4 eigenvalues (up to 3 met the edge at once on seeds 0-2, 4 at 2 eta_c) with the
 # Euler step h = η (stable: every eigenvalue is <= 2/η) and one LOBPCG iteration per step from the last block; the
 # theory model has one eigenvalue that can reach the edge and takes h = η/4 (its flow's endpoint then agrees with the
 # numba kernel's to 1e-3; tests/test_central_flow_network.py).

@@ -11,7 +11,7 @@ flow, η > 1/(4cyx_min)) ends with ``status`` "t_max".
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.integrate import solve_ivp
@@ -45,6 +45,10 @@ class CentralFlowIvp:
         The time at the end.
     edge_gap : float
         The drift at the end.
+    path_t : numpy.ndarray
+        The times of ``t_eval`` the run reached (empty without ``t_eval``).
+    path_w : numpy.ndarray
+        w at those times, shape (len(path_t), d).
     """
 
     w: np.ndarray
@@ -53,6 +57,8 @@ class CentralFlowIvp:
     t_edge: float | None
     t_end: float
     edge_gap: float
+    path_t: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    path_w: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
 
     @property
     def beta(self) -> np.ndarray:
@@ -60,7 +66,7 @@ class CentralFlowIvp:
         return self.w * self.w
 
 
-def central_flow_ivp(x, y, w0, eta, *, loss_factor=0.5, r_stop=1e-10, t_max=None) -> CentralFlowIvp:
+def central_flow_ivp(x, y, w0, eta, *, loss_factor=0.5, r_stop=1e-10, t_max=None, t_eval=None) -> CentralFlowIvp:
     r"""Integrate the central flow at one ``eta`` with solve_ivp (gradient flow, then the edge, phase by phase).
 
     Parameters
@@ -79,6 +85,8 @@ def central_flow_ivp(x, y, w0, eta, *, loss_factor=0.5, r_stop=1e-10, t_max=None
         Stop once :math:`|r| \le` ``r_stop``·y (default 1e-10).
     t_max : float, optional
         The time limit (default: long enough for the slow decay of r on the edge).
+    t_eval : array_like, optional
+        Increasing times at which w is also recorded (``path_t``, ``path_w``; solve_ivp's dense output).
 
     Returns
     -------
@@ -120,16 +128,23 @@ def central_flow_ivp(x, y, w0, eta, *, loss_factor=0.5, r_stop=1e-10, t_max=None
     leaves_edge.terminal, leaves_edge.direction = True, 1
 
     w, t = p.w0.copy(), 0.0
+    grid = np.zeros(0) if t_eval is None else np.asarray(t_eval, dtype=float)
+    path_t, path_w = [], []
     if top_eigenpair(xv, yv, w, c)[0] >= thr:
         return CentralFlowIvp(w, "unstable_start", False, None, 0.0, float("nan"))
     met, t_edge, edge, converged = False, None, False, False
     while t < t_max and not converged:
         if edge:
             sol = solve_ivp(lambda s, u: central_velocity(xv, yv, u, c), (t, t_max), w, method="DOP853",
-                            rtol=RTOL, atol=ATOL, events=(done, leaves_edge))
+                            rtol=RTOL, atol=ATOL, events=(done, leaves_edge), dense_output=grid.size > 0)
         else:
             sol = solve_ivp(lambda s, u: -loss_gradient(xv, yv, u, c), (t, t_max), w, method="DOP853",
-                            rtol=RTOL, atol=ATOL, events=(done, meets_edge))
+                            rtol=RTOL, atol=ATOL, events=(done, meets_edge), dense_output=grid.size > 0)
+        if grid.size:
+            here = grid[(grid >= t) & (grid <= sol.t[-1])]
+            path_t.extend(here.tolist())
+            path_w.extend(sol.sol(here).T.tolist())
+            grid = grid[grid > sol.t[-1]]
         w, t = sol.y[:, -1].copy(), float(sol.t[-1])
         converged = len(sol.t_events[0]) > 0
         if sol.status != 1 or converged:
@@ -139,4 +154,5 @@ def central_flow_ivp(x, y, w0, eta, *, loss_factor=0.5, r_stop=1e-10, t_max=None
             met, t_edge = True, t
     status = "converged" if converged else "t_max"
     gap = abs(top_eigenpair(xv, yv, w, c)[0] - thr) / thr
-    return CentralFlowIvp(w, status, met, t_edge, t, float(gap))
+    return CentralFlowIvp(w, status, met, t_edge, t, float(gap), np.asarray(path_t),
+                          np.asarray(path_w).reshape(len(path_t), len(w)))

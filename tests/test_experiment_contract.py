@@ -17,15 +17,11 @@ from biasaudit.registry import all_claims
 EXPERIMENTS = [c for c in all_claims() if c.kind == "experiment"]
 BY_ID = {c.id: c for c in all_claims()}
 
-def _E2_MSE(cid: str) -> bool:  # noqa: N802 (reads as the family's name)
-    return cid.startswith(("eos.torch.e2.", "eos.torch.e1."))
-
-
 # Not yet under the contract, with the reason (the list may only shrink).
 PENDING = {
-    **{c.id: "paper 2's network claims other than E1 and E2 (E3-E5, the small-eps cross-entropy claim, the dense "
-             "cross-check) come under the contract next, with positive controls on the theory model"
-       for c in EXPERIMENTS if c.id.startswith("eos.torch.") and not _E2_MSE(c.id)},
+    **{cid: "paper 2's E4 (dynamics in time), E5 (test error) and the small-eps cross-entropy claim come under the "
+            "contract next, with positive controls on the theory model"
+       for cid in ("eos.torch.e4_dynamics", "eos.torch.e5_u_shape", "eos.torch.ce_small_eps_no_tracking")},
     **{cid: "collapse is to be read as a signature with a (rho, alpha) grid (the ResNet with alpha where BatchNorm "
             "does not cancel it); until then the boundary claims keep their Clopper-Pearson rule"
        for cid in ("sam.torch.cnn_collapse_boundary", "sam.torch.resnet_collapse_boundary",
@@ -77,12 +73,20 @@ def test_the_sam_ladder_has_its_positive_control_and_its_failing_side():
 
 
 def test_paper_2s_architecture_claims_read_the_kink_with_their_positive_control():
-    e2 = [c for c in EXPERIMENTS if _E2_MSE(c.id)]
+    e2 = [c for c in EXPERIMENTS if c.id.startswith(("eos.torch.e1.", "eos.torch.e2.", "eos.torch.e3."))]
     assert {c.id for c in e2} >= {f"eos.torch.e2.{a}" for a in ("diag", "fcn", "fcn_relu", "cnn", "vit", "resnet",
                                                               "resnet_nobn")}
     assert BY_ID["eos.torch.e2.diag"].contract.role == "positive_control"
     for claim in e2:
         family = claim.id.rsplit(".", 2 if claim.id.endswith(".ce") else 1)[0]
-        assert claim.contract.positive_control in (None, f"{family}.diag")
+        shared = {"eos.torch.e3.adaptive_sharpness_rises": "eos.torch.e3.adaptive_sharpness"}  # the other side
+        assert claim.contract.positive_control in (None, f"{shared.get(family, family)}.diag")
         assert {c.name for c in claim.contract.data_controls} == {"aa", "null_grid"}
     assert BY_ID["eos.torch.e2.cnn.ce"].contract.statistic == "biasaudit.validation.eos_stats:kink_offset"
+
+
+def test_the_network_central_flow_has_its_positive_control():
+    assert BY_ID["eos.torch.central_flow.diag"].contract.role == "positive_control"
+    fcn = BY_ID["eos.torch.central_flow.fcn"]
+    assert fcn.contract.role == "effect" and fcn.contract.positive_control == "eos.torch.central_flow.diag"
+    assert fcn.id not in PENDING

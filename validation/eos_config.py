@@ -24,7 +24,8 @@ from biasaudit.plumbing.runcache import run_key
 
 __all__ = ["RUN_CODE", "SweepConfig", "SWEEP_CONFIGS", "tier_config", "ARCHS_E2", "ARCH_SWEEP_CONFIGS",
            "ARCH_SWEEP_CONFIGS_CE", "arch_config", "TOY_SWEEP",
-           "E2_SEEDS", "TOY_SEEDS", "E2_FULL_ONLY", "e2_seed_configs"]
+           "E2_SEEDS", "TOY_SEEDS", "E2_FULL_ONLY", "e2_seed_configs", "CENTRAL_FLOW_FCN", "CENTRAL_FLOW_TOY",
+           "CENTRAL_FLOW_TOY_T", "CENTRAL_FLOW_SEEDS"]
 
 # The code a sweep executes: its cache key hashes these sources (biasaudit.plumbing.runcache), so an edit to
 # any of them recomputes the sweep, and an edit of the statistics, the claims or the figures does not; no
@@ -217,3 +218,17 @@ def arch_config(tier: str, arch: str, loss: str = "mse", **overrides) -> SweepCo
     table = ARCH_SWEEP_CONFIGS if loss == "mse" else ARCH_SWEEP_CONFIGS_CE
     config = table[tier][arch]
     return dataclasses.replace(config, **overrides) if overrides else config
+
+
+# The central flow on networks (biasaudit.validation.central_flow, claims eos.torch.central_flow.*): GD and the flow
+# over a short path, the gradient-flow time to loss eps, at the step sizes `coarse` (multiples of eta_c). A small
+# FCN (MNIST-5k n = 100 pooled to 7 x 7, 49-16-16-10 tanh, p = 1242, float64) with eps = 0.045: its gradient flow
+# reaches eps at t = 250-300 with s_GF = 1.5-1.7, so GD at 1.25-1.5 eta_c takes 110-200 steps (a pure-sharpening
+# path to eps = 1e-2 would take t = 1800). Not 2 eta_c: seed 1 starts with S(theta_0) = 0.64 s_GF, above 2/eta there,
+# where GD is unstable from its first step and the flow is not defined. The theory model at the same multiples (GD
+# on it diverges at 2 eta_c) over t = 40.
+CENTRAL_FLOW_FCN = SweepConfig(n_train=100, image_pool=4, width=16, dtype="float64", eps=0.045, gf_every=20,
+                               coarse=(1.25, 1.5), fine=(), track_every=0)
+CENTRAL_FLOW_TOY = dataclasses.replace(TOY_SWEEP, coarse=(1.25, 1.5), fine=())
+CENTRAL_FLOW_TOY_T = 40.0  # the theory model's loss falls ~1e-5-fold by then (GD at 1.25-1.5 eta_c: 160-200 steps)
+CENTRAL_FLOW_SEEDS = {"quick": (0, 1, 2), "full": (0, 1, 2, 3, 4)}

@@ -266,3 +266,53 @@ CASES = CASES + (
               "E2's quick CNN: s_GF in <= 3 min on 2 cores, its own half-step check within 2 %; gd against exp",
               _run_gf_cnn),
 )
+
+
+# ------------------------------------------------------------------------------------ the network central flow
+
+def _run_central_flow_fcn(quick: bool) -> BenchResult:
+    """The FCN of eos.torch.central_flow.fcn (seed 0, eta = 1.5 eta_c): the central flow over the path of a GD run
+    against that GD run (gradients only, no sharpness readings), as a ratio of wall times (target <= 5)."""
+    import dataclasses
+    import time
+
+    from biasaudit.claims.eos.torch.central_flow import FLOW_SETTINGS
+    from biasaudit.validation.central_flow import flow_path
+    from biasaudit.validation.device import setup_torch
+    from biasaudit.validation.eos_config import CENTRAL_FLOW_FCN
+    from biasaudit.validation.eos_data import _build_problem
+    from biasaudit.validation.gf_proxy import gradient_flow_sharpness
+
+    setup_torch()
+    config = dataclasses.replace(CENTRAL_FLOW_FCN, seed=0)
+    problem = _build_problem(config)
+    gf = gradient_flow_sharpness(problem, config.eps, every=config.gf_every)
+    eta, t_end = 1.5 * gf.eta_c, float(gf.path[-1]["t"])
+    if quick:
+        t_end /= 2
+    f = problem.train_loss
+    steps = int(round(t_end / eta))
+
+    def gd():
+        theta = problem.theta_init.clone()
+        for _ in range(steps):
+            theta = theta - eta * f.grad(theta)
+
+    t_gd = median_time(gd, repeats=3)
+    flow_path(problem, eta, 5 * eta, **FLOW_SETTINGS["fcn"])  # warm-up: torch's first batched back-propagation
+    t0 = time.perf_counter()
+    flow = flow_path(problem, eta, t_end, **FLOW_SETTINGS["fcn"])
+    t_flow = time.perf_counter() - t0
+    return BenchResult(
+        timings={f"GD, {steps} steps": t_gd, f"central flow over t = {t_end:.0f}": t_flow},
+        targets=[Target("central flow / GD over the same path", t_flow / t_gd, 5.0, "<=", "x")],
+        notes=[f"p = {f.p}; eta = 1.5 eta_c = {eta:.4g}; {len(flow.t)} flow steps, {flow.n_hvp} HVPs and "
+               f"{flow.n_grad} gradient graphs; settings {FLOW_SETTINGS['fcn']}; up to {int(flow.n_edge.max())} "
+               f"eigenvalues at the edge"])
+
+
+CASES = CASES + (
+    BenchCase("eos.central_flow.fcn",
+              "the FCN of eos.torch.central_flow.fcn: the central flow over a GD run's path costs <= 5x that run",
+              _run_central_flow_fcn),
+)

@@ -20,5 +20,5 @@ def test_list_json_has_every_claim_of_both_kinds(capsys):
 def test_list_filters_and_prints_a_table(capsys):
     assert main(["list", "--kind", "experiment", "--paper", "eos"]) == 0
     out = capsys.readouterr().out
-    assert "eos.torch.e4_dynamics" in out and "sam." not in out.split("\n\n")[0]
+    assert "eos.torch.e4.tracking.fcn" in out and "sam." not in out.split("\n\n")[0]
     assert main(["list", "--claims", ""]) == 2

@@ -143,3 +143,69 @@ def test_the_torch_theory_model_recovers_the_numerics_statistics(_private_cache,
     assert np.all(np.isfinite(res["readings"]))
     moved = [v + 2 * family.delta for v in res["values"]]
     assert equivalence_decision(moved, delta=family.delta).verdict == "refuted"
+
+
+# ----------------------------------------------------------------------------- E4 in time
+
+import biasaudit.claims.eos.torch.dynamics as e4  # noqa: E402
+
+
+def e4_sweep(level=1.04, growth=0.15, s_gf=8.0):
+    """An E3 sweep whose run at 2 eta_c is tracked: S_t climbs to ``level``·2/eta by step 100 and stays there
+    (+-1 %), while the per-step l1 norm swings by +-0.5 (period 2) about a trend that grows by ``growth``."""
+    sw = e3_sweep(s_gf=s_gf)
+    run = next(r for r in sw["runs"] if r["multiple"] == 2.0)
+    eta, steps = run["eta"], 400
+    S = [(2 / eta) * (min(1.0, 0.5 + k / 200) * level + (0.01 if k % 50 else -0.01)) for k in range(0, steps, 25)]
+    trend = 10 * (1 + growth * np.clip((np.arange(steps + 1) - 100) / 300, 0, 1))
+    run.update(tracked=True, steps=steps, l1=(trend + 0.5 * (-1.0) ** np.arange(steps + 1)).tolist(),
+               sharpness_path=[{"step": k, "S": s, "converged": True} for k, s in zip(range(0, steps, 25), S)])
+    return sw
+
+
+def test_the_time_statistics_read_the_tracked_run():
+    sw = e4_sweep()
+    assert abs(eos_stats.eos_time_gap(sw, 0.25) - 0.04) < 0.011
+    assert abs(eos_stats.eos_norm_time_growth(sw, 0.25) - 0.15) < 0.01  # the period-2 swing averaged away
+    assert math.isnan(eos_stats.eos_time_gap(e3_sweep(), 0.25))  # no tracked run
+
+
+@pytest.fixture
+def fake_e4(monkeypatch):
+    from biasaudit.claims.eos.torch import _study
+
+    box = {}
+
+    def sweeps(arch, loss, tier):
+        n = len(_study._configs(arch, loss, tier))
+        return box.get(arch) or [e4_sweep(level=1.04 + 0.002 * i, growth=0.15 + 0.001 * i) for i in range(n)]
+
+    monkeypatch.setattr(_study, "seed_sweeps", sweeps)
+    monkeypatch.setattr(_study, "numerics_sweep", lambda sweep, config: sweep)
+    _study.study.cache_clear()
+    yield box
+    _study.study.cache_clear()
+
+
+@pytest.mark.parametrize("claim", e4.CLAIMS, ids=lambda c: c.id)
+def test_every_e4_claim_confirms_ideal_runs(fake_e4, claim):
+    ev = run_claim(claim)
+    assert ev.verdict is Verdict.CONFIRMED, ev.detail
+    assert ev.observed["n_seeds"] >= 3
+
+
+def test_sharpness_away_from_the_edge_and_a_flat_norm_are_refuted(fake_e4):
+    fake_e4["fcn"] = [e4_sweep(level=1.3 + 0.002 * i) for i in range(3)]
+    assert run_claim(next(c for c in e4.CLAIMS if c.id == "eos.torch.e4.tracking.fcn")).verdict is Verdict.REFUTED
+    fake_e4["fcn_relu"] = [e4_sweep(growth=0.001 * i) for i in range(3)]
+    assert run_claim(next(c for c in e4.CLAIMS if c.id == "eos.torch.e4.norm.fcn_relu")).verdict is Verdict.REFUTED
+
+
+@pytest.mark.parametrize("family", e4.FAMILIES, ids=lambda f: f.prefix)
+def test_the_torch_theory_model_recovers_the_numerics_path_in_time(_private_cache, family):
+    """The theory model's run at 1.4 eta_c in torch and in the numba kernel: the same statistic to within delta."""
+    from biasaudit.claims.eos.torch._study import study
+
+    res = study.__wrapped__(family, "toy", "mse", "quick")
+    assert res["decision"].verdict == "confirmed", (family.prefix, res["values"])
+    assert np.all(np.isfinite(res["readings"]))

@@ -171,10 +171,12 @@ ARCH_SWEEP_CONFIGS: dict[str, dict[str, SweepConfig]] = {
 # (proxy, GD, eigsh, statistics) on the quick tier's E2 grid. float64, eps = 1e-8 (a run's endpoint sits on the
 # solution manifold to 1e-4 in r); the proxy re-measures sharpness every 5 steps (its whole run is ~20 steps).
 # Its grid adds 1.15 and 1.4 eta_c to E2's: GD on the theory model diverges at 2 eta_c (all 8 quick seeds), so E2's
-# grid leaves it 2 EoS-side runs, and E3's statistics need 3 (it converges up to 1.75 eta_c on every seed).
+# grid leaves it 2 EoS-side runs, and E3's statistics need 3 (it converges up to 1.75 eta_c on every seed). E4's run,
+# with its sharpness measured every 5 steps, is the one at 1.4 eta_c (the networks': 2 eta_c, every 25 steps).
 TOY_SWEEP = SweepConfig(arch="diag_shared", loss="half_sq", dataset="toy", n_train=1, n_test=1, dtype="float64",
                         eps=1e-8, gf_every=5, max_steps=50_000,
-                        **{**_E2_GRID, "coarse": (0.75, 1.15, 1.25, 1.4, 2.0)})
+                        **{**_E2_GRID, "coarse": (0.75, 1.15, 1.25, 1.4, 2.0), "track_multiple": 1.4,
+                           "track_every": 5})
 # Init seeds of every E2 claim, per tier (each seed: its own init, data subset, s_GF and eta_c). The theory model
 # takes more (a sweep costs ~3 s): on its first 3 seeds the 90 % interval of the positive control's statistic was
 # 0.068 wide (seed sd 0.020), as wide as the margin, so 8 seeds at the quick tier and 16 at the full tier (fixed

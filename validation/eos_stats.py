@@ -17,6 +17,8 @@ function                               what it measures
 :func:`l1_curvature_share`             E3's "roughly linearly": the quadratic term's share of ‖θ‖₁'s rise
 :func:`avg_sharpness_fall_rate`        E3's seed statistics for the sharpness measures: −d ln(measure) / d(η/η_c)
 :func:`adaptive_sharpness_fall_rate`
+:func:`eos_time_gap`                   E4's seed statistic: median ``|ηS_t/2 − 1|`` over the tracked run's EoS phase
+:func:`eos_norm_time_growth`           E4's seed statistic: growth of the 2-step averaged ‖θ‖₁ over that phase
 :func:`e4_dynamics`                    S_t around 2/η in the tracked EoS run, 2-step averaged ‖θ‖₁ growing
 :func:`e5_u_shape`                     test error against ln η: a quadratic's curvature and vertex, bootstrap
 =====================================  =======================================================================
@@ -38,7 +40,7 @@ __all__ = ["SIDE_MARGIN", "EDGE_DELTA", "MEASURES", "json_float", "final_sharpne
            "e1_phase_transition", "e2_kink", "e3_measures", "e4_dynamics", "wilson_interval", "e5_u_shape", "kink_offset", "edge_share",
            "NULL_GRID_BELOW", "eos_median_gap",
            "flow_plateau_dev", "l1_growth_rate", "avg_sharpness_fall_rate", "adaptive_sharpness_fall_rate",
-           "l1_curvature_share", "E3_MIN_RUNS"]
+           "l1_curvature_share", "E3_MIN_RUNS", "eos_time_gap", "eos_norm_time_growth", "E4_MIN_POINTS"]
 
 SIDE_MARGIN = 0.05  # runs within ±5 % of the predicted η_c are neither "flow side" nor "EoS side"
 EDGE_DELTA = 0.05  # a run is at the edge of stability when ηS/2 ≥ 1 − EDGE_DELTA
@@ -584,6 +586,90 @@ def l1_curvature_share(sweep: dict, eta_c: float) -> float:
     if not rise > FLAT_NORM * float(np.abs(q).mean()):
         return math.nan
     return float(c * (hi - lo) ** 2 / rise)
+
+
+def _eos_phase(sweep: dict):
+    """(tracked run, its sharpness path's converged points from the first at the edge, ηS/2 ≥ 1 − EDGE_DELTA, on)
+    of ``sweep``; (None, []) without a tracked run that reached the edge and did not diverge."""
+    run = next((r for r in sweep["runs"] if r.get("tracked")), None)
+    if run is None or run["outcome"] == "diverged":
+        return None, []
+    path = [p for p in run["sharpness_path"] if p.get("converged") and math.isfinite(json_float(p["S"]))]
+    start = next((i for i, p in enumerate(path) if run["eta"] * abs(json_float(p["S"])) / 2 >= 1 - EDGE_DELTA), None)
+    return (run, path[start:]) if start is not None else (None, [])
+
+
+E4_MIN_POINTS = 3  # sharpness measurements an EoS phase needs for a median
+
+
+def eos_time_gap(sweep: dict, eta_c: float) -> float:
+    r"""E4's "the sharpness stays around 2/η in time" as one number per seed: in the sweep's tracked run (one η above
+    η_c, sharpness measured every few steps), the median over its EoS phase (from the first measurement with
+    :math:`\eta S_t/2 \ge 0.95` to the end) of :math:`|\eta S_t/2 - 1|`. NaN without a tracked run that reached
+    the edge, or with fewer than 3 measurements in the phase. ``eta_c`` is not read (the run's own η sets the level).
+
+    Parameters
+    ----------
+    sweep : dict
+        A stored sweep with one run marked ``tracked`` (its ``sharpness_path``).
+    eta_c : float
+        The predicted critical step (unused: the signature of every seed statistic).
+
+    Returns
+    -------
+    float
+        The median gap in time; NaN when undecided.
+
+    Examples
+    --------
+    >>> path = [{"step": k, "S": s, "converged": True} for k, s in enumerate([1.5, 1.9, 2.04, 1.98, 2.03, 1.99])]
+    >>> tracked = {"eta": 1.0, "tracked": True, "outcome": "converged", "steps": 8, "sharpness_path": path,
+    ...            "l1": [1.0, 1.0, 1.01, 1.02, 1.03, 1.04, 1.05]}
+    >>> round(eos_time_gap({"runs": [tracked]}, 0.5), 12)
+    0.015
+    """
+    _, phase = _eos_phase(sweep)
+    if len(phase) < E4_MIN_POINTS:
+        return math.nan
+    eta = next(r for r in sweep["runs"] if r.get("tracked"))["eta"]
+    return float(np.median([abs(eta * abs(json_float(p["S"])) / 2 - 1) for p in phase]))
+
+
+def eos_norm_time_growth(sweep: dict, eta_c: float) -> float:
+    r"""E4's "the norm grows over time" as one number per seed: in the sweep's tracked run, the relative growth of
+    the two-step average :math:`(\|\theta_k\|_1 + \|\theta_{k+1}\|_1)/2` over its EoS phase (first step at
+    the edge to the end; the average removes the period-2 swing). NaN without a tracked run that reached the edge,
+    or with fewer than 3 steps in the phase. ``eta_c`` is not read.
+
+    Parameters
+    ----------
+    sweep : dict
+        A stored sweep with one run marked ``tracked`` (its ``sharpness_path`` and per-step ``l1``).
+    eta_c : float
+        The predicted critical step (unused: the signature of every seed statistic).
+
+    Returns
+    -------
+    float
+        The relative growth over the phase; NaN when undecided.
+
+    Examples
+    --------
+    >>> path = [{"step": k, "S": s, "converged": True} for k, s in enumerate([1.5, 1.9, 2.04, 1.98, 2.03, 1.99])]
+    >>> tracked = {"eta": 1.0, "tracked": True, "outcome": "converged", "steps": 8, "sharpness_path": path,
+    ...            "l1": [1.0, 1.0, 1.01, 1.02, 1.03, 1.04, 1.05]}
+    >>> round(eos_norm_time_growth({"runs": [tracked]}, 0.5), 6)   # from step 1, (1.0 + 1.01)/2, to (1.04 + 1.05)/2
+    0.039801
+    """
+    run, phase = _eos_phase(sweep)
+    if run is None:
+        return math.nan
+    l1 = np.asarray(run["l1"], float)
+    k0 = int(phase[0]["step"])
+    avg = 0.5 * (l1[k0:-1] + l1[k0 + 1:])
+    if avg.size < E4_MIN_POINTS or not np.all(np.isfinite(avg)):
+        return math.nan
+    return float(avg[-1] / avg[0] - 1)
 
 
 def e4_dynamics(sweep: dict, level_factor: float = 1.0) -> dict:

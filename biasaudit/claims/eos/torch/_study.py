@@ -146,7 +146,25 @@ def numerics_sweep(torch_sweep: dict, config) -> dict:
             shared = measure(problem, torch.as_tensor(w, dtype=problem.theta_init.dtype), seed=config.seed)
             final.update({k: shared[k] for k in ("avg_sharpness", "adaptive_sharpness")})
         out.append({"eta": float(eta), "outcome": "converged" if ok else "diverged", "final": final})
+    for torch_run, run in zip(torch_sweep["runs"], out):
+        if torch_run.get("tracked"):
+            run.update(_numerics_tracked(x, y, w0, torch_run), tracked=True)
     return {"runs": out, "gf": {"s_gf": 2.0 / eta_c, "eta_c": eta_c}}
+
+
+def _numerics_tracked(x, y, w0, torch_run: dict) -> dict:
+    """The numba kernel's path at the tracked torch run's η for as many steps: per-step ‖w‖₁, and the top Hessian
+    eigenvalue (the theory's Hessian) at the steps the torch run measured it."""
+    import numpy as np
+
+    from biasaudit.numerics.eos_gd import gd_path
+    from biasaudit.theory.eos_model import hessian_eigenvalues
+
+    w = gd_path(x, y, w0, torch_run["eta"], max(int(torch_run["steps"]), 1))
+    steps = [p["step"] for p in torch_run["sharpness_path"] if p["step"] < len(w)]
+    top = hessian_eigenvalues(x, y, w[steps])[..., -1] if steps else []
+    return {"l1": np.abs(w).sum(axis=1).tolist(),
+            "sharpness_path": [{"step": k, "S": float(s), "converged": True} for k, s in zip(steps, top)]}
 
 
 def _dense_kink_offset(config) -> float:

@@ -9,7 +9,7 @@ quick tier, the FCN adds 3.5), one value per init seed, m = η/η_c:
 claims                                            statistic (:mod:`biasaudit.validation.eos_stats`)    δ      decision
 ================================================  ===================================================  =====  ========
 ``eos.torch.e3.norm.<arch>``                      r = d ln‖θ‖₁/dm (least squares)                      0.005  r > 0
-``eos.torch.e3.linear.<arch>``                    κ = the quadratic term's share of ‖θ‖₁(m)'s rise     0.25   |κ| < δ
+``eos.torch.e3.linear.<arch>``                    κ = the quadratic term's share of ‖θ‖₁(m)'s rise     0.25   −δ < κ < δ
 ``eos.torch.e3.avg_sharpness.<arch>``             a = −d ln(average sharpness)/dm                      0.05   a > 0
 ``eos.torch.e3.adaptive_sharpness.<arch>``        a = −d ln(adaptive sharpness)/dm                     0.05   a > 0
 ``eos.torch.e3.adaptive_sharpness_rises.fcn.ce``  the same a, on the FCN with cross-entropy            0.05   a < 0

@@ -12,8 +12,7 @@ claim                                   measured number (error) and negative con
 (E1, E2 per architecture and loss)      ``eos.torch.e2.*``, ``eos.torch.e1.tracking.*``, ``eos.torch.e1.plateau.*``:
                                         seed studies in :mod:`biasaudit.claims.eos.torch.architectures`
 (E3 per architecture and loss)          ``eos.torch.e3.*``: seed studies in :mod:`biasaudit.claims.eos.torch.measures`
-``eos.torch.e4_dynamics``               median |S_t/(2/η) − 1| in one EoS run, oscillation both ways, 2-step
-                                        averaged ‖θ‖₁ growing; control: level 1.3·2/η
+(E4 per architecture)                   ``eos.torch.e4.*``: seed studies in :mod:`biasaudit.claims.eos.torch.dynamics`
 ``eos.torch.e5_u_shape``                a quadratic in ln η fitted to all runs: curvature > 0 and its minimum
                                         inside the sweep (95 % parametric bootstrap); see ``e5_u_shape``;
                                         control: "no U" predicted
@@ -152,14 +151,6 @@ def _eval_ce_no_tracking(params, predicted) -> Observation:
     return Observation({"median_gap": median_gap, "e1_error": res["error"]}, error,
                        f"eps={sweep['gf']['eps']:g}: {res['detail']}; predicted: "
                        + ("tracks 2/eta (within 10 %)" if predicted.get("tracks") else "median gap above 10 %"))
-
-
-def _eval_e4(params, predicted) -> Observation:
-    from biasaudit.validation.eos_stats import e4_dynamics
-
-    sweep = _sweep(params)
-    return _observation(sweep, e4_dynamics(sweep, predicted["level_factor"]),
-                        f"S_t around {predicted['level_factor']:g} x 2/eta")
 
 
 def _eval_e5(params, predicted) -> Observation:
@@ -313,13 +304,6 @@ CLAIMS = (
         runs=_runs_of("ce", eps=CE_SMALL_EPS), **COMMON,
         notes="ce_tracking's eps = 0.25 sits near the GF sharpness peak; this claim states what happens below it, "
               "so that threshold is not tuned to pass"),
-    Claim(
-        id="eos.torch.e4_dynamics", source="paper 2, §Experiments (E4)",
-        title="in one EoS run (eta = 2 eta_c) the sharpness oscillates around 2/eta while the (2-step averaged) "
-              "l1 norm grows",
-        hypotheses=(sp.Gt(eta, ETA_C_EXPR, evaluate=False),), statement=sp.Eq(sp.Function("S_t")(k), 2 / eta),
-        predict=lambda params: {"level_factor": 1.0}, evaluate=_eval_e4, tolerance=TRACKING, domain=DOMAIN,
-        negative_control=lambda params, predicted: {"level_factor": 1.3}, runs=_runs_of("mse"), **COMMON),
     Claim(  # err(eta) ~ c0 + c1 ln eta + c2 ln^2 eta: curves up, with its minimum inside [eta_min, eta_max]
         id="eos.torch.e5_u_shape", source="paper 2, §Experiments (E5)",
         title="test error against eta is U-shaped: a quadratic in ln eta over all runs curves up, with its "

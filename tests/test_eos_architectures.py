@@ -63,9 +63,9 @@ def fake_sweeps(monkeypatch):
 
     box = {}
 
-    def sweeps(arch, loss, tier):
+    def sweeps(arch, loss, tier, eps=None):
         n = len(_study._configs(arch, loss, tier))
-        return box.get(arch) or [e2_sweep(kink=1.0 + 0.001 * i) for i in range(n)]
+        return box.get((arch, eps)) or box.get(arch) or [e2_sweep(kink=1.0 + 0.001 * i) for i in range(n)]
 
     monkeypatch.setattr(_study, "seed_sweeps", sweeps)
     monkeypatch.setattr(_study, "numerics_sweep", lambda sweep, config: {**sweep, "gf": {"eta_c": 0.25}})
@@ -108,9 +108,25 @@ def test_every_claim_confirms_ideal_sweeps_with_its_contract_fields(fake_sweeps,
 
         monkeypatch.setenv(TIER_VARIABLE, "full")
     ev = run_claim(claim)
-    assert ev.verdict is Verdict.CONFIRMED, ev.detail
+    expected = Verdict.REFUTED if "tracking_fails" in claim.id else Verdict.CONFIRMED  # ideal sweeps track 2/eta
+    assert ev.verdict is expected, ev.detail
     assert set(REQUIRED_FIELDS) <= set(ev.observed) and ev.observed["n_seeds"] >= 3
     assert {c["name"] for c in ev.observed["data_controls"]} == {"aa", "null_grid"}
+
+
+def test_cross_entropy_past_the_peak_is_read_on_its_own_sweeps_and_sees_a_gap_above_the_band(fake_sweeps):
+    claim = _claim("eos.torch.e1.tracking_fails_small_eps.fcn.ce")
+    from biasaudit.claims.eos.torch import _study
+
+    assert all(c.eps == arch_claims.CE_SMALL_EPS for c in _study._configs("fcn", "ce", "quick", 0.05))
+    assert claim.contract.positive_control == "eos.torch.e1.tracking.diag"
+    fake_sweeps[("fcn", arch_claims.CE_SMALL_EPS)] = [e2_sweep(gap=0.35 + 0.01 * i) for i in range(3)]
+    ev = run_claim(claim)
+    assert ev.verdict is Verdict.CONFIRMED, ev.detail
+    assert "eos_median_gap - 0.1" in ev.detail
+    fake_sweeps[("fcn", arch_claims.CE_SMALL_EPS)] = [e2_sweep(gap=g) for g in (0.09, 0.11, 0.10)]
+    _study.study.cache_clear()
+    assert run_claim(claim).verdict is Verdict.REFUTED  # within 0.05 of the band's edge: no effect
 
 
 @pytest.mark.parametrize("kink", [0.88, 1.12])

@@ -204,8 +204,7 @@ def test_sharpness_vs_dense_claim_confirmed():
 
 def test_claims_are_experiments_with_one_sample():
     ids = {c.id for c in vc.CLAIMS}
-    assert {"eos.torch.ce_small_eps_no_tracking",
-            "eos.torch.e5_u_shape", "eos.torch.sharpness_vs_dense"} == ids
+    assert {"eos.torch.e5_u_shape", "eos.torch.sharpness_vs_dense"} == ids
     assert all(c.kind == "experiment" and c.samples == {"ci": 1, "thorough": 1} for c in vc.CLAIMS)
 
 

@@ -202,7 +202,7 @@ def e2_seed_configs(tier: str, arch: str, loss: str = "mse") -> list[SweepConfig
 
 
 # Cross-entropy per architecture: each architecture's MSE setting with cross-entropy, eps = 0.25 (near the flow's
-# sharpness peak; eos.torch.ce_small_eps_no_tracking states what happens below it) and sharpness re-measured every
+# sharpness peak; eos.torch.e1.tracking_fails_small_eps.fcn.ce states what happens below it) and sharpness re-measured every
 # 5 steps of the proxy (CE's sharpness peaks mid-path); the quick tier on the E2 grid.
 _CE = dict(loss="ce", eps=0.25, gf_every=5, track_multiple=1.5)
 ARCH_SWEEP_CONFIGS_CE: dict[str, dict[str, SweepConfig]] = {

@@ -76,6 +76,8 @@ class Family:
     symbol: str
     direction: int = 1  # a "positive" decision's predicted sign of the statistic
     control_prefix: str = ""  # another family's prefix whose ".diag" is this family's positive control
+    offset: float = 0.0  # a "positive" decision reads statistic - offset (a claim about a band's edge)
+    eps: float | None = None  # the networks' sweeps stop at this loss instead of E2's (the theory model's: E2's)
 
     def statistic_function(self):
         """The statistic as a callable ``f(sweep, eta_c) -> float``."""
@@ -92,17 +94,27 @@ class Family:
         return f"{self.prefix}.{arch}" + ("" if loss == "mse" else f".{loss}")
 
 
-def _configs(arch: str, loss: str, tier: str) -> list:
+def _configs(arch: str, loss: str, tier: str, eps: float | None = None) -> list:
+    import dataclasses
+
     from biasaudit.validation.eos_config import e2_seed_configs
 
-    return e2_seed_configs(tier, arch, loss)
+    configs = e2_seed_configs(tier, arch, loss)
+    return configs if eps is None or arch == TOY else [dataclasses.replace(c, eps=eps) for c in configs]
 
 
-def seed_sweeps(arch: str, loss: str, tier: str) -> list[dict]:
-    """E2's sweeps of ``arch`` with ``loss`` at ``tier``, one per init seed (run or read from the cache)."""
+def _sweep_kw(family: Family) -> dict:
+    """The keyword that gives a family's own stopping loss to :func:`_configs` and :func:`seed_sweeps` (none for E2's)."""
+    return {} if family.eps is None else {"eps": family.eps}
+
+
+def seed_sweeps(arch: str, loss: str, tier: str, eps: float | None = None) -> list[dict]:
+    """E2's sweeps of ``arch`` with ``loss`` at ``tier`` (stopped at ``eps`` when given), one per init seed (run or
+    read from the cache)."""
     from biasaudit.claims.eos.torch.sweeps import _run_sweep
 
-    return [_run_sweep(c, f"{tier}/{arch}/{c.loss} E2 seed {c.seed}") for c in _configs(arch, loss, tier)]
+    return [_run_sweep(c, f"{tier}/{arch}/{c.loss} E2 seed {c.seed}" + (f" eps={eps:g}" if eps else ""))
+            for c in _configs(arch, loss, tier, eps)]
 
 
 def _toy_truth(config) -> tuple:
@@ -187,8 +199,9 @@ def study(family: Family, arch: str, loss: str, tier: str) -> dict:
     from biasaudit.validation.gf_proxy import eps_sensitivity
 
     f = family.statistic_function()
-    configs = _configs(arch, loss, tier)
-    sweeps = seed_sweeps(arch, loss, tier)
+    kw = {} if arch == TOY else _sweep_kw(family)
+    configs = _configs(arch, loss, tier, **kw)
+    sweeps = seed_sweeps(arch, loss, tier, **kw)
     eta_cs = [_eta_c(sw) for sw in sweeps]
     readings = [f(sw, ec) for sw, ec in zip(sweeps, eta_cs)]
     seeds = [c.seed for c in configs]
@@ -211,7 +224,8 @@ def study(family: Family, arch: str, loss: str, tier: str) -> dict:
     if family.decision == "equivalence" or arch == TOY:  # a positive control recovers the theory model's value
         decision = equivalence_decision(values, delta=family.delta, level=LEVEL)
     else:
-        decision = three_way(values, direction=family.direction, delta=family.delta, level=LEVEL)
+        decision = three_way([v - family.offset for v in values], direction=family.direction, delta=family.delta,
+                             level=LEVEL)
     controls = [
         equivalence_control("aa", aa, margin=family.delta, reads="the statistic of seed s minus that of seed s+1 "
                                                                 "(mod n)", level=LEVEL),
@@ -261,11 +275,13 @@ def _observe(family: Family, arch: str, loss: str, params) -> Observation:
         eta_c_rel_change_2eps_to_eps=r["eta_c_rel_change_2eps_to_eps"], grid_multiples=r["grid_multiples"],
         outcomes=r["outcomes"])
     name = family.statistic.split(":")[1]
-    what = f"{name} (torch minus numerics)" if arch == TOY else name
+    what = f"{name} (torch minus numerics)" if arch == TOY else name + (
+        f" - {family.offset:g}" if family.offset else "")
     coverage = "90 %" if decision.direction == 0 else f"{1 - decision.adjusted_level:.0%}"
     controls = "; ".join(c.summary() for c in r["controls"])
     detail = (f"[{tier} tier] {what}: {decision.mean:+.4f}, {coverage} seed interval [{interval[0]:+.4f}, "
-              f"{interval[1]:+.4f}] over {decision.n} seeds (per seed " + ", ".join(f"{v:+.3f}" for v in r["values"])
+              f"{interval[1]:+.4f}] over {decision.n} seeds (per seed " + ", ".join(
+                  f"{v - (0 if arch == TOY else family.offset):+.3f}" for v in r["values"])
               + f"); {decision.verdict} by '{decision.rule}' (delta {family.delta:g}); data controls (within "
               f"+-{family.delta:g}): {controls}" + (f"; positive control {pc['claim']}: {pc['verdict']}" if pc else "")
               + f"; verdict: {verdict} ({why})")
@@ -291,7 +307,7 @@ def _predict(arch: str, params) -> float:
     return 0.0
 
 
-def _runs(arch: str, loss: str):
+def _runs(arch: str, loss: str, eps: float | None = None):
     def runs() -> tuple:
         from biasaudit.claims.eos.torch.sweeps import sweep_run_units
         from biasaudit.tier import experiment_tier
@@ -299,7 +315,7 @@ def _runs(arch: str, loss: str):
         tier = experiment_tier("quick")
         if _out_of_tier(arch, tier):
             return ()
-        return tuple(u for c in _configs(arch, loss, tier)
+        return tuple(u for c in _configs(arch, loss, tier, eps)
                      for u in sweep_run_units(c, f"E2 {arch} {c.loss} seed {c.seed}"))
     return runs
 
@@ -318,7 +334,7 @@ def study_claim(family: Family, arch: str, loss: str = "mse", *, name: str = "",
     elif family.decision == "equivalence":
         statement = sp.Lt(sp.Abs(statistic), sp.Float(family.delta, 2))
     else:
-        statement = sp.Gt(family.direction * statistic, 0)
+        statement = sp.Gt(family.direction * (statistic - sp.Float(family.offset, 2)), 0)
     return Claim(
         id=family.claim_id(arch, loss), paper="eos", kind="experiment", samples={"ci": 1, "thorough": 1},
         source=family.source + ("; the positive control of the network claims, where the numba kernel gives the "
@@ -331,7 +347,7 @@ def study_claim(family: Family, arch: str, loss: str = "mse", *, name: str = "",
         statement=statement, predict=lambda params: _predict(arch, params),
         evaluate=lambda params, predicted: _observe(family, arch, loss, params), tolerance=DECIDED,
         domain=Domain({"tier": AuditTier()}, description=f"the tier's E2 sweeps of {arch} with {loss}, one per seed"),
-        negative_control=(), runs=_runs(arch, loss), notes=_TOY_NOTES if toy else notes,
+        negative_control=(), runs=_runs(arch, loss, None if toy else family.eps), notes=_TOY_NOTES if toy else notes,
         contract=ExperimentContract(
             role="positive_control" if toy else "effect", statistic=family.statistic,
             positive_control=None if toy else family.claim_id(TOY), data_controls=DATA_CONTROLS,

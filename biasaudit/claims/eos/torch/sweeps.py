@@ -71,9 +71,6 @@ DENSE = Tolerance(
     "is random: its error is read in units of 4 of its standard errors, scaled to this tolerance")
 
 DOMAIN = Domain({"tier": AuditTier(), "loss": Fixed("mse")}, description="the EoS sweep at the audit's tier")
-CE_SMALL_EPS = 0.05  # 5x below ce_tracking's 0.25: the loss is driven past the GF sharpness peak
-CE_SMALL_DOMAIN = Domain({"tier": AuditTier(), "loss": Fixed("ce"), "eps": Fixed(CE_SMALL_EPS)},
-                         description="the audit's tier, cross-entropy trained to L < 0.05")
 
 
 def _run_sweep(config, label: str) -> dict:
@@ -88,7 +85,7 @@ def _sweep(params) -> dict:
     from biasaudit.validation.eos_config import tier_config
 
     tier = experiment_tier(params["tier"])  # the audit's tier (quick unless `--tier full`)
-    overrides = {"eps": params["eps"]} if "eps" in params else {}
+    overrides = {"eps": params["eps"]} if "eps" in params else {}  # (a domain with its own stopping loss)
     label = f"{tier}/{params['loss']}" + (f" eps={params['eps']:g}" if overrides else "")
     return _run_sweep(tier_config(tier, params["loss"], **overrides), label)
 
@@ -112,45 +109,12 @@ def _gf_problem(sweep) -> str:
     return ""
 
 
-def _predict_eta_c(params) -> dict:
-    from biasaudit.validation.eos_stats import json_float
-    from biasaudit.validation.gf_proxy import GFResult, eps_sensitivity
-
-    sweep = _sweep(params)
-    s = json_float(sweep["gf"]["s_gf"])
-    fields = {k: v for k, v in sweep["gf"].items() if k != "key"}
-    sens = eps_sensitivity(GFResult.from_json(fields))
-    return {"eta_c": _eta_c(sweep), "s_gf": s, "eps": sweep["gf"]["eps"], "eta_c_rel_change_2eps_to_eps": sens}
-
-
 def _observation(sweep, res, predicted_text) -> Observation:
     problem = _gf_problem(sweep)
     if problem:
         return Observation(res, math.nan, f"undecided: {problem}", decided=False)
     detail = f"{res['detail']}; predicted {predicted_text}"
     return Observation({k: v for k, v in res.items() if k != "detail"}, res["error"], detail, res["decided"])
-
-
-def _eval_ce_no_tracking(params, predicted) -> Observation:
-    """The failing side of tracking: error = how far the EoS-side median |1 − ηS/2| stays inside the 10 % band
-    (relative to it; 0 once it is outside). The control predicts tracking: error = E1's excess over the band."""
-    import numpy as np
-
-    from biasaudit.validation.eos_stats import e1_phase_transition
-
-    sweep = _sweep(params)
-    res = e1_phase_transition(sweep, predicted["eta_c"])
-    if not res["decided"] or _gf_problem(sweep):
-        return _observation(sweep, res, "tracking fails")
-    band = TRACKING.value
-    median_gap = float(np.median(res["eos_gaps"]))
-    if predicted.get("tracks"):
-        error = max(0.0, res["error"] - band) / band
-    else:
-        error = max(0.0, band - median_gap) / band
-    return Observation({"median_gap": median_gap, "e1_error": res["error"]}, error,
-                       f"eps={sweep['gf']['eps']:g}: {res['detail']}; predicted: "
-                       + ("tracks 2/eta (within 10 %)" if predicted.get("tracks") else "median gap above 10 %"))
 
 
 def _eval_e5(params, predicted) -> Observation:
@@ -288,22 +252,6 @@ def _runs_of(loss: str, eps: float | None = None):
 
 
 CLAIMS = (
-    Claim(
-        id="eos.torch.ce_small_eps_no_tracking",
-        source="paper 2, §Experiments (cross-entropy: at small eps the final sharpness does not follow 2/eta): "
-               "the failing side of ce_tracking's threshold, stated as its own claim",
-        title="with cross-entropy trained past the sharpness peak (eps = 0.05) the final sharpness does not follow "
-              "2/eta: the EoS-side median |1 - eta S/2| lies above the 10 % tracking band",
-        hypotheses=(sp.Lt(sp.Symbol("eps"), sp.Symbol("L_peak"), evaluate=False),),
-        statement=sp.Gt(sp.Symbol("median|1 - eta S/2|"), sp.Rational(1, 10), evaluate=False),
-        predict=lambda params: {**_predict_eta_c(params), "tracks": False}, evaluate=_eval_ce_no_tracking,
-        tolerance=Tolerance("outside_the_tracking_band", 0.0,
-                            "the median gap must lie above the band of eos_tracking (10 %); error = how far it "
-                            "stays inside, relative to the band"),
-        domain=CE_SMALL_DOMAIN, negative_control=lambda params, predicted: {**predicted, "tracks": True},
-        runs=_runs_of("ce", eps=CE_SMALL_EPS), **COMMON,
-        notes="ce_tracking's eps = 0.25 sits near the GF sharpness peak; this claim states what happens below it, "
-              "so that threshold is not tuned to pass"),
     Claim(  # err(eta) ~ c0 + c1 ln eta + c2 ln^2 eta: curves up, with its minimum inside [eta_min, eta_max]
         id="eos.torch.e5_u_shape", source="paper 2, §Experiments (E5)",
         title="test error against eta is U-shaped: a quadratic in ln eta over all runs curves up, with its "

@@ -29,6 +29,16 @@ _INDICATOR = {"ok": 0.0, "collapsed": 1.0}
 def collapse_indicator(outcome: str) -> float:
     """1 for ``collapsed``, 0 for ``ok``, nan for an outcome that is neither (``slow``, ``diverged``).
 
+    Parameters
+    ----------
+    outcome : str
+        A run's outcome, one of :data:`OUTCOMES`.
+
+    Returns
+    -------
+    float
+        c, the run's collapse indicator.
+
     Examples
     --------
     >>> collapse_indicator("collapsed"), collapse_indicator("ok"), math.isnan(collapse_indicator("slow"))

@@ -157,6 +157,7 @@ def collapse_decision(design: str, tier: str, *, delta: float = DELTA, data_dir:
 
     from biasaudit.plumbing import InputError
     from biasaudit.validation.decision import equivalence_control, three_way
+    from biasaudit.validation.sam_collapse_stats import collapse_indicator
     from biasaudit.validation.sam_regimes import design_settings, regime_experiment
 
     design_settings(design, tier)
@@ -168,7 +169,12 @@ def collapse_decision(design: str, tier: str, *, delta: float = DELTA, data_dir:
     controls = [equivalence_control(c.name, res["contrast"][c.arms[0]]["values"], margin=delta,
                                     reads=_READS[c.name], level=LEVEL) for c in _CONTROLS]
     n = len(main["values"]) + len(main["missing"])
-    return {"design": design, "tier": tier, "alphas": res["alphas"], "rho": res["settings"]["rho"],
+    below = [collapse_indicator(s["status"]) - collapse_indicator(g["status"])
+             for s, g in zip(res["runs"]["below"]["sam"], res["runs"]["below"]["gd"])]
+    below = [v for v in below if math.isfinite(v)]
+    return {"secondary": {"below_difference": float(sum(below) / len(below)) if below else math.nan,
+                          "below_seeds": len(below)},
+            "design": design, "tier": tier, "alphas": res["alphas"], "rho": res["settings"]["rho"],
             "horizon": res["settings"]["steps"], "loss_target": res["settings"]["loss_target"], "delta": delta,
             "decision": decision, "controls": controls, "values": main["values"], "seeds": main["seeds"],
             "missing": main["missing"], "missing_share": len(main["missing"]) / n if n else 1.0,
@@ -204,7 +210,7 @@ def _collapse_evaluate(params, predicted):
                    "interval": list(decision.interval), "values": r["values"], "seeds": r["seeds"]},
         positive_control=pc, data_controls=r["controls"], decision=decision, n_seeds=len(r["values"]),
         tier=tier, rho=r["rho"], horizon=r["horizon"], loss_target=r["loss_target"], missing=r["missing"],
-        outcomes=r["outcomes"], collapsed_share=r["collapsed"], fit_steps=r["fit_steps"])
+        outcomes=r["outcomes"], collapsed_share=r["collapsed"], fit_steps=r["fit_steps"], secondary=r["secondary"])
     lo, hi = decision.interval
     below, above = r["alphas"]["below"], r["alphas"]["above"]
     share = r["collapsed"]
@@ -218,6 +224,8 @@ def _collapse_evaluate(params, predicted):
               f"slow or diverged run); {decision.verdict} by '{decision.rule}' (delta {r['delta']}); data controls "
               f"(within +-{r['delta']}): {controls}"
               + (f"; positive control {pc['claim']}: {pc['verdict']} (C = {pc['effect']:+.3f})" if pc else "")
+              + f"; secondary (no verdict reads it): c(SAM) - c(GD) below = {r['secondary']['below_difference']:+.3f} "
+              f"over the {r['secondary']['below_seeds']} seeds whose SAM and GD runs below both ended ok or collapsed"
               + (f"; median steps of GD to the target below: {gd_fit:.0f}" if gd_fit is not None else "")
               + f"; verdict: {verdict} ({why})")
     error = decision.error if verdict == decision.verdict and verdict != "undecided" else math.nan

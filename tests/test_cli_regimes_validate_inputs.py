@@ -241,7 +241,7 @@ def test_validate_sam_design_tier_message_and_help(capsys, no_training):
     assert full_only  # cifar10, svhn
     text = _help(capsys, "validate", "sam")
     design_help = text[text.rindex("--design {"):text.rindex("--no-cache")]  # the options section, not usage
-    assert f"{' and '.join(full_only)} run at --tier full only" in design_help
+    assert f"{', '.join(full_only[:-1])} and {full_only[-1]} run at --tier full only" in design_help
     for design in full_only:
         err = refused(capsys, "tier", "validate", "sam", "--design", design)
         assert f"design '{design}' runs at --tier full only" in err, err

@@ -21,11 +21,6 @@ BY_ID = {c.id: c for c in all_claims()}
 PENDING = {
     "eos.torch.e5_u_shape": "paper 2's E5 (test error) comes under the contract next: a model that learns at every "
                              "step size of its grid, and a positive control where a U is guaranteed",
-    **{cid: "collapse is to be read as a signature with a (rho, alpha) grid (the ResNet with alpha where BatchNorm "
-            "does not cancel it); until then the boundary claims keep their Clopper-Pearson rule"
-       for cid in ("sam.torch.cnn_collapse_boundary", "sam.torch.resnet_collapse_boundary",
-                   "sam.torch.fashion_collapse_boundary", "sam.torch.cifar10_collapse_boundary",
-                   "sam.torch.svhn_collapse_boundary", "sam.torch.patch_collapse_boundary")},
 }
 CROSS_CHECK_SUFFIXES = ("matches_numerics", "vs_dense")
 
@@ -69,6 +64,14 @@ def test_the_sam_ladder_has_its_positive_control_and_its_failing_side():
         assert BY_ID[f"sam.torch.minor_first_major_last.{model}"].contract.positive_control == \
             "sam.torch.minor_first_major_last.diag"
     assert "sam.torch.minor_outlasts_target_near_boundary.diag" in BY_ID
+
+
+def test_the_collapse_claims_read_the_contrast_with_the_diagonal_network_as_positive_control():
+    assert BY_ID["sam.torch.diag_collapse_boundary"].contract.role == "positive_control"
+    for design in ("cnn", "patch", "resnet", "fashion", "cifar10", "svhn"):
+        contract = BY_ID[f"sam.torch.{design}_collapse_boundary"].contract
+        assert contract.positive_control == "sam.torch.diag_collapse_boundary"
+        assert contract.statistic == "biasaudit.validation.sam_collapse_stats:collapse_contrast"
 
 
 def test_paper_2s_architecture_claims_read_the_kink_with_their_positive_control():

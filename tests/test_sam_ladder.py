@@ -58,6 +58,10 @@ def test_collapse_is_a_signature_and_slow_is_its_own_outcome():
     falling = {**flat, "loss": [0.693, 0.6, 0.5, 0.4, 0.3]}
     assert run_outcome(falling, False) == "slow"
     assert run_outcome(flat, True) == "ok"
+    at_rest = {**flat, "logit_scale": [0.1, 0.02, 0.02, 0.02, 0.02]}  # at the collapsed state: the scale stays put
+    assert run_outcome(at_rest, False) == "collapsed"
+    creeping = {**flat, "logit_scale": [0.1, 0.02, 0.02, 0.0203, 0.0205]}  # grows by more than the band: escaping
+    assert run_outcome(creeping, False) == "slow"
 
 
 def test_dense_schedule_evaluates_every_two_steps_early():

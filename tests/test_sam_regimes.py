@@ -9,6 +9,7 @@ from scipy import stats
 
 from biasaudit.claims.sam.torch import regimes as regimes_mod
 from biasaudit.ledger import Verdict, run_claim
+from biasaudit.validation import sam_collapse_stats as cs
 from biasaudit.validation import sam_regimes as sr
 from biasaudit.validation import sam_stats as st
 
@@ -125,30 +126,31 @@ def test_t_power_grows_with_seeds_and_effect():
     assert st.t_power(0.0, 16) == pytest.approx(0.025, abs=1e-3)
 
 
-# ---------------------------------------------------------------------------------------- collapse test
-def _fractions(sam, gd, n=16):
-    return (np.array([[i < round(f * n) for i in range(n)] for f in sam]),
-            np.array([[i < round(f * n) for i in range(n)] for f in gd]))
+# ------------------------------------------------------------------------------------- collapse contrast
+def _grid(outcomes: dict, n=12):
+    """{point: {arm: [run, ...]}} with every seed of an arm ending with the same outcome, or with a list of them."""
+    return {p: {arm: [{"config": {"seed": i}, "status": o if isinstance(o, str) else o[i]} for i in range(n)]
+                for arm, o in arms.items()} for p, arms in outcomes.items()}
 
 
-def test_collapse_test_confirms_a_clear_boundary_and_its_gd_swap_does_not():
-    sam, gd = _fractions([0, 0, 1, 1, 1], [1, 1, 1, 1, 1])
-    t = sr.collapse_test([0.5, 0.7, 1, 1.4, 2], sam, gd)
-    assert t["verdict"] == "confirmed" and t["error"] == 0
-    swapped = sr.collapse_test([0.5, 0.7, 1, 1.4, 2], gd, sam)
-    assert swapped["verdict"] == "refuted" and swapped["error"] > 0
+_REGIME1 = {"below": {"sam": "collapsed", "gd": "ok", "aa": "ok", "randsam": "ok"},
+            "above": {"sam": "ok", "gd": "ok", "aa": "ok", "randsam": "ok"}}
 
 
-def test_collapse_test_is_undecided_or_refuted_when_gd_also_fails_below_the_boundary():
-    sam, gd = _fractions([0, 0, 1, 1], [0.6, 1, 1, 1])
-    assert sr.collapse_test([1, 2, 3, 4], sam, gd)["verdict"] == "undecided"
-    sam, gd = _fractions([0, 0, 1, 1], [0.1, 1, 1, 1])
-    assert sr.collapse_test([1, 2, 3, 4], sam, gd)["verdict"] == "refuted"
+def test_collapse_contrast_is_one_in_regime_one_and_zero_without_a_sam_boundary():
+    assert cs.paired_contrast(_grid(_REGIME1), "sam")["values"] == [1.0] * 12
+    both = {**_REGIME1, "below": {**_REGIME1["below"], "gd": "collapsed"}}  # GD collapses too: not SAM's own
+    assert cs.paired_contrast(_grid(both), "sam")["values"] == [0.0] * 12
+    everywhere = {**_REGIME1, "above": {**_REGIME1["above"], "sam": "collapsed"}}  # no boundary in alpha
+    assert cs.paired_contrast(_grid(everywhere), "sam")["values"] == [0.0] * 12
+    assert cs.paired_contrast(_grid(_REGIME1), "aa")["values"] == [0.0] * 12
 
 
-def test_collapse_test_refutes_when_sam_trains_at_the_smallest_alpha():
-    sam, gd = _fractions([1, 1, 1], [1, 1, 1])
-    assert sr.collapse_test([1, 2, 3], sam, gd)["verdict"] == "refuted"
+def test_slow_and_diverged_runs_are_counted_never_imputed():
+    slow = {**_REGIME1, "below": {**_REGIME1["below"], "sam": ["slow", "diverged"] + ["collapsed"] * 10}}
+    out = cs.paired_contrast(_grid(slow), "sam")
+    assert out["values"] == [1.0] * 10 and out["seeds"] == list(range(2, 12))
+    assert [(m["seed"], m["sam@below"]) for m in out["missing"]] == [(0, "slow"), (1, "diverged")]
 
 
 # ----------------------------------------------------------------------------------------------- models
@@ -216,75 +218,107 @@ def test_patch_ablations_equal_the_separate_accuracy_and_margin_passes():
 
 # ------------------------------------------------------------------------------------------ end to end
 TINY_DIAG = dict(sr.DESIGNS["diag"]["quick"], n_train=64, n_test=16, n_eval=64, steps=60, eval_every=5,
-                 alphas=(0.02, 0.04), seeds=(0, 1, 2))
+                 seeds=(0, 1, 2))
 
 
-def test_regime_experiment_end_to_end_on_a_tiny_diag_grid_and_its_figure(monkeypatch, tmp_path):
+def test_regime_experiment_end_to_end_on_a_tiny_diag_design_and_its_figure(monkeypatch, tmp_path):
     monkeypatch.setitem(sr.DESIGNS["diag"], "quick", TINY_DIAG)
     res = sr.regime_experiment("diag", "quick")
-    assert len(res["runs"]) == 2 and all(len(r["sam"]) == 3 for r in res["runs"].values())
-    assert set(res["effects"]["0.02"]) == {"minor_margin_share"}
-    assert len(res["collapse"]["sam_fraction"]) == 2
+    assert set(res["runs"]) == {"below", "above"} and all(len(r[a]) == 3 for r in res["runs"].values() for a in sr.ARMS)
+    assert [r["config"]["seed"] for r in res["runs"]["below"]["aa"]] == [sr.AA_OFFSET + s for s in (0, 1, 2)]
+    assert all(sum(c.values()) == 3 for by in res["outcomes"].values() for c in by.values())
     from biasaudit.figures.sam_torch import plot_regime_figure
 
     path = plot_regime_figure(res, tmp_path, "x.png")
     assert path.stat().st_size > 5000
     again = sr.regime_experiment("diag", "quick")  # from the run cache
-    assert again["collapse"] == res["collapse"]
+    assert again["outcomes"] == res["outcomes"] and again["contrast"] == res["contrast"]
 
 
-def _fake_result(sam_frac, gd_frac, alphas=(0.5, 0.7, 1.0, 1.4, 2.0), effect=0.05, n=16):
-    sam, gd = _fractions(sam_frac, gd_frac, n)
-    collapse = sr.collapse_test(list(alphas), sam, gd)
-    runs = {a: {"sam": [{"status": "ok" if t else "not trained"} for t in sam[i]],
-                "gd": [{"status": "ok" if t else "not trained"} for t in gd[i]]} for i, a in enumerate(alphas)}
-    values = list(effect + 0.01 * np.sin(np.arange(n)))
-    eff = {"mean": float(np.mean(values)), "ci": (effect - 0.01, effect + 0.01), "values": values, "imputed": {},
-           "levels": [0.5], "match_on": "loss", "seeds": list(range(n))}
-    return {"settings": {"rho": 0.1, "seeds": list(range(n)), "levels": [0.4, 0.8]}, "collapse": collapse,
-            "boundary": {"alpha_50": 0.85, "ci": (0.8, 0.9), "grid_bracket": (0.7, 1.0)},
-            "alpha_regime2": 1.0, "alpha_control": 2.0, "runs": runs,
-            "status": {str(a): {o: [r["status"] for r in v[o]] for o in v} for a, v in runs.items()},
-            "effects": {str(a): {m: eff for m in ("minor_margin_share", "cam_low", "grad_low", "minor_reliance",
-                                                   "cam_minor_share", "lead_sam")} for a in alphas}}
+def _fake_result(outcomes=_REGIME1, n=12):
+    return {"settings": {"rho": 0.3, "seeds": list(range(n)), "steps": 480, "loss_target": 0.05},
+            "alphas": {"below": 0.5, "above": 2.0}, "runs": _grid(outcomes, n),
+            "outcomes": {p: {arm: {o: int(o == v) * n for o in cs.OUTCOMES} for arm, v in by.items()}
+                         for p, by in outcomes.items() if all(isinstance(v, str) for v in by.values())},
+            "collapsed": {p: {arm: [float(v == "collapsed"), [0.0, 1.0]] for arm, v in by.items()}
+                          for p, by in outcomes.items()},
+            "fit_steps": {p: {arm: 100.0 for arm in by} for p, by in outcomes.items()},
+            "contrast": {arm: cs.paired_contrast(_grid(outcomes, n), arm) for arm in ("sam", "aa", "randsam")}}
 
 
-def test_collapse_claim_is_confirmed_on_a_clear_boundary_and_its_control_refutes(monkeypatch):
-    fake = _fake_result([0, 0, 1, 1, 1], [1, 1, 1, 1, 1])
-    monkeypatch.setattr(regimes_mod, "regime_result", lambda design, tier: fake)
+def _with(design_results):
+    return lambda design, tier: design_results.get(design, design_results["*"])
+
+
+def test_collapse_claim_is_confirmed_in_regime_one_with_its_positive_control(monkeypatch):
+    monkeypatch.setattr(regimes_mod, "regime_result", _with({"*": _fake_result()}))
     rec = run_claim(regimes_mod.COLLAPSE_CLAIM, profile="ci")
-    assert rec.verdict == Verdict.CONFIRMED and rec.negative_control["all_failed"]
+    assert rec.verdict == Verdict.CONFIRMED, rec.detail
+    obs = rec.observed
+    assert obs["positive_control"]["verdict"] == "confirmed" and obs["n_seeds"] == 12
+    assert {c["name"] for c in obs["data_controls"]} == {"aa", "randsam"} and obs["decision"]["delta"] == 0.25
 
 
-def test_collapse_claim_is_refuted_when_gd_fails_too(monkeypatch):
-    fake = _fake_result([0, 0, 1, 1, 1], [0, 0, 1, 1, 1])
-    monkeypatch.setattr(regimes_mod, "regime_result", lambda design, tier: fake)
-    assert run_claim(regimes_mod.COLLAPSE_CLAIM, profile="ci").verdict == Verdict.REFUTED
+def test_collapse_claim_is_refuted_when_gd_collapses_too(monkeypatch):
+    both = {**_REGIME1, "below": {arm: "collapsed" for arm in sr.ARMS}}  # every arm collapses: no SAM effect
+    monkeypatch.setattr(regimes_mod, "regime_result", _with({"diag": _fake_result(), "*": _fake_result(both)}))
+    rec = run_claim(regimes_mod.COLLAPSE_CLAIM, profile="ci")
+    assert rec.verdict == Verdict.REFUTED and rec.observed["decision"]["rule"] == "equivalent", rec.detail
 
 
-@pytest.mark.parametrize("claim", [regimes_mod.COLLAPSE_CLAIM, regimes_mod.RESNET_COLLAPSE_CLAIM,
-                                   regimes_mod.PATCH_COLLAPSE_CLAIM], ids=lambda c: c.id)
-def test_each_collapse_claim_reads_its_own_design(monkeypatch, claim):
+def test_a_failed_positive_control_leaves_the_claim_undecided(monkeypatch):
+    no_collapse = {**_REGIME1, "below": {**_REGIME1["below"], "sam": "ok"}}
+    monkeypatch.setattr(regimes_mod, "regime_result", _with({"diag": _fake_result(no_collapse), "*": _fake_result()}))
+    assert run_claim(regimes_mod.DIAG_COLLAPSE_CLAIM, profile="ci").verdict == Verdict.REFUTED
+    rec = run_claim(regimes_mod.COLLAPSE_CLAIM, profile="ci")
+    assert rec.verdict == Verdict.UNDECIDED and "positive control" in rec.detail
+    assert rec.observed["positive_control"]["verdict"] == "refuted"
+
+
+def test_a_failing_data_control_or_too_many_slow_seeds_leave_the_claim_undecided(monkeypatch):
+    placebo = {**_REGIME1, "below": {**_REGIME1["below"], "randsam": "collapsed"}}  # RandSAM collapses as SAM does
+    monkeypatch.setattr(regimes_mod, "regime_result", _with({"diag": _fake_result(), "*": _fake_result(placebo)}))
+    rec = run_claim(regimes_mod.COLLAPSE_CLAIM, profile="ci")
+    assert rec.verdict == Verdict.UNDECIDED and "randsam" in rec.detail
+    slow = {**_REGIME1, "below": {**_REGIME1["below"], "sam": ["slow"] * 4 + ["collapsed"] * 8}}
+    monkeypatch.setattr(regimes_mod, "regime_result", _with({"diag": _fake_result(), "*": _fake_result(slow)}))
+    rec = run_claim(regimes_mod.COLLAPSE_CLAIM, profile="ci")
+    assert rec.verdict == Verdict.UNDECIDED and "4 of 12 seeds had a slow or diverged run" in rec.detail
+
+
+@pytest.mark.parametrize("claim", [regimes_mod.COLLAPSE_CLAIM, regimes_mod.PATCH_COLLAPSE_CLAIM],
+                         ids=lambda c: c.id)
+def test_each_collapse_claim_reads_its_own_design_and_the_positive_control(monkeypatch, claim):
     seen = []
 
     def fake(design, tier):
         seen.append(design)
-        return _fake_result([0, 0, 1, 1, 1], [1, 1, 1, 1, 1])
+        return _fake_result()
 
     monkeypatch.setattr(regimes_mod, "regime_result", fake)
     assert run_claim(claim, profile="ci").verdict == Verdict.CONFIRMED
-    assert set(seen) == {claim.domain.params["design"].value} and seen[0] in claim.id
+    assert set(seen) == {claim.domain.params["design"].value, "diag"} and seen[0] in claim.id
 
 
-def test_the_resnet_design_maps_the_boundary_only():
+def test_the_resnet_design_has_no_batchnorm_and_runs_at_the_full_tier():
     from biasaudit.validation.sam_regimes import design_settings, regime_configs
 
-    s = design_settings("resnet")
-    assert s["model"] == "resnet" and s["metrics"] == () and len(s["seeds"]) >= 16
-    assert len(regime_configs("resnet")) == 2 * len(s["alphas"]) * len(s["seeds"])
+    assert tuple(sr.DESIGNS["resnet"]) == ("full",)
+    s = design_settings("resnet", "full")
+    assert s["model"] == "resnet_nobn" and len(s["seeds"]) >= 32
+    assert len(regime_configs("resnet", "full")) == len(sr.ARMS) * 2 * len(s["seeds"])
 
 
-def test_validate_sam_design_runs_the_regime_grid_from_the_cli(monkeypatch, tmp_path, capsys):
+def test_collapse_decision_refuses_bad_input():
+    from biasaudit.plumbing import InputError
+
+    for kwargs, name in (({"design": "nope", "tier": "quick"}, "design"), ({"design": "resnet", "tier": "quick"}, "tier"),
+                         ({"design": "cnn", "tier": "quick", "delta": 0}, "delta")):
+        with pytest.raises(InputError, match=f"^{name}:"):
+            regimes_mod.collapse_decision(**kwargs)
+
+
+def test_validate_sam_design_runs_the_collapse_design_from_the_cli(monkeypatch, tmp_path, capsys):
     import json
 
     from biasaudit.cli import main
@@ -292,6 +326,7 @@ def test_validate_sam_design_runs_the_regime_grid_from_the_cli(monkeypatch, tmp_
     monkeypatch.setitem(sr.DESIGNS["diag"], "quick", TINY_DIAG)
     assert main(["validate", "sam", "--design", "diag", "--out", str(tmp_path), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["design"] == "diag" and len(out["collapse"]["sam_fraction"]) == 2
+    assert out["design"] == "diag" and set(out["outcomes"]) == {"below", "above"}
+    assert out["contrast"]["decision"]["delta"] == 0.25 and len(out["contrast"]["data_controls"]) == 2
     assert (tmp_path / "results.json").is_file() and (tmp_path / "regimes_diag.png").is_file()
     assert main(["validate", "sam", "--design", "diag", "--rho", "0.5"]) == 2  # the design fixes rho

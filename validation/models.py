@@ -2,16 +2,18 @@
 
 ``make_model(name, *, num_classes, in_channels, image_size, init_scale=1.0, **kw)``:
 
-=========  ==================================================================================================
-name       architecture (``width`` = w, default 16 for the CNN, 16 for the ResNet)
-=========  ==================================================================================================
-``cnn``    conv3x3(C->w) ReLU, conv3x3(w->2w) ReLU, maxpool 2 (if image_size >= 16), conv3x3(2w->2w) ReLU
-           [Grad-CAM layer], then ``head="flatten"`` (default: linear on the flattened map; trains much faster
-           at small sizes) or ``head="gap"`` (global average pool, linear(2w->K)). No normalisation layers.
-``resnet`` conv3x3(C->w) BN ReLU, BasicBlock(w), BasicBlock(w->2w, stride 2), BasicBlock(2w->4w, stride 2;
-           only if image_size >= 16) [Grad-CAM layer], global average pool, linear. BasicBlock = conv BN
-           ReLU conv BN + shortcut (1x1 conv + BN when the shape changes), ReLU.
-=========  ==================================================================================================
+===============  ==================================================================================================
+name             architecture (``width`` = w, default 16 for the CNN, 16 for the ResNet)
+===============  ==================================================================================================
+``cnn``          conv3x3(C->w) ReLU, conv3x3(w->2w) ReLU, maxpool 2 (if image_size >= 16), conv3x3(2w->2w) ReLU
+                 [Grad-CAM layer], then ``head="flatten"`` (default: linear on the flattened map; trains much faster
+                 at small sizes) or ``head="gap"`` (global average pool, linear(2w->K)). No normalisation layers.
+``resnet``       conv3x3(C->w) BN ReLU, BasicBlock(w), BasicBlock(w->2w, stride 2), BasicBlock(2w->4w, stride 2;
+                 only if image_size >= 16) [Grad-CAM layer], global average pool, linear. BasicBlock = conv BN
+                 ReLU conv BN + shortcut (1x1 conv + BN when the shape changes), ReLU.
+``resnet_nobn``  the same ResNet without its BatchNorm layers (``_resnet(norm="none")``): α is not cancelled by a
+                 normalisation layer, so it scales the network's function as in the theory.
+===============  ==================================================================================================
 
 ``init_scale`` (the paper's alpha): after torch's default initialisation, *every* parameter (conv/linear
 weights and biases, BatchNorm affine weights) is multiplied by alpha. alpha = 1 is the default init. In the
@@ -24,6 +26,7 @@ Other engineers may add architectures with :func:`register_model` (name -> build
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from biasaudit.plumbing import InputError, finite_scalar, positive_int
@@ -165,7 +168,8 @@ register_model("cnn", _cnn)
 register_model("resnet", _resnet)
 register_model("diag2", _diag2)
 register_model("gated_cnn", _gated_cnn)
-MODELS = ("cnn", "resnet", "diag2", "gated_cnn")
+register_model("resnet_nobn", functools.partial(_resnet, norm="none"))
+MODELS = ("cnn", "resnet", "diag2", "gated_cnn", "resnet_nobn")
 
 
 def make_model(name: str, *, num_classes: int, in_channels: int, image_size: int, init_scale: float = 1.0,

@@ -17,8 +17,9 @@ def register(sub) -> None:
     """Add ``sam`` and its options to the targets ``sub`` of ``biasaudit validate``."""
     p = sub.add_parser("sam", help="GD vs SAM on a trained CNN/ResNet: Grad-CAM mass on low-intensity pixels")
     p.add_argument("--model", default="cnn",
-                   help="cnn | resnet | diag2 | gated_cnn (diag2: the diagonal linear network u*v; gated_cnn: the CNN "
-                        "behind an elementwise input gate) (default: cnn)")
+                   help="cnn | resnet | diag2 | gated_cnn | resnet_nobn (diag2: the diagonal linear network u*v; "
+                        "gated_cnn: the CNN behind an elementwise input gate; resnet_nobn: the ResNet without "
+                        "BatchNorm) (default: cnn)")
     p.add_argument("--dataset", default="mnist5k",
                    help="mnist5k | digits | fashion-mnist | mnist | cifar10 | svhn | synthetic-patches | "
                         "synthetic-patches-swapped | synthetic-patches-equal | mnist5k-planted")
@@ -33,11 +34,12 @@ def register(sub) -> None:
     p.add_argument("--init-scales", default=None,
                    help="comma-separated init scales alpha, each once, e.g. 0.5,1,2 (no empty items)")
     p.add_argument("--design", default=None, choices=("cnn", "resnet", "patch", "diag", "fashion", "cifar10", "svhn"),
-                   help="run a regime design of the audit instead: the alpha grid x paired seeds x "
-                        "{GD, SAM}, SAM's collapse boundary, the regime-2 alpha and the minor-feature statistic "
-                        "at every alpha (cnn: MNIST CNN; resnet: MNIST ResNet, boundary only; patch: patch images; diag: the "
-                        "positive control; fashion, cifar10, svhn: boundary only, on files found in --data-dir). "
-                        "cifar10 and svhn run at --tier full only (they have no quick tier)")
+                   help="run a collapse design of the audit instead: SAM, GD, RandSAM and GD on other seeds at an "
+                        "alpha below SAM's boundary and one above it, each run to its loss target or horizon, read "
+                        "as fitted / collapsed / slow, and the collapse contrast with its data controls (cnn: MNIST "
+                        "CNN; patch: patch images; diag: the positive control; fashion, cifar10, svhn: on files "
+                        "found in --data-dir; resnet: the ResNet without BatchNorm). resnet, cifar10 and svhn run at "
+                        "--tier full only (they have no quick tier)")
     p.add_argument("--no-cache", action="store_true", help="recompute every run (ignore the run cache)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(run=run)
@@ -203,8 +205,13 @@ def _run_design(args, device) -> int:
     data_dir = _design_data_dir(args, settings)
     res = sr.regime_experiment(args.design, args.tier, device=str(device), data_dir=data_dir,
                                progress=progress, use_cache=not args.no_cache)
-    summary = {k: res[k] for k in ("design", "tier", "settings", "collapse", "boundary", "alpha_regime2",
-                                   "alpha_control", "control_ratio", "effects", "status")}
+    from biasaudit.claims.sam.torch.regimes import collapse_decision
+
+    decided = collapse_decision(args.design, args.tier, result=res)
+    summary = {k: res[k] for k in ("design", "tier", "settings", "alphas", "outcomes", "collapsed", "fit_steps")}
+    summary["contrast"] = {"values": decided["values"], "seeds": decided["seeds"], "missing": decided["missing"],
+                           "decision": decided["decision"].to_json(),
+                           "data_controls": [c.to_json() for c in decided["controls"]]}
     if args.out:
         from pathlib import Path
 
@@ -217,20 +224,13 @@ def _run_design(args, device) -> int:
         json.dump(_public(summary), sys.stdout, indent=1)
         print()
         return 0
-    b = res["boundary"]
+    d = decided["decision"]
     print(f"validate sam --design {args.design}: tier {args.tier}, device {device}, rho = {res['settings']['rho']}, "
-          f"{len(res['settings']['seeds'])} paired seeds")
-    print(f"  trained share: {sr.trained_share_text(res)}")
-    print(f"  collapse test: {res['collapse']['verdict']}; SAM alpha_50 = "
-          + (f"{b['alpha_50']:.4g} (95% {b['ci'][0]:.4g}-{b['ci'][1]:.4g})" if b.get("alpha_50") else "none")
-          + f"; regime-2 alpha = {res['alpha_regime2']}, GD-like control alpha = {res['alpha_control']}")
-    for metric in res["settings"]["metrics"] + (["lead_sam"] if args.design == "patch" else []):
-        what = ("SAM alone: t_major - t_minor, steps (> 0: faint patch first)" if metric == "lead_sam" else
-                f"SAM - GD, area over {res['settings']['match_on']} levels")
-        print(f"  {metric} ({what}):")
-        for alpha, mean, (lo, hi) in sr.dose_response(res, metric):
-            mark = " <- regime 2" if alpha == res["alpha_regime2"] else (" <- control" if alpha == res["alpha_control"] else "")
-            print(f"    alpha = {alpha:<7g} {mean:+.4f} [{lo:+.4f}, {hi:+.4f}]{mark}")
+          f"{len(res['settings']['seeds'])} paired seeds, horizon {res['settings']['steps']} steps")
+    print(f"  outcomes: {sr.outcome_text(res)}")
+    print(f"  collapse contrast C = {d.mean:+.3f} [{d.interval[0]:+.3f}, {d.interval[1]:+.3f}] over {d.n} seeds "
+          f"({len(decided['missing'])} with a slow or diverged run): {d.verdict} ({d.rule}, delta {d.delta})")
+    print("  data controls: " + "; ".join(c.summary() for c in decided["controls"]))
     for fig in summary.get("figures", []):
         print(f"  figure: {fig}")
     return 0

@@ -172,60 +172,32 @@ def plot_overlays(result: dict, path: Path, seed_index: int = 0, n_images: int =
 
 
 def plot_regime_figure(result: dict, outdir, name: str):
-    """Training fraction of SAM and GD against alpha (Clopper-Pearson bars, alpha_50 marked) and the
-    minor-feature statistic against alpha (mean and 95 % seed interval; regime-2 and control marked)."""
-    from matplotlib.ticker import FormatStrFormatter, NullFormatter
-
-    from biasaudit.validation.sam_regimes import dose_response
-
+    """Each arm's outcomes (fitted, collapsed, slow, diverged: share of seeds, stacked) at the alpha below SAM's
+    boundary and the one above it, from :func:`biasaudit.validation.sam_regimes.regime_experiment`."""
     plt = _pyplot()
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
-    c, s = result["collapse"], result["settings"]
-    alphas = np.asarray(c["alphas"], float)
-    metrics = [m for m in next(iter(result["effects"].values()), {})]  # the design's metrics (patch: + lead_sam)
-    fig, axes = plt.subplots(1, 1 + len(metrics), figsize=(4.6 * (1 + len(metrics)), 3.6), squeeze=False)
-    ax = axes[0, 0]
-    for opt, color, shift in (("sam", "tab:red", 1.02), ("gd", "tab:blue", 0.98)):
-        frac = np.asarray(c[f"{opt}_fraction"])
-        ci = np.asarray(c[f"{opt}_ci"])
-        ax.errorbar(alphas * shift, frac, yerr=[frac - ci[:, 0], ci[:, 1] - frac], fmt="o-", color=color,
-                    capsize=3, label=f"{opt.upper()} ({len(s['seeds'])} seeds)")
-    a50 = result["boundary"].get("alpha_50")
-    if a50:
-        ax.axvline(a50, color="k", ls="--", lw=1, label=f"SAM alpha_50 = {a50:.3g}")
-    ax.set_xscale("log")
-    ax.set_ylim(-0.05, 1.05)
-    ax.set_xlabel("init scale alpha")
-    ax.set_ylabel("share of seeds that leave chance")
-    ax.set_title(f"{s['model']} on {s['dataset']}, rho = {s['rho']}", fontsize=9)
-    ax.legend(fontsize=7)
-    labels = {"cam_low": "Grad-CAM mass on low-intensity px", "grad_low": "|input grad| mass on low-intensity px",
-              "minor_margin_share": "minor-patch margin share", "minor_reliance": "acc(major ablated) - "
-              "acc(minor ablated)", "cam_minor_share": "Grad-CAM minor / (minor + major)",
-              "lead_sam": "SAM alone: t_major - t_minor (steps)"}
-    for ax, metric in zip(axes[0, 1:], metrics):
-        dr = dose_response(result, metric)
-        xs = np.array([d[0] for d in dr])
-        ys = np.array([d[1] for d in dr])
-        lo = np.array([d[2][0] for d in dr])
-        hi = np.array([d[2][1] for d in dr])
-        ax.errorbar(xs, ys, yerr=[ys - lo, hi - ys], fmt="o-", color="tab:purple", capsize=3)
-        ax.axhline(0, color="gray", lw=0.8)
-        for key, style, text in (("alpha_regime2", "-", "regime 2"), ("alpha_control", ":", "GD-like control")):
-            if result.get(key):
-                ax.axvline(result[key], color="k", ls=style, lw=1, label=f"{text}: alpha = {result[key]:g}")
-        ax.set_xscale("log")
-        ax.set_xlabel("init scale alpha")
-        ax.set_ylabel("> 0: faint patch first" if metric == "lead_sam" else f"SAM - GD, area over {s['match_on']} levels")
-        ax.set_title(labels.get(metric, metric), fontsize=9)
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=7)
-    for ax in axes[0]:
-        ax.xaxis.set_major_formatter(FormatStrFormatter("%g"))
-        ax.xaxis.set_minor_formatter(NullFormatter())
-        ax.set_xticks(alphas)
-    fig.suptitle("untrained pairs count as 0 effect; bars: 95% intervals over seeds", fontsize=8)
+    s = result["settings"]
+    arms = ("sam", "gd", "randsam", "aa")
+    names = {"sam": "SAM", "gd": "GD", "randsam": "RandSAM", "aa": "GD (A/A)"}
+    colors = {"ok": "tab:green", "collapsed": "tab:red", "slow": "tab:orange", "diverged": "tab:gray"}
+    fig, axes = plt.subplots(1, len(result["alphas"]), figsize=(4.4 * len(result["alphas"]), 3.4), sharey=True,
+                             squeeze=False)
+    n = len(s["seeds"])
+    for ax, (point, alpha) in zip(axes[0], result["alphas"].items()):
+        bottom = np.zeros(len(arms))
+        for outcome, color in colors.items():
+            share = np.array([result["outcomes"][point][arm][outcome] / n for arm in arms])
+            ax.bar(range(len(arms)), share, bottom=bottom, color=color, label=outcome if point == "below" else None)
+            bottom += share
+        ax.set_xticks(range(len(arms)))
+        ax.set_xticklabels([names[a] for a in arms], fontsize=8)
+        ax.set_title(f"{point} SAM's boundary: alpha = {alpha:g}", fontsize=9)
+        ax.set_ylim(0, 1.02)
+    axes[0, 0].set_ylabel(f"share of {n} seeds")
+    axes[0, 0].legend(fontsize=7, loc="lower left")
+    fig.suptitle(f"{s['model']} on {s['dataset']}, rho = {s['rho']}: each run to loss {s['loss_target']} or "
+                 f"{s['steps']} steps", fontsize=9)
     fig.tight_layout()
     path = outdir / name
     save(fig, path)

@@ -1,0 +1,113 @@
+r"""The statistic of SAM's collapse boundary: a run's outcome read as a signature, contrasted across alpha.
+
+Each run trains until its training loss reaches the design's target or its horizon (at least 4 times GD's time
+to fit) and ends with one outcome (:func:`biasaudit.validation.sam_training.run_outcome`): ``ok`` (reached the
+target), ``collapsed`` (the loss stayed at its initial value over the second half of the horizon and the output
+scale did not grow), ``slow`` (neither: still moving) or ``diverged``. Write c = 1 for collapsed and c = 0 for
+ok. With a treated arm T (SAM) and a reference arm R (GD) on the same seed, at an alpha below SAM's boundary
+(``below``) and one well above it (``above``), the seed's **collapse contrast** is
+
+    C = [c(T, below) − c(R, below)] − [c(T, above) − c(R, above)].
+
+Regime 1 of the theory gives C = 1 on every seed (SAM collapses below alpha_c, GD fits on both sides, SAM fits
+above); C = 0 when SAM has no boundary (it collapses on both sides, or on neither) or when GD collapses where
+SAM does. A seed with a ``slow`` or ``diverged`` run among its four enters no value: it is listed with its
+outcomes and counted, never imputed as collapsed or as fitted.
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["OUTCOMES", "POINTS", "collapse_indicator", "collapse_contrast", "paired_contrast"]
+
+OUTCOMES = ("ok", "collapsed", "slow", "diverged")  # every outcome a run can end with
+POINTS = ("below", "above")  # the two alphas of a design: below SAM's boundary, and well above it
+_INDICATOR = {"ok": 0.0, "collapsed": 1.0}
+
+
+def collapse_indicator(outcome: str) -> float:
+    """1 for ``collapsed``, 0 for ``ok``, nan for an outcome that is neither (``slow``, ``diverged``).
+
+    Parameters
+    ----------
+    outcome : str
+        A run's outcome, one of :data:`OUTCOMES`.
+
+    Returns
+    -------
+    float
+        c, the run's collapse indicator.
+
+    Examples
+    --------
+    >>> collapse_indicator("collapsed"), collapse_indicator("ok"), math.isnan(collapse_indicator("slow"))
+    (1.0, 0.0, True)
+    """
+    return _INDICATOR.get(outcome, math.nan)
+
+
+def collapse_contrast(treated_below: str, reference_below: str, treated_above: str, reference_above: str) -> float:
+    """C = [c(T, below) − c(R, below)] − [c(T, above) − c(R, above)] from the four runs' outcomes (module
+    docstring); nan when any outcome is neither ``ok`` nor ``collapsed``.
+
+    Parameters
+    ----------
+    treated_below, reference_below, treated_above, reference_above : str
+        The outcomes of the treated arm (SAM, or a control arm in SAM's place) and of GD, below and above.
+
+    Returns
+    -------
+    float
+        C, in {−2, −1, 0, 1, 2}; nan where a run was slow or diverged.
+
+    Examples
+    --------
+    >>> collapse_contrast("collapsed", "ok", "ok", "ok")
+    1.0
+    >>> collapse_contrast("collapsed", "collapsed", "ok", "ok"), collapse_contrast("collapsed", "ok", "collapsed", "ok")
+    (0.0, 0.0)
+    """
+    c = [collapse_indicator(o) for o in (treated_below, reference_below, treated_above, reference_above)]
+    return (c[0] - c[1]) - (c[2] - c[3])
+
+
+def paired_contrast(grid: dict, treated: str, reference: str = "gd") -> dict:
+    """The seed values of C with ``treated`` in SAM's place, over the seeds of a design's runs.
+
+    Parameters
+    ----------
+    grid : dict
+        ``{point: {arm: [run, ...]}}`` for both :data:`POINTS`, each arm's runs in seed order; a run is a record
+        with ``config["seed"]`` and ``status`` (its outcome).
+    treated, reference : str
+        The arms compared (``"sam"``, ``"aa"``, ``"randsam"`` against ``"gd"``).
+
+    Returns
+    -------
+    dict
+        ``{"values", "seeds", "missing": [{"seed", "<arm>@<point>": outcome, ...}]}``; a missing seed lists the
+        outcomes of its four runs.
+
+    Examples
+    --------
+    >>> run = lambda seed, status: {"config": {"seed": seed}, "status": status}
+    >>> grid = {"below": {"sam": [run(0, "collapsed"), run(1, "slow")], "gd": [run(0, "ok"), run(1, "ok")]},
+    ...         "above": {"sam": [run(0, "ok"), run(1, "ok")], "gd": [run(0, "ok"), run(1, "ok")]}}
+    >>> out = paired_contrast(grid, "sam")
+    >>> out["values"], out["seeds"], out["missing"][0]["sam@below"]
+    ([1.0], [0], 'slow')
+    """
+    values, seeds, missing = [], [], []
+    runs = {(arm, p): grid[p][arm] for p in POINTS for arm in (treated, reference)}
+    for i, run in enumerate(runs[treated, "below"]):
+        four = {f"{arm}@{p}": runs[arm, p][i]["status"] for p in POINTS for arm in (treated, reference)}
+        value = collapse_contrast(four[f"{treated}@below"], four[f"{reference}@below"], four[f"{treated}@above"],
+                                  four[f"{reference}@above"])
+        seed = run["config"]["seed"]
+        if math.isfinite(value):
+            values.append(value)
+            seeds.append(seed)
+        else:
+            missing.append({"seed": seed, **four})
+    return {"values": values, "seeds": seeds, "missing": missing}

@@ -51,6 +51,10 @@ NO_CLOSED_FORM: set[str] = {
     # eos: the central flow's endpoint is the end of an integration, GD's a simulation
     "eos.central_flow.gd_endpoint", "eos.central_flow.gd_endpoint_near_edge", "eos.central_flow.gd_endpoint_large_eta",
     "eos.central_flow.norm_curve",
+    # implementation cross-checks: a numba kernel's output against its plain reference's (biasaudit.claims.crosscheck)
+    "sam.discrete.kernel_matches_reference", "sam.flow.integrator_matches_reference",
+    "sam.l2.heatmap_rk4_matches_reference", "sam.l2.classify_matches_reference", "sam.l2.heatmap_methods_agree",
+    "eos.gd.sweep_matches_reference",
 }
 
 

@@ -29,10 +29,12 @@ Modules, by concept (the order of :data:`CLAIMS` is theirs, concatenated):
 
 from __future__ import annotations
 
-from biasaudit.claims.sam.l2 import deep, discrete, dynamics, reduction, regimes, separatrix, training_speed
+from biasaudit.claims.sam.l2 import (crosscheck, deep, discrete, dynamics, reduction, regimes, separatrix,
+                                    training_speed)
 
 __all__ = ["CLAIMS"]
 
 CLAIMS = (reduction.CLAIMS + separatrix.CLAIMS + regimes.CLAIMS + dynamics.CLAIMS + training_speed.CLAIMS
           + discrete.CLAIMS
-          + deep.CLAIMS)
+          + deep.CLAIMS
+          + crosscheck.CLAIMS)

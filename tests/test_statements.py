@@ -24,6 +24,7 @@ NO_CLOSED_FORM: set[str] = {
     # paper 1 (sam): each claim's no_closed_form says why, in words
     "sam.depth1.svm_direction",
     "sam.depth1.svm_direction_linf",
+    "sam.depth1.linf_simultaneous_sliding",
     "sam.linf.chatter_bound",
     "sam.linf.limit_rule_L2",
     "sam.flow.linear_loss",

@@ -10,6 +10,7 @@ import numpy as np
 import sympy as sp
 
 from biasaudit.claims.sam._common import PAPER, _arr, _mu_domain
+from biasaudit.claims.sam.depth1 import sliding
 from biasaudit.domain import Choice, Domain, Integer, Real
 from biasaudit.ledger import AT_10X_PRECISION, Claim, Observation, Tolerance, shifted_prediction, two_sided
 from biasaudit.theory import sam_gd as theory
@@ -240,4 +241,4 @@ DEPTH1_SVM_LINF = Claim(
 
 CLAIMS = (
     DEPTH1_SAME, DEPTH1_SVM, DEPTH1_SVM_LINF,
-)
+) + sliding.CLAIMS

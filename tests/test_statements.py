@@ -28,6 +28,7 @@ NO_CLOSED_FORM: set[str] = {
     "sam.linf.chatter_bound",
     "sam.linf.limit_rule_L2",
     "sam.flow.linear_loss",
+    "sam.flow.paper_normalization",
     "sam.discrete.balance_preserved",
     "sam.discrete.zero_coordinate_invariant",
     "sam.discrete.flow_limit",

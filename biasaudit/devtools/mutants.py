@@ -254,8 +254,8 @@ MUTANTS: tuple[Mutant, ...] = (
            "l_inf zero-hit time: returns inf early for even L >= 4", SAM),
     # a statistic that reads the wrong curve; a positive control that reads another statistic
     Mutant("eos.tracking_gap_wrong_curve", "numerics/eos_sweep.py",
-           "return 1.0 - s.eta[m] * s.lambda_max[m] / 2.0", "return 1.0 - s.eta[m] * s.sharpness[m] / 2.0",
-           "the tracking gap reads the on-manifold sharpness curve instead of lambda_max", EOS),
+           "return 1.0 - s.eta[m] * s.lambda_max[m] / 2.0", "return 1.0 - s.eta[m] * s.eigenvalues[m, 0] / 2.0",
+           "the tracking gap reads the smallest Hessian eigenvalue's curve instead of lambda_max", EOS),
     Mutant("ledger.positive_control_reads_statistic", "ledger.py",
            'control = observed.get("positive_control")', 'control = observed.get("statistic")',
            "a stored experiment record's positive control is read from the claim's own statistic", ALL),

@@ -122,15 +122,22 @@ def _after_start(*arrays):
     return np.concatenate([np.asarray(a)[:, 1:].ravel() for a in arrays])
 
 
+def _sequences(heatmap):
+    """Each alpha row's j† sequence (:meth:`Heatmap.sequences`), rows ended by 0."""
+    return np.array([j for row in heatmap.sequences() for j in row + [0]], dtype=float)
+
+
 def _methods_prediction(p):
-    """ln S and the loss of the adaptive reduction at c, then of gradient flow's closed form (c = 0)."""
+    """ln S, the loss and j† of the adaptive reduction at c (twice: once for each other method), ln S and the loss of
+    gradient flow's closed form (c = 0), and the reduction's j† sequences (twice)."""
     from biasaudit.numerics.heatmap import dominant_index_heatmap
 
     alphas, mu, _, _ = _grid(p)
     times = _tau_grid(p)
     red = dominant_index_heatmap(mu, p["rho"], alphas, times, method="reduction")
     gd = dominant_index_heatmap(mu, p["rho"], alphas, times, method="gd")
-    return _after_start(red.log_S, red.loss, red.log_S, red.loss, gd.log_S, gd.loss)
+    return np.concatenate([_after_start(red.log_S, red.loss, red.j_dagger, red.log_S, red.loss, red.j_dagger,
+                                        gd.log_S, gd.loss), _sequences(red), _sequences(red)])
 
 
 def _methods_observation(p):
@@ -144,13 +151,15 @@ def _methods_observation(p):
     fixed = dominant_index_heatmap(mu, p["rho"], alphas, times, method="reduction-fixed",
                                    steps_per_output=_METHOD_STRIDE)
     _, loss0, logS0, _ = rk4_heatmap(alphas, mu, 0.0, dt, _METHOD_STRIDE, _N_OUT)
-    return _after_start(rk4.log_S, rk4.loss, fixed.log_S, fixed.loss, logS0, loss0)
+    return np.concatenate([_after_start(rk4.log_S, rk4.loss, rk4.j_dagger, fixed.log_S, fixed.loss,
+                                        fixed.j_dagger, logS0, loss0), _sequences(rk4), _sequences(fixed)])
 
 
 HEATMAP_METHODS = crosscheck_claim(
     id="sam.l2.heatmap_methods_agree", paper=PAPER,
     title="implementation cross-check: the heatmap's τ methods agree: RK4 on w, the adaptive and the fixed-step "
-          "reduction A(τ) give one ln S and loss, and at c = 0 the RK4 is gradient flow's closed form",
+          "reduction A(τ) give one ln S, loss, j† and j† sequence, and at c = 0 the RK4 is gradient flow's closed "
+          "form",
     kernel="numerics.heatmap.dominant_index_heatmap (reduction; gd at c = 0)",
     reference="numerics.heatmap.dominant_index_heatmap (rk4, reduction-fixed; rk4 at c = 0)",
     run_kernel=_methods_prediction, run_reference=_methods_observation, floor=1.0,

@@ -50,8 +50,18 @@ def crosscheck_claim(*, id: str, paper: str, title: str, kernel: str, reference:
     def predict(params):
         return tuple(np.ravel(np.asarray(run_kernel(params), dtype=float)))
 
+    seen: dict = {}  # the reference's output by case: the controls evaluate each case again with a moved prediction
+
+    def reference_of(params):
+        key = repr(sorted(params.items()))
+        if key not in seen:
+            if len(seen) >= 64:
+                seen.clear()
+            seen[key] = np.ravel(np.asarray(run_reference(params), dtype=float))
+        return seen[key]
+
     def evaluate(params, predicted):
-        ref = np.ravel(np.asarray(run_reference(params), dtype=float))
+        ref = reference_of(params)
         if compare is not None:
             error, detail = compare(np.asarray(predicted, dtype=float), ref)
         else:

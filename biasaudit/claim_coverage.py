@@ -74,7 +74,6 @@ LIBRARY_SURFACE: dict[str, str] = {
     "numerics.flows.FlowResult.beta": _FRONT,
     "numerics.l2_reduction.Classification.kind": _FRONT,
     "numerics.l2_reduction.ReducedTrajectory.beta": _FRONT,
-    "numerics.sam_mpmath.mp_switch_times": 'an mpmath reference kept for the tests of the switch times',
     "numerics.tableau.ButcherTableau.b_embedded": ("the embedded weights of a tableau; the tests check them, the "
                                                    "claims' integrators use their own step control"),
     "theory.eos_flow.EosRegimes.to_json": _FRONT,

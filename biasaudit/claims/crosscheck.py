@@ -41,11 +41,11 @@ def relative_gap(kernel, reference, floor: float) -> float:
 
 
 def crosscheck_claim(*, id: str, paper: str, title: str, kernel: str, reference: str, run_kernel, run_reference,
-                     floor: float, tolerance: Tolerance, domain, samples=None, notes: str = "",
-                     compare=None) -> Claim:
+                     floor: float, tolerance: Tolerance, domain, hypotheses: tuple = (), samples=None,
+                     notes: str = "", compare=None) -> Claim:
     """A claim that ``run_kernel(params)`` (numba) matches ``run_reference(params)`` (plain numpy/scipy), both
     returning a 1-d array (or anything :func:`relative_gap` reads), to ``tolerance`` in the relative gap with
-    ``floor``. ``compare(kernel, reference) -> (error, detail)`` replaces the gap where the outputs mix exact
+    ``floor``; ``hypotheses`` (sympy relations in the theory's symbols) bound the sampled domain. ``compare(kernel, reference) -> (error, detail)`` replaces the gap where the outputs mix exact
     decisions (indices, statuses) with numbers."""
     def predict(params):
         return tuple(np.ravel(np.asarray(run_kernel(params), dtype=float)))
@@ -76,7 +76,7 @@ def crosscheck_claim(*, id: str, paper: str, title: str, kernel: str, reference:
     caller = sys._getframe(1)  # the claim is defined where this is called (its folder names its id)
     return Claim(
         id=id, paper=paper, source=f"implementation cross-check ({kernel} against its plain reference {reference})",
-        title=title, hypotheses=(), statement=sp.Eq(KERNEL, REFERENCE),
+        title=title, hypotheses=tuple(hypotheses), statement=sp.Eq(KERNEL, REFERENCE),
         no_closed_form=f"an implementation cross-check: the prediction is the output of the numba kernel {kernel}, "
                        f"the observation that of the plain reference {reference}",
         predict=predict, evaluate=evaluate, tolerance=tolerance, domain=domain, negative_control=controls,

@@ -6,9 +6,11 @@ an η grid through the edge of stability.
 from __future__ import annotations
 
 import numpy as np
+import sympy as sp
 
 from biasaudit.claims.crosscheck import crosscheck_claim, precision_tolerance
 from biasaudit.claims.eos._common import GD_SMALL, _regimes, _w0
+from biasaudit.theory.eos_model import eta_sym
 
 __all__ = ["CLAIMS"]
 
@@ -63,7 +65,7 @@ GD_SWEEP = crosscheck_claim(
     run_kernel=_kernel, run_reference=_reference, floor=1.0, compare=_compare,
     tolerance=precision_tolerance("sweep_kernel_vs_numpy", 1e-11, "worst gap 6.1e-13 measured (the last "
                                   "residuals, at the convergence threshold)"),
-    domain=GD_SMALL,
+    domain=GD_SMALL, hypotheses=(sp.Gt(eta_sym, 0, evaluate=False),),
     notes="Every eos.gd claim that reads a sweep (the kink, the endpoints, the outcome classes) runs the numba "
           "kernel; this claim vouches that it runs the reference's GD, classification and stopping rules.",
 )

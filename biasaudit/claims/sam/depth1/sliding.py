@@ -110,10 +110,10 @@ def _evaluate(p, predicted):
 LINF_SIMULTANEOUS_SLIDING = Claim(
     id="sam.depth1.linf_simultaneous_sliding", paper=PAPER,
     source="derived (A at depth 1, l_inf-SAM: Filippov sliding on two surfaces at once, by symmetry)",
-    title="l_inf-SAM at depth 1, two gradient coordinates reaching 0 together: both slide at 0 (weights 1/2 each) "
-          "and the third coordinate follows the mean of the four corner fields",
+    title="l_inf-SAM at depth 1, two gradient coordinates reaching 0 together: both slide, beta_j(t) = 0 for j = 1, 2 "
+          "after the hit (weights 1/2 each), and the third coordinate follows the mean of the four corner fields",
     hypotheses=(sp.Eq(SYM["L"], 1),),
-    statement=sp.Eq(sp.Symbol("beta_1(s)"), 0) & sp.Eq(sp.Symbol("beta_2(s)"), 0),
+    statement=sp.Eq(SYM["beta_j(t)"], 0),
     no_closed_form="the prediction integrates the two smooth phases the symmetry leaves (frozen signs until the "
                    "hit, then the one-dimensional averaged field) with scipy's DOP853",
     predict=_predict, evaluate=_evaluate,

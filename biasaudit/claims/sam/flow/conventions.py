@@ -12,11 +12,11 @@ import sympy as sp
 from biasaudit.claims.sam._common import PAPER, _mu_domain
 from biasaudit.domain import Domain, Integer, Real, Vector
 from biasaudit.ledger import AT_10X_EXACT, Claim, Observation, Tolerance, shifted_prediction
-from biasaudit.theory import sam_fields as theory
+from biasaudit.theory import sam_l2
 
 __all__ = ["CLAIMS"]
 
-SYM = theory.SYMBOLS
+L2_SYM = sam_l2.SYMBOLS  # c = c_L, the radius of the reduced l2 field
 
 
 def _field_values(p, *normalization):
@@ -45,7 +45,7 @@ PAPER_NORMALIZATION = Claim(
     title="The toolkit's convention is the paper's: called without a normalisation, l2-SAM's reduced field and "
           "c_L are those of the joint normalisation (c_L = ρ/√L)",
     hypotheses=(),
-    statement=sp.Eq(sp.Symbol("c_L"), SYM["rho"] / sp.sqrt(SYM["L"])),
+    statement=sp.Eq(L2_SYM["c"], L2_SYM["rho"] / sp.sqrt(L2_SYM["L"])),
     no_closed_form="a convention: the prediction is the joint-normalised field and c_L, evaluated by the same "
                    "code asked for the joint normalisation by name",
     predict=_predict, evaluate=_evaluate,

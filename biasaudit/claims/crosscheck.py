@@ -21,9 +21,11 @@ import sympy as sp
 
 from biasaudit.ledger import AT_10X_PRECISION, Claim, Observation, Tolerance, shifted_prediction
 
-__all__ = ["CONTROL_MULTIPLE", "KERNEL", "REFERENCE", "crosscheck_claim", "precision_tolerance", "relative_gap"]
+__all__ = ["CONTROL_MULTIPLE", "KERNEL", "REFERENCE", "SOURCE", "crosscheck_claim", "precision_tolerance",
+           "relative_gap"]
 
 KERNEL, REFERENCE = sp.Symbol("k_numba"), sp.Symbol("r_reference")
+SOURCE = "implementation cross-check (a numba kernel against its plain reference)"  # names: no_closed_form
 CONTROL_MULTIPLE = 20.0  # the tight controls move the kernel's output by this many tolerances
 
 
@@ -75,7 +77,7 @@ def crosscheck_claim(*, id: str, paper: str, title: str, kernel: str, reference:
                       f"at the tolerance's scale")
     caller = sys._getframe(1)  # the claim is defined where this is called (its folder names its id)
     return Claim(
-        id=id, paper=paper, source=f"implementation cross-check ({kernel} against its plain reference {reference})",
+        id=id, paper=paper, source=SOURCE,
         title=title, hypotheses=tuple(hypotheses), statement=sp.Eq(KERNEL, REFERENCE),
         no_closed_form=f"an implementation cross-check: the prediction is the output of the numba kernel {kernel}, "
                        f"the observation that of the plain reference {reference}",

@@ -2,7 +2,8 @@ r"""``eos.stable_minima.*``: the minima of P at which GD with step η is linearl
 the thresholds of η between them.
 
 Predictions from :mod:`biasaudit.theory.eos_minimizers`; observations from the finite-difference Jacobian of
-the GD map.
+the GD map. ``eos.stable_minima.paper_loss_factor``: called without a loss factor, the threshold and s_GF are the
+paper's (c = 1/2).
 """
 
 from __future__ import annotations

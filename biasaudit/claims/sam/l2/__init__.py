@@ -23,6 +23,9 @@ Modules, by concept (the order of :data:`CLAIMS` is theirs, concatenated):
 * :mod:`~biasaudit.claims.sam.l2.training_speed`: how fast SAM trains against GD (the loss plateau);
 * :mod:`~biasaudit.claims.sam.l2.discrete`: the discrete algorithm against the flow;
 * :mod:`~biasaudit.claims.sam.l2.deep`: l2-SAM at L > 2;
+* :mod:`~biasaudit.claims.sam.l2.crosscheck`: implementation cross-checks (the heatmap and certificate kernels
+  against their references, the heatmap's methods against each other, the reduction, α_c and the switch times
+  against mpmath);
 * :mod:`~biasaudit.claims.sam.l2._common`: what they share (the memoised independent full flow, the reduction,
   the cached boundaries, τ grids, symbols).
 """

@@ -569,8 +569,8 @@ def list_claims(pattern: str | None = None, paper: str | None = None, kind: str 
     Examples
     --------
     >>> import biasaudit as ba
-    >>> [c.id for c in ba.list_claims("sam.depth1.*")]
-    ['sam.depth1.same_direction', 'sam.depth1.svm_direction', 'sam.depth1.svm_direction_linf']
+    >>> [c.id for c in ba.list_claims("sam.depth1.svm_*")]
+    ['sam.depth1.svm_direction', 'sam.depth1.svm_direction_linf']
     """
     from biasaudit.registry import select_claims
 

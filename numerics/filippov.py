@@ -30,7 +30,8 @@ constraint g_k = 0 would lose relative accuracy like e^s), with Baumgarte stabil
 solved by Newton in λ (multilinear, so Newton is exact for |K| = 1). A sliding coordinate leaves the
 surface when its λ_k reaches 0 or 1 (one side's field turns tangent, then points away): ε_k = −ρ or +ρ.
 Crossing and sliding are decided at the crossing point by solving the enlarged system: slide iff the
-solution has λ_k ∈ (0, 1).
+solution has λ_k ∈ (0, 1). Coordinates whose ĝ_j is at roundoff level there reached their surface at the same
+time (one event fires first): they enter the enlarged system together.
 
 The integration is piecewise: scipy DOP853 between mode changes, with terminal events on ĝ_k (free k,
 direction-aware so a fresh crossing does not re-trigger) and on λ_k, 1 − λ_k (sliding k). A run that
@@ -54,6 +55,9 @@ __all__ = ["FilippovResult", "linf_sam_filippov_flow", "STABILISATION_RATE"]
 STABILISATION_RATE = 5.0  # γ, per unit of log time: drift of ĝ_k off the surface decays like e^{−γ s}
 _NEWTON_TOL = 1e-13
 _EVENT_RTOL = 1e-12
+# |ĝ_j| at or below this where another coordinate's event fires: j reached its surface at the same time (the two
+# events are one root up to the event location's error); the enlarged system decides whether both slide
+_TOGETHER_TOL = 1e-8
 
 
 @dataclass(frozen=True)
@@ -288,10 +292,14 @@ def linf_sam_filippov_flow(X, y, rho: float, s_grid, *, beta0=None, rtol: float 
         beta = sol.y_events[which][0].copy()
         kind, k = info[which]
         if kind == "cross":  # a free coordinate reached g_k = 0: slide or cross
-            trial = tuple(sorted(K + (k,)))
-            lam_t, _ = _solve_lambda(prob, s_now, beta, signs, trial, None)
-            if lam_t is not None and np.all((lam_t > 0) & (lam_t < 1)):
-                K, lam = trial, lam_t
+            g = prob.gradient(beta)
+            together = tuple(j for j in range(X.shape[1]) if j not in K and j != k
+                             and abs(g[j]) <= _TOGETHER_TOL * np.linalg.norm(g))  # reached 0 at the same time
+            for trial in dict.fromkeys((tuple(sorted(K + (k,) + together)), tuple(sorted(K + (k,))))):
+                lam_t, _ = _solve_lambda(prob, s_now, beta, signs, trial, None)
+                if lam_t is not None and np.all((lam_t > 0) & (lam_t < 1)):
+                    K, lam = trial, lam_t
+                    break
             else:
                 signs[k] = -signs[k]
         else:  # a sliding coordinate's λ reached 0 (leaves on the − side) or 1 (+ side)

@@ -98,3 +98,21 @@ def test_claim_decides_the_sliding_data_set():
 def test_bad_input_names_the_parameter(kwargs, param):
     with pytest.raises(ValueError, match=f"^{param}:"):
         linf_sam_filippov_flow(**kwargs)
+
+
+@pytest.mark.parametrize("params", [
+    {"data_seed": 251248, "n_base": 1, "rho": 0.17527686920738272, "beta0": 0.49105003747363807,
+     "delta_over_rho": 0.10572922906353703},
+    {"data_seed": 659138, "n_base": 2, "rho": 0.051274107056167154, "beta0": 0.0863334488095876,
+     "delta_over_rho": 0.26545155169165},
+])
+def test_two_coordinates_reaching_their_surfaces_together_both_slide(params):
+    """Symmetric data (sam.depth1.linf_simultaneous_sliding): beta_1 = beta_2 reach 0 at one log time, one event
+    fires first; both must enter the sliding set (these two cases slid on one coordinate only before)."""
+    from biasaudit.claims.sam.depth1 import sliding
+
+    X, y = sliding._data(params)
+    res = linf_sam_filippov_flow(X, y, params["rho"], sliding._grid(), beta0=sliding._beta0(params), rtol=1e-12,
+                                 atol=1e-14, max_switches=50)
+    assert res.status == "ok" and tuple(res.modes[-1][2]) == (1, 2)
+    assert np.max(np.abs(res.beta[-1, 1:])) < 1e-9

@@ -37,3 +37,33 @@ def test_the_figures_mark_the_estimators_value(monkeypatch, tmp_path):
         [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()]) or path)
     figures.eos_sharpness(tmp_path, "quick")
     assert any("measured kink η = 0.24718" in label for label in seen[0])
+
+
+def test_the_kink_is_fitted_to_the_converged_runs_only(monkeypatch):
+    """Runs that did not converge (here every 25th, marked unsettled with a far-off final iterate) are left out of
+    every resolution's fit: the estimate equals the fit to the converged runs alone."""
+    import dataclasses
+
+    import numpy as np
+
+    from biasaudit.numerics import eos_gd
+
+    spoiled = {}
+
+    def sweep_with_unconverged_runs(*args, **kwargs):
+        s = eos_gd.gd_sweep(*args, **kwargs)
+        bad = np.arange(s.eta.size) % 25 == 0
+        outcome, w = s.outcome.copy(), s.w.copy()
+        outcome[bad] = eos_gd.OUTCOMES.index("unsettled")
+        w[bad] *= 1.5
+        spoiled["sweep"] = dataclasses.replace(s, outcome=outcome, w=w)
+        return spoiled["sweep"]
+
+    monkeypatch.setattr(eos_sweep, "gd_sweep", sweep_with_unconverged_runs)
+    eta_c = eos_regimes(EOS_X, EOS_Y, EOS_W0).eta_c
+    kinks = eos_sweep.kink_estimates(EOS_X, EOS_Y, EOS_W0, eta_c)
+    s = spoiled["sweep"]
+    for label, view in eos_sweep.KINK_RESOLUTIONS.items():
+        ok = s.converged[view]
+        assert not ok.all()
+        assert kinks[label] == eos_sweep.kink_location(s.eta[view][ok], s.lambda_max[view][ok])

@@ -19,7 +19,7 @@ HEAVY = {"sam.l2.alpha_collapse", "sam.l2.nonmonotone_in_tau", "sam.l2.discrete_
 
 def test_sam_l2_claims_are_registered():
     ids = {c.id for c in select_claims("sam.l2.*")}
-    assert ids == set(BY_ID) and len(ids) == 25
+    assert ids == set(BY_ID) and len(ids) == 31
 
 
 REFUTED = {"sam.l2.discrete_trajectory_tracking",  # findings: the numerics contradict the statement

@@ -41,6 +41,7 @@ SYMBOLS = {
     "w(tau)": sp.Function("w")(tau),                               # one balanced coordinate along the flow
     "tau_j": sp.Symbol("tau_j", positive=True),                    # blow-up time of coordinate j
     "beta(t)": sp.Symbol("beta(t)"),                               # depth 1, several points
+    "beta_j(t)": sp.Symbol("beta_j(t)"),                           # depth 1: one coordinate of beta(t)
     "beta_svm": sp.Symbol("beta_svm"),                             # the l2 max-margin (SVM) vector
     "gamma_nonsupport": sp.Symbol("gamma_nonsupport", positive=True),  # margin of the non-support points
 }

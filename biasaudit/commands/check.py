@@ -257,6 +257,7 @@ def run_coverage(claims, args, seed: int) -> int:
         print(f"lines: {_share_text(report['line_share'])} of {report['lines']} (target {LINE_SHARE_TARGET:.0%}); "
               f"branches: {_share_text(report['branch_share'])}; numba kernels reached: {kernels['reached']} of "
               f"{kernels['total']} ({report['jit']})")
+        print(f"excluded: {report['excluded']['lines']} lines, {report['excluded']['rule']}")
         for row in report["unreached"]:
             print(f"unreached {row['function']}: {row['reason'] or 'NO REASON LISTED'}")
         for text in failing:

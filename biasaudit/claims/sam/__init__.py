@@ -1,12 +1,14 @@
 r"""Paper 1, "Minor First, Major Last": GD, l_inf-SAM and l2-SAM on depth-L diagonal linear networks, ids
 ``sam.*``. One folder per id prefix (:data:`FOLDERS`, in reading order):
 
-* ``depth1/``: depth 1, one point and several points (SAM goes where GD goes);
+* ``depth1/``: depth 1, one point and several points (SAM goes where GD goes; simultaneous sliding);
 * ``gd/``: the GD closed forms;
 * ``linf/``: l_inf-SAM: closed form, zero hit, equilibrium, chatter and unbalanced init at L = 2
   (``closed_forms.py``), the limit rules at L = 2 and L >= 3 and the parity of L (``limits.py``);
-* ``flow/``: the exact facts linking one discrete step to the rescaled flow;
-* ``discrete/``: the discrete algorithms (balance, zero coordinates, the flow limit);
+* ``flow/``: the exact facts linking one discrete step to the rescaled flow, the joint normalisation as the
+  library's convention, the numba integrator against its reference;
+* ``discrete/``: the discrete algorithms (balance, zero coordinates, the flow limit; the kernel against its
+  references);
 * ``l2/``: l2-SAM: the log-linear reduction, alpha_c, the three regimes, their dynamics, depth L > 2;
 * ``torch/``: the same questions on trained networks (experiment claims).
 

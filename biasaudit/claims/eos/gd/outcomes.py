@@ -310,6 +310,7 @@ def _toy_predict(params):
 
 def _toy_eval(params, predicted):
     from biasaudit.numerics.eos_gd import gd_sweep
+    from biasaudit.numerics.eos_sweep import tracking_gap
 
     reg = _regimes(params)
     kink = _kink_measure(params, reg.eta_c)
@@ -319,7 +320,7 @@ def _toy_eval(params, predicted):
     window = s.counts()
     eta2 = np.linspace(1.05 * reg.eta_c, first_nc, 300)
     s2 = gd_sweep(params["x"], params["y"], _w0(params), eta2)
-    gap = 1 - eta2[s2.converged] * s2.lambda_max[s2.converged] / 2
+    gap = tracking_gap(s2, 0.0)  # 1 - eta lambda_max / 2 of the converged runs
     med = float(np.median(gap))
     errs = {"kink": abs(kink / predicted["kink"] - 1), "converge_up_to": abs(first_nc / predicted["converge_up_to"] - 1),
             "eta_c": abs(reg.eta_c / predicted["eta_c"] - 1), "stable_up_to": abs(reg.eta_stable_max / 0.5 - 1),

@@ -2,7 +2,8 @@ r"""``eos.stable_minima.*``: the minima of P at which GD with step η is linearl
 the thresholds of η between them.
 
 Predictions from :mod:`biasaudit.theory.eos_minimizers`; observations from the finite-difference Jacobian of
-the GD map.
+the GD map. ``eos.stable_minima.paper_loss_factor``: called without a loss factor, the threshold and s_GF are the
+paper's (c = 1/2).
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ import numpy as np
 import sympy as sp
 
 from biasaudit.claims.eos._common import DISTINCT, TOY, _arr, _lp, _rel
+from biasaudit.domain import Domain, Integer, Real, Vector
 from biasaudit.ledger import AT_10X_EXACT, Claim, Observation, Reference, Tolerance, shifted_prediction
 from biasaudit.theory import eos_minimizers as mins
 from biasaudit.theory.eos_minimizers import STABLE_ETA, VERTEX_SHARPNESS, eta_j
-from biasaudit.theory.eos_model import S_sym, eta_sym
+from biasaudit.theory.eos_model import S_sym, c_sym, eta_sym
 
 __all__ = ["CLAIMS"]
 
@@ -82,4 +84,46 @@ STABLE = Claim(
 )
 
 
-CLAIMS = (STABLE,)
+PAPER_LOSS_FACTOR = 0.5  # paper 2 writes the loss as L = (1/2) r^2
+
+
+def _conventions_predict(params):
+    x, y = _arr(params), params["y"]
+    from biasaudit.theory.eos_flow import s_gf
+    from biasaudit.theory.eos_model import eos_problem
+
+    problem = eos_problem(x, y, np.full(x.size, params["alpha"]), loss_factor=PAPER_LOSS_FACTOR)
+    return {"eta_stable_max": mins.stable_eta_max(x, y, PAPER_LOSS_FACTOR), "s_gf": s_gf(problem)}
+
+
+def _conventions_eval(params, predicted):
+    """The same quantities called with the library's defaults (no loss factor given)."""
+    from biasaudit.theory.eos_flow import s_gf
+    from biasaudit.theory.eos_model import eos_problem
+
+    x, y = _arr(params), params["y"]
+    seen = {"eta_stable_max": mins.stable_eta_max(x, y), "s_gf": s_gf(eos_problem(x, y, np.full(x.size,
+                                                                                                 params["alpha"])))}
+    error = max(_rel(seen[key], predicted[key]) for key in seen)
+    return Observation(seen, error, f"with the defaults: eta_stable_max = {seen['eta_stable_max']:.6g}, s_GF = "
+                                    f"{seen['s_gf']:.6g}; relative gap to c = 1/2: {error:.3g}")
+
+
+CONVENTIONS = Claim(
+    id="eos.stable_minima.paper_loss_factor", paper="eos", source="paper 2, setting (the loss L = (1/2) r^2)",
+    title="The toolkit's convention is the paper's: called without a loss factor, the stable-minima threshold "
+          "and s_GF are those of c = 1/2 (L = r²/2)",
+    hypotheses=(sp.Eq(c_sym, sp.Rational(1, 2)),),
+    statement=sp.And(STABLE_ETA.eq(eta_j), sp.Eq(c_sym, sp.Rational(1, 2))),
+    formulas=(STABLE_ETA,),
+    predict=_conventions_predict, evaluate=_conventions_eval,
+    tolerance=Tolerance("same_computation", 0.0, "the default and the explicit c = 1/2 run the same arithmetic: "
+                        "any gap is a different loss factor", at_10x=AT_10X_EXACT),
+    domain=Domain({"d": Integer(2, 4), "x": Vector("d", 0.2, 2.0, increasing=(0.1, 1.5)),
+                   "y": Real(0.2, 5.0, log=True), "alpha": Real(0.01, 0.3, log=True)}),
+    negative_control=shifted_prediction(0.01),
+    notes="Every other eos claim passes c; the CLI, the API and the figures call with the defaults, so this claim "
+          "is where a verdict sees them (a default c = 1 would halve eta_stable_max and double s_GF).",
+)
+
+CLAIMS = (STABLE, CONVENTIONS)

@@ -10,6 +10,7 @@ import numpy as np
 import sympy as sp
 
 from biasaudit.claims.sam._common import PAPER, _arr, _mu_domain
+from biasaudit.claims.sam.depth1 import sliding
 from biasaudit.domain import Choice, Domain, Integer, Real
 from biasaudit.ledger import AT_10X_PRECISION, Claim, Observation, Tolerance, shifted_prediction, two_sided
 from biasaudit.theory import sam_gd as theory
@@ -131,6 +132,7 @@ def _log_time_field(s, b, X, y, algorithm, rho, signs=None):
 
 
 SVM_LINF_S0 = -20.0  # l_inf: the Filippov flow starts from beta = 0 at t = e^-20 (the offset is O(t))
+SVM_LINF_MAX_SWITCHES = 100  # a few mode changes happen (one slide per coordinate); far more is a zeno report
 
 
 def _svm_linf_evaluate(p, predicted):
@@ -140,7 +142,7 @@ def _svm_linf_evaluate(p, predicted):
     X, y, _ = _svm_data(p["data_seed"], p["d"])
     bhat = np.asarray(predicted, dtype=float)
     grid = np.array([SVM_LINF_S0, SVM_S[0] / 4, SVM_S[0], SVM_S[1]])
-    res = linf_sam_filippov_flow(X, y, p["rho"], grid, rtol=1e-12, atol=1e-12)
+    res = linf_sam_filippov_flow(X, y, p["rho"], grid, rtol=1e-12, atol=1e-12, max_switches=SVM_LINF_MAX_SWITCHES)
     if res.status != "ok":
         return Observation(None, math.nan, f"Filippov flow {res.status}: {res.message}", decided=False)
     B = res.beta[1:]
@@ -240,4 +242,4 @@ DEPTH1_SVM_LINF = Claim(
 
 CLAIMS = (
     DEPTH1_SAME, DEPTH1_SVM, DEPTH1_SVM_LINF,
-)
+) + sliding.CLAIMS

@@ -12,6 +12,7 @@ import numpy as np
 import sympy as sp
 
 from biasaudit.claims.sam._common import _ALG_DOMAIN, PAPER, _arr, _mu_domain, _sigma_neg
+from biasaudit.claims.sam.discrete import crosscheck
 from biasaudit.domain import Domain, Integer, Real, Vector
 from biasaudit.ledger import AT_10X_PRECISION, Claim, Observation, Tolerance, shifted_prediction, two_sided
 from biasaudit.theory import sam_fields as theory
@@ -165,4 +166,4 @@ DISCRETE_FLOW_LIMIT = Claim(
 )
 
 
-CLAIMS = (DISCRETE_BALANCE, DISCRETE_ZERO, DISCRETE_FLOW_LIMIT)
+CLAIMS = (DISCRETE_BALANCE, DISCRETE_ZERO, DISCRETE_FLOW_LIMIT) + crosscheck.CLAIMS

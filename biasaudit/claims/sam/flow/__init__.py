@@ -9,6 +9,7 @@ import numpy as np
 import sympy as sp
 
 from biasaudit.claims.sam._common import _ALG_DOMAIN, EPS, PAPER, _arr, _mu_domain, _sigma_neg
+from biasaudit.claims.sam.flow import conventions, crosscheck
 from biasaudit.domain import Domain, Integer, Real, Vector
 from biasaudit.ledger import AT_10X_PRECISION, Claim, Observation, Tolerance, two_sided
 from biasaudit.theory import sam_fields as theory
@@ -145,4 +146,4 @@ FLOW_LINEAR = Claim(
 )
 
 
-CLAIMS = (FLOW_EULER, FLOW_LINEAR)
+CLAIMS = (FLOW_EULER, FLOW_LINEAR) + conventions.CLAIMS + crosscheck.CLAIMS

@@ -23,16 +23,21 @@ Modules, by concept (the order of :data:`CLAIMS` is theirs, concatenated):
 * :mod:`~biasaudit.claims.sam.l2.training_speed`: how fast SAM trains against GD (the loss plateau);
 * :mod:`~biasaudit.claims.sam.l2.discrete`: the discrete algorithm against the flow;
 * :mod:`~biasaudit.claims.sam.l2.deep`: l2-SAM at L > 2;
+* :mod:`~biasaudit.claims.sam.l2.crosscheck`: implementation cross-checks (the heatmap and certificate kernels
+  against their references, the heatmap's methods against each other, the reduction, α_c and the switch times
+  against mpmath);
 * :mod:`~biasaudit.claims.sam.l2._common`: what they share (the memoised independent full flow, the reduction,
   the cached boundaries, τ grids, symbols).
 """
 
 from __future__ import annotations
 
-from biasaudit.claims.sam.l2 import deep, discrete, dynamics, reduction, regimes, separatrix, training_speed
+from biasaudit.claims.sam.l2 import (crosscheck, deep, discrete, dynamics, reduction, regimes, separatrix,
+                                    training_speed)
 
 __all__ = ["CLAIMS"]
 
 CLAIMS = (reduction.CLAIMS + separatrix.CLAIMS + regimes.CLAIMS + dynamics.CLAIMS + training_speed.CLAIMS
           + discrete.CLAIMS
-          + deep.CLAIMS)
+          + deep.CLAIMS
+          + crosscheck.CLAIMS)

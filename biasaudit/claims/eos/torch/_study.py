@@ -95,6 +95,8 @@ class Family:
 
 
 def _configs(arch: str, loss: str, tier: str, eps: float | None = None) -> list:
+    """E2's sweep configurations of ``arch`` with ``loss`` at ``tier``, stopped at ``eps`` when given (the theory
+    model keeps its own)."""
     import dataclasses
 
     from biasaudit.validation.eos_config import e2_seed_configs
@@ -103,17 +105,12 @@ def _configs(arch: str, loss: str, tier: str, eps: float | None = None) -> list:
     return configs if eps is None or arch == TOY else [dataclasses.replace(c, eps=eps) for c in configs]
 
 
-def _sweep_kw(family: Family) -> dict:
-    """The keyword that gives a family's own stopping loss to :func:`_configs` and :func:`seed_sweeps` (none for E2's)."""
-    return {} if family.eps is None else {"eps": family.eps}
-
-
 def seed_sweeps(arch: str, loss: str, tier: str, eps: float | None = None) -> list[dict]:
     """E2's sweeps of ``arch`` with ``loss`` at ``tier`` (stopped at ``eps`` when given), one per init seed (run or
     read from the cache)."""
     from biasaudit.claims.eos.torch.sweeps import _run_sweep
 
-    return [_run_sweep(c, f"{tier}/{arch}/{c.loss} E2 seed {c.seed}" + (f" eps={eps:g}" if eps else ""))
+    return [_run_sweep(c, f"{tier}/{arch}/{c.loss} E2 seed {c.seed} eps={c.eps:g}")
             for c in _configs(arch, loss, tier, eps)]
 
 
@@ -199,9 +196,8 @@ def study(family: Family, arch: str, loss: str, tier: str) -> dict:
     from biasaudit.validation.gf_proxy import eps_sensitivity
 
     f = family.statistic_function()
-    kw = {} if arch == TOY else _sweep_kw(family)
-    configs = _configs(arch, loss, tier, **kw)
-    sweeps = seed_sweeps(arch, loss, tier, **kw)
+    configs = _configs(arch, loss, tier, family.eps)
+    sweeps = seed_sweeps(arch, loss, tier, family.eps)
     eta_cs = [_eta_c(sw) for sw in sweeps]
     readings = [f(sw, ec) for sw, ec in zip(sweeps, eta_cs)]
     seeds = [c.seed for c in configs]
@@ -347,7 +343,7 @@ def study_claim(family: Family, arch: str, loss: str = "mse", *, name: str = "",
         statement=statement, predict=lambda params: _predict(arch, params),
         evaluate=lambda params, predicted: _observe(family, arch, loss, params), tolerance=DECIDED,
         domain=Domain({"tier": AuditTier()}, description=f"the tier's E2 sweeps of {arch} with {loss}, one per seed"),
-        negative_control=(), runs=_runs(arch, loss, None if toy else family.eps), notes=_TOY_NOTES if toy else notes,
+        negative_control=(), runs=_runs(arch, loss, family.eps), notes=_TOY_NOTES if toy else notes,
         contract=ExperimentContract(
             role="positive_control" if toy else "effect", statistic=family.statistic,
             positive_control=None if toy else family.claim_id(TOY), data_controls=DATA_CONTROLS,

@@ -85,9 +85,7 @@ def _sweep(params) -> dict:
     from biasaudit.validation.eos_config import tier_config
 
     tier = experiment_tier(params["tier"])  # the audit's tier (quick unless `--tier full`)
-    overrides = {"eps": params["eps"]} if "eps" in params else {}  # (a domain with its own stopping loss)
-    label = f"{tier}/{params['loss']}" + (f" eps={params['eps']:g}" if overrides else "")
-    return _run_sweep(tier_config(tier, params["loss"], **overrides), label)
+    return _run_sweep(tier_config(tier, params["loss"]), f"{tier}/{params['loss']}")
 
 
 def _eta_c(sweep) -> float:
@@ -239,15 +237,14 @@ def sweep_run_units(config, label: str) -> tuple:
     return (gf, *etas)
 
 
-def _runs_of(loss: str, eps: float | None = None):
+def _runs_of(loss: str):
     def runs() -> tuple:
         from biasaudit.tier import experiment_tier
         from biasaudit.validation.eos_config import tier_config
 
         tier = experiment_tier("quick")
-        overrides = {} if eps is None else {"eps": eps}
-        configs = [tier_config(tier, loss, **overrides)]
-        return tuple(u for c in configs for u in sweep_run_units(c, f"{tier}/{loss} seed {c.seed}"))
+        config = tier_config(tier, loss)
+        return sweep_run_units(config, f"{tier}/{loss} seed {config.seed}")
     return runs
 
 

@@ -28,7 +28,7 @@ def test_statement_and_hypotheses_render_as_math_or_text(claim):
 
 
 def test_relations_are_escaped_and_function_names_keep_their_case():
-    _, mathml = _render(get_claim("eos.torch.e5_u_shape").statement)
+    _, mathml = _render(get_claim("eos.torch.e3.linear.fcn").statement)
     assert "&lt;" in mathml and "<mo><</mo>" not in mathml
     _, mathml = _render(get_claim("sam.flow.linear_loss").statement)
     assert "<mi>F</mi>" in mathml and "<msub><mi>L</mi><mi>lin</mi></msub>" in mathml

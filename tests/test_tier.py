@@ -34,7 +34,7 @@ def test_unknown_tier_is_a_clear_error(monkeypatch):
         experiment_tier()
 
 
-@pytest.mark.parametrize("claim_id", ["eos.torch.e5_u_shape", "sam.torch.minor_first_major_last.gated_cnn",
+@pytest.mark.parametrize("claim_id", ["eos.torch.e5.u_shape.fcn", "sam.torch.minor_first_major_last.gated_cnn",
                                       "sam.torch.cnn_collapse_boundary"])
 def test_experiment_claims_record_the_tier_that_runs(monkeypatch, claim_id):
     """A case's ``tier`` parameter is the tier its experiment runs at, not a fixed "quick"."""

@@ -104,18 +104,6 @@ def test_e4_dynamics_undecided_when_max_steps_cut_the_run_short():
     assert eos_stats.e4_dynamics(sweep)["error"] == 1.0
 
 
-def test_e5_u_shape_cases():
-    u = ideal_sweep(errors=[0.25, 0.2, 0.15, 0.12, 0.10, 0.12, 0.15, 0.2, 0.25])
-    flat = ideal_sweep(errors=[0.170, 0.171, 0.169, 0.170, 0.171, 0.170, 0.168, 0.170, 0.169])
-    falling = ideal_sweep(errors=[0.30, 0.28, 0.26, 0.24, 0.22, 0.20, 0.18, 0.16, 0.10])
-    assert eos_stats.e5_u_shape(u)["error"] == 0 and eos_stats.e5_u_shape(u)["decided"]
-    assert eos_stats.e5_u_shape(u, "no U")["error"] == 1
-    assert not eos_stats.e5_u_shape(flat)["decided"]
-    res = eos_stats.e5_u_shape(falling)
-    assert res["decided"] and res["error"] == 1 and res["p_min_inside"] < 0.05
-    assert eos_stats.e5_u_shape(falling, "no U")["error"] == 0
-
-
 def _seed_sweeps(slopes, noise=0.0, seed=0):
     rng = np.random.default_rng(seed)
     sweeps = []
@@ -126,14 +114,6 @@ def _seed_sweeps(slopes, noise=0.0, seed=0):
                 r["final"][k] *= 1 + noise * rng.standard_normal()
         sweeps.append(sw)
     return sweeps, [sw["gf"]["eta_c"] for sw in sweeps]
-
-
-def test_e5_one_low_interior_point_is_not_a_u():
-    """The old test (best of the interior against single ends) called this a U: one lucky interior run."""
-    errors = [0.170, 0.172, 0.169, 0.171, 0.150, 0.170, 0.172, 0.169, 0.171]
-    res = eos_stats.e5_u_shape(ideal_sweep(errors=errors))
-    assert res["error"] != 0  # not confirmed
-    assert eos_stats.e5_u_shape(ideal_sweep(errors=errors), seed=1)["decided"] == res["decided"]
 
 
 def test_wilson_interval_contains_the_estimate_and_shrinks():
@@ -167,32 +147,9 @@ def test_e3_measures_property_monotone_measures_pass_and_flipped_fail(slope_pm, 
 
 # ----------------------------------------------------------------------------- (4) negative controls + claims
 
-@pytest.fixture
-def fake_sweep(monkeypatch):
-    box = {"sweep": ideal_sweep()}
-    monkeypatch.setattr(vc, "_sweep", lambda params: box["sweep"])
-    return box
-
-
 def test_the_tracking_statistic_sees_sharpness_that_does_not_follow_2_over_eta():
     assert eos_stats.eos_median_gap(ideal_sweep(), 0.25) < vc.TRACKING.value
     assert eos_stats.eos_median_gap(ideal_sweep(gap=0.3), 0.25) > vc.TRACKING.value
-
-
-def test_claims_undecided_when_gf_proxy_did_not_reach_eps(fake_sweep):
-    fake_sweep["sweep"]["gf"]["reached_eps"] = False
-    claim = next(c for c in vc.CLAIMS if c.id == "eos.torch.e5_u_shape")
-    assert run_claim(claim).verdict is Verdict.UNDECIDED
-
-
-def test_claims_e5_u_shape_verdicts(fake_sweep):
-    claim = next(c for c in vc.CLAIMS if c.id == "eos.torch.e5_u_shape")
-    fake_sweep["sweep"] = ideal_sweep(errors=[0.25, 0.2, 0.15, 0.12, 0.10, 0.12, 0.15, 0.2, 0.25])
-    assert run_claim(claim).verdict is Verdict.CONFIRMED
-    fake_sweep["sweep"] = ideal_sweep(errors=[0.170, 0.171, 0.169, 0.170, 0.171, 0.170, 0.168, 0.170, 0.169])
-    assert run_claim(claim).verdict is Verdict.UNDECIDED
-    fake_sweep["sweep"] = ideal_sweep(errors=[0.30, 0.28, 0.26, 0.24, 0.22, 0.20, 0.18, 0.16, 0.10])
-    assert run_claim(claim).verdict is Verdict.REFUTED
 
 
 def test_sharpness_vs_dense_claim_confirmed():
@@ -204,7 +161,7 @@ def test_sharpness_vs_dense_claim_confirmed():
 
 def test_claims_are_experiments_with_one_sample():
     ids = {c.id for c in vc.CLAIMS}
-    assert {"eos.torch.e5_u_shape", "eos.torch.sharpness_vs_dense"} == ids
+    assert {"eos.torch.sharpness_vs_dense"} == ids
     assert all(c.kind == "experiment" and c.samples == {"ci": 1, "thorough": 1} for c in vc.CLAIMS)
 
 
@@ -296,21 +253,6 @@ def test_cli_validate_eos_missing_cuda_exits_2(capsys):
         pytest.skip("a CUDA device is present")
     assert main(["validate", "eos", "--device", "cuda"]) == 2
     assert "device" in capsys.readouterr().err
-
-
-# ----------------------------------------------------------------------------- the real quick tier (slow)
-
-@pytest.mark.slow
-def test_quick_tier_verdicts_as_measured():
-    """The verdicts recorded in notes/validation-eos.md (minutes on 2 cores; cached on disk afterwards).
-
-    E3 is read on E2's seed sweeps (biasaudit.claims.eos.torch.measures).
-    """
-    expected = {"eos.torch.e5_u_shape": Verdict.UNDECIDED}
-    for claim in vc.CLAIMS:
-        if claim.id in expected:
-            assert run_claim(claim).verdict is expected[claim.id], claim.id
-
 
 
 def test_validate_eos_checks_out_before_training(tmp_path, capsys, monkeypatch):

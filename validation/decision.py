@@ -36,7 +36,7 @@ import numpy as np
 
 from biasaudit.plumbing import InputError
 
-__all__ = ["Decision", "ControlResult", "seed_interval", "three_way", "equivalence_decision", "equivalence_control",
+__all__ = ["Decision", "ControlResult", "seed_interval", "three_way", "equivalence_decision", "equivalence_control", "no_effect_control",
            "gated_verdict",
            "VERDICTS", "DEFAULT_LEVEL", "MIN_SEEDS", "N_BOOT"]
 
@@ -376,6 +376,47 @@ def equivalence_control(name: str, values, *, margin: float, reads: str = "",
     equivalent = bool(v.size >= min_seeds and -margin < interval[0] and interval[1] < margin)
     return ControlResult(name, reads, float(v.mean()) if v.size else math.nan, interval, float(margin),
                          int(v.size), equivalent)
+
+
+def no_effect_control(name: str, values, *, margin: float, reads: str = "",
+                      level: float = DEFAULT_LEVEL, min_seeds: int = MIN_SEEDS) -> ControlResult:
+    """A one-sided data control: passes when the upper end of the (1 − 2·level) seed interval lies below
+    ``margin`` (the statistic shows no effect of the predicted sign, as where the effect cannot be; an effect of
+    the other sign is no failure). ``equivalent`` reports that pass.
+
+    Parameters
+    ----------
+    name : str
+        The control's name.
+    values : array_like
+        Its seed values.
+    margin : float
+        The claim's margin δ, > 0.
+    reads : str
+        What runs it reads (shown in the report).
+    level : float
+        α, in (0, 0.5) (default :data:`DEFAULT_LEVEL`).
+    min_seeds : int
+        Fewer finite values than this: the control fails (default :data:`MIN_SEEDS`).
+
+    Returns
+    -------
+    ControlResult
+        The interval and whether its upper end lies below ``margin``.
+
+    Examples
+    --------
+    >>> no_effect_control("hockey stick", [-0.5, -0.3, -0.4, -0.6], margin=0.05).equivalent
+    True
+    >>> no_effect_control("hockey stick", [0.2, 0.3, 0.25], margin=0.05).equivalent
+    False
+    """
+    _check(margin, level)
+    v = _finite(values)
+    interval = seed_interval(v, 1 - 2 * level) if v.size >= 2 else (math.nan, math.nan)
+    passes = bool(v.size >= min_seeds and interval[1] < margin)
+    return ControlResult(name, reads, float(v.mean()) if v.size else math.nan, interval, float(margin),
+                         int(v.size), passes)
 
 
 def gated_verdict(decision: Decision, controls: list[ControlResult],

@@ -20,7 +20,10 @@ function                               what it measures
 :func:`eos_time_gap`                   E4's seed statistic: median ``|ηS_t/2 − 1|`` over the tracked run's EoS phase
 :func:`eos_norm_time_growth`           E4's seed statistic: growth of the 2-step averaged ‖θ‖₁ over that phase
 :func:`e4_dynamics`                    S_t around 2/η in the tracked EoS run, 2-step averaged ‖θ‖₁ growing
-:func:`e5_u_shape`                     test error against ln η: a quadratic's curvature and vertex, bootstrap
+:func:`u_arm_slopes`                   E5's seed statistic: the two-lines test of a U in test error against ln η
+:func:`u_break_multiple`               where E5's two lines meet, found on the other seeds
+:func:`flow_side_error_slope`          E5's data control: the error's slope where GD follows the flow
+:func:`e5_one_sweep`                   E5 on one sweep (``validate eos``): test errors with Wilson intervals, U
 =====================================  =======================================================================
 
 Symbols: η step size, η_c = 2/s_GF, S = max|λ(∇²L)| at the end of a run (L < eps), g = ηS/2 the stability
@@ -33,11 +36,12 @@ import math
 
 import numpy as np
 
-from biasaudit.plumbing import choice
 from biasaudit.plumbing.jsonable import json_float  # re-exported: the statistics' readers import it here
 
 __all__ = ["SIDE_MARGIN", "EDGE_DELTA", "MEASURES", "json_float", "final_sharpness", "usable_runs",
-           "e1_phase_transition", "e2_kink", "e3_measures", "e4_dynamics", "wilson_interval", "e5_u_shape", "kink_offset", "edge_share",
+           "e1_phase_transition", "e2_kink", "e3_measures", "e4_dynamics", "wilson_interval", "u_arm_slopes",
+           "u_break_multiple", "flow_side_error_slope", "relative_test_errors", "E5_MIN_ARM", "e5_one_sweep",
+           "kink_offset", "edge_share",
            "NULL_GRID_BELOW", "eos_median_gap",
            "flow_plateau_dev", "l1_growth_rate", "avg_sharpness_fall_rate", "adaptive_sharpness_fall_rate",
            "l1_curvature_share", "E3_MIN_RUNS", "eos_time_gap", "eos_norm_time_growth", "E4_MIN_POINTS"]
@@ -771,86 +775,176 @@ def wilson_interval(k: int, n: int, z: float = Z95) -> tuple[float, float]:
     return (centre - half, centre + half)
 
 
-E5_BOOT = 4000  # parametric bootstrap draws of the test-error curve (Monte Carlo error of a 2.5 % quantile ~0.2 %)
-E5_LEVEL = 0.95
+E5_MIN_ARM = 2  # runs each arm of the U needs: a line through them
 
 
-def e5_u_shape(sweep: dict, shape: str = "U", *, n_boot: int = E5_BOOT, seed: int = 0) -> dict:
-    """E5 with a fair test: is test error against log η U-shaped (``shape="U"``) or not (``"no U"``)?
+def relative_test_errors(sweep: dict, eta_c: float) -> tuple[np.ndarray, np.ndarray]:
+    r"""(m = η/η_c, e) over the runs that did not diverge and have a finite test error, sorted by m, with e the
+    test error relative to its mean over those runs (so a slope reads "share of the error per e-fold of η").
 
-    Every non-diverged run counts once: a quadratic e(u) = a u² + b u + c in u = ln η is fitted to all of them
-    (least squares, equal weights), so no end is judged on a single point against the best of many. Its
-    uncertainty is a parametric bootstrap of each run's error over its n test examples (e* ~ Bin(n, e)/n,
-    independent between runs: conservative, since the runs share one test set), ``n_boot`` draws, fixed seed.
+    Parameters
+    ----------
+    sweep : dict
+        A stored sweep; each run's ``final`` holds ``test_error``.
+    eta_c : float
+        The sweep's critical step :math:`\eta_c`.
 
-    * **U**: the curvature's 95 % interval lies above 0 *and* the fitted minimum −b/(2a) lies inside the
-      swept range of u in at least 95 % of the draws.
-    * **no U**: the curvature's interval lies below 0, or the fitted minimum lies outside the range (or
-      a ≤ 0) in at least 95 % of the draws.
-    * neither: the sweep cannot tell (``decided`` False).
+    Returns
+    -------
+    tuple of numpy.ndarray
+        m and the relative error; empty when η_c is not a positive number or the mean error is not positive.
+    """
+    if not (math.isfinite(eta_c) and eta_c > 0):
+        return np.array([]), np.array([])
+    pairs = sorted((r["eta"] / eta_c, json_float((r.get("final") or {}).get("test_error")))
+                   for r in sweep["runs"] if r["outcome"] != "diverged")
+    pairs = [(m, e) for m, e in pairs if math.isfinite(e)]
+    m, e = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
+    if e.size == 0 or not e.mean() > 0:
+        return np.array([]), np.array([])
+    return m, e / e.mean()
 
-    ``error`` = 0 when ``shape`` holds, 1 when the other one does, NaN when undecided.
+
+def u_break_multiple(sweeps, eta_cs) -> float:
+    r"""Where E5's two lines meet, chosen on *other* seeds' sweeps: the interior grid multiple m = η/η_c (neither
+    the smallest nor the largest of the runs that did not diverge) at which the mean relative test error over
+    ``sweeps`` is lowest. A seed's statistic (:func:`u_arm_slopes`) reads the break found on the other seeds, so the
+    test noise that places the break cannot also make the arms (cross-fitting); NaN when no multiple is interior.
+
+    Parameters
+    ----------
+    sweeps : list of dict
+        The other seeds' sweeps (the same grid of multiples).
+    eta_cs : list of float
+        Their critical steps.
+
+    Returns
+    -------
+    float
+        The break's multiple.
+
+    Examples
+    --------
+    >>> def sweep(errors):
+    ...     return {"runs": [{"eta": m, "outcome": "converged", "final": {"test_error": e}} for m, e in errors.items()]}
+    >>> u_break_multiple([sweep({0.5: 0.3, 1.0: 0.22, 2.0: 0.2, 4.0: 0.3}),
+    ...                   sweep({0.5: 0.3, 1.0: 0.25, 2.0: 0.2, 4.0: 0.3})], [1.0, 1.0])
+    2.0
+    """
+    table: dict[float, list[float]] = {}
+    for sw, ec in zip(sweeps, eta_cs):
+        m, e = relative_test_errors(sw, ec)
+        for mi, ei in zip(np.round(m, 3), e):
+            table.setdefault(float(mi), []).append(float(ei))
+    grid = sorted(table)
+    interior = grid[1:-1]
+    if not interior:
+        return math.nan
+    return min(interior, key=lambda mi: float(np.mean(table[mi])))
+
+
+def u_arm_slopes(sweep: dict, eta_c: float, break_multiple: float) -> float:
+    r"""E5's seed statistic, the two-lines test of a U. With :math:`e` the test error relative to its mean
+    (:func:`relative_test_errors`), :math:`u = \ln(\eta/\eta_c)` and the break :math:`m_b` (found on the other seeds,
+    :func:`u_break_multiple`), :math:`b_L` and :math:`b_R` are the least-squares slopes of e against u over the runs
+    with :math:`m \le m_b` and with :math:`m \ge m_b` (the run at the break, or the one nearest it, in both):
+
+    .. math:: U = \min(-b_L,\; b_R).
+
+    U > 0 when the error falls into the break and rises after it (a U with its best η inside); U < 0 when either
+    arm goes the other way (a monotone curve, a bump); U ≈ 0 when an arm is flat (a hockey stick: flat, then rising,
+    is not a U, though a quadratic fitted to it has a minimum inside). Units: the share of the mean error per
+    e-fold of η. NaN when an arm has fewer than :data:`E5_MIN_ARM` runs.
+
+    Parameters
+    ----------
+    sweep : dict
+        A stored sweep; each run's ``final`` holds ``test_error``.
+    eta_c : float
+        The sweep's critical step.
+    break_multiple : float
+        :math:`m_b`.
+
+    Returns
+    -------
+    float
+        U.
+
+    Examples
+    --------
+    >>> def sweep(errors):
+    ...     return {"runs": [{"eta": m, "outcome": "converged", "final": {"test_error": e}} for m, e in errors.items()]}
+    >>> u = sweep({0.5: 0.30, 1.0: 0.22, 2.0: 0.20, 4.0: 0.30})
+    >>> round(u_arm_slopes(u, 1.0, 2.0), 3) > 0, u_arm_slopes(sweep({0.5: .3, 1: .25, 2: .2, 4: .15}), 1.0, 2.0) < 0
+    (True, True)
+    >>> abs(round(u_arm_slopes(sweep({0.5: 0.2, 1.0: 0.2, 2.0: 0.2, 4.0: 0.3}), 1.0, 1.0), 12))  # a hockey stick
+    0.0
+    """
+    m, e = relative_test_errors(sweep, eta_c)
+    if m.size == 0 or not math.isfinite(break_multiple):
+        return math.nan
+    b = m[int(np.argmin(np.abs(np.log(m / break_multiple))))]
+    u = np.log(m)
+    left, right = m <= b, m >= b
+    if left.sum() < E5_MIN_ARM or right.sum() < E5_MIN_ARM:
+        return math.nan
+    slope_left = float(np.polyfit(u[left], e[left], 1)[0])
+    slope_right = float(np.polyfit(u[right], e[right], 1)[0])
+    return min(-slope_left, slope_right)
+
+
+def flow_side_error_slope(sweep: dict, eta_c: float) -> float:
+    r"""E5's data control: the least-squares slope of the relative test error (:func:`relative_test_errors`) against
+    :math:`\ln(\eta/\eta_c)` over the flow side (η ≤ (1 − SIDE_MARGIN) η_c), where GD follows the gradient flow
+    and η should not change what the network learns; NaN with fewer than 2 runs there.
+
+    Parameters
+    ----------
+    sweep : dict
+        A stored sweep.
+    eta_c : float
+        The sweep's critical step.
+
+    Returns
+    -------
+    float
+        The slope, in the units of :func:`u_arm_slopes`.
+    """
+    m, e = relative_test_errors(sweep, eta_c)
+    flow = m <= 1 - SIDE_MARGIN
+    if flow.sum() < 2:
+        return math.nan
+    return float(np.polyfit(np.log(m[flow]), e[flow], 1)[0])
+
+
+def e5_one_sweep(sweep: dict, eta_c: float) -> dict:
+    """E5 on one sweep (``biasaudit validate eos``): the test errors with their 95 % Wilson intervals, and the
+    two-lines U (:func:`u_arm_slopes`) with the break at this sweep's own lowest interior error. That break is
+    not cross-fitted (the test noise that places it also shapes the arms), and one seed decides nothing: the seed
+    studies ``eos.torch.e5.u_shape.*`` decide; here ``decided`` is always False.
 
     Parameters
     ----------
     sweep : dict
         A stored sweep; each run's ``final`` holds ``test_error`` and ``n_test``.
-    shape : str
-        ``"U"`` (the default) or ``"no U"``.
-    n_boot : int
-        Bootstrap draws (default :data:`E5_BOOT`).
-    seed : int
-        The bootstrap generator's seed.
+    eta_c : float
+        The sweep's critical step.
 
     Returns
     -------
     dict
-        ``error``, ``decided``, ``curvature`` and its ``curvature_ci95``, ``p_min_inside``, ``eta_at_fitted_min``,
-        the test errors with their Wilson intervals, and ``detail``.
-
-    Raises
-    ------
-    InputError
-        If ``shape`` is neither ``"U"`` nor ``"no U"``.
-
-    Examples
-    --------
-    >>> errors = {0.1: 0.30, 0.2: 0.22, 0.4: 0.20, 0.8: 0.22, 1.6: 0.30}
-    >>> runs = [{"eta": eta, "outcome": "converged", "final": {"test_error": e, "n_test": 10000}}
-    ...         for eta, e in errors.items()]
-    >>> e5_u_shape({"runs": runs})["error"], e5_u_shape({"runs": runs}, "no U")["error"]
-    (0.0, 1.0)
+        ``U``, ``break_multiple``, ``etas``, ``test_error``, ``ci95``, ``n_test``, ``decided``, ``error`` (NaN) and
+        ``detail``.
     """
-    choice("shape", shape, ("U", "no U"))
-    runs = [r for r in sweep["runs"] if r["outcome"] != "diverged"]
-    if len(runs) < 4:
-        return {"error": math.nan, "decided": False, "detail": f"{len(runs)} non-diverged runs (< 4 for a quadratic)"}
-    errs = np.array([r["final"]["test_error"] for r in runs], float)
-    n = int(runs[0]["final"]["n_test"])
-    u = np.log([r["eta"] for r in runs])
-    design = np.vstack([u**2, u, np.ones_like(u)]).T
-    rng = np.random.default_rng(seed)
-    draws = rng.binomial(n, np.clip(errs, 0, 1), size=(n_boot, errs.size)) / n
-    coef = np.linalg.lstsq(design, draws.T, rcond=None)[0]  # (3, n_boot)
-    a, b = coef[0], coef[1]
-    fit = np.linalg.lstsq(design, errs, rcond=None)[0]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        vertex = np.where(a > 0, -b / (2 * a), np.nan)
-    inside = (a > 0) & (vertex > u.min()) & (vertex < u.max())
-    a_lo, a_hi = (float(q) for q in np.quantile(a, [(1 - E5_LEVEL) / 2, (1 + E5_LEVEL) / 2]))
-    p_inside = float(inside.mean())
-    is_u = a_lo > 0 and p_inside >= E5_LEVEL
-    is_not_u = a_hi < 0 or (1 - p_inside) >= E5_LEVEL
-    holds, other = (is_u, is_not_u) if shape == "U" else (is_not_u, is_u)
-    error = 0.0 if holds else 1.0 if other else math.nan
-    cis = [wilson_interval(round(e * n), n) for e in errs]
-    best = int(np.argmin(errs))
-    fitted_min = float(np.exp(-fit[1] / (2 * fit[0]))) if fit[0] > 0 else math.nan
-    return {"error": error, "decided": bool(holds or other), "curvature": float(fit[0]),
-            "curvature_ci95": (a_lo, a_hi), "p_min_inside": p_inside, "eta_at_fitted_min": fitted_min,
-            "test_error": errs.tolist(), "ci95": cis, "n_test": n, "etas": [r["eta"] for r in runs],
-            "best_index": best,
-            "detail": f"test error {errs.min():.3f}..{errs.max():.3f} (n={n}) over {len(runs)} runs; quadratic in "
-                      f"ln eta: curvature {fit[0]:+.4f} (95 % {a_lo:+.4f}..{a_hi:+.4f}), fitted minimum inside "
-                      f"the sweep in {p_inside:.1%} of {n_boot} draws"
-                      + (f" (at eta {fitted_min:.3g})" if math.isfinite(fitted_min) else "")}
+    runs = [r for r in sweep["runs"] if r["outcome"] != "diverged"
+            and math.isfinite(json_float((r.get("final") or {}).get("test_error")))]
+    errs = [json_float(r["final"]["test_error"]) for r in runs]
+    n = int(runs[0]["final"].get("n_test", 0)) if runs else 0
+    b = u_break_multiple([sweep], [eta_c])
+    u = u_arm_slopes(sweep, eta_c, b)
+    detail = (f"test error {min(errs):.3f}..{max(errs):.3f} (n={n}) over {len(runs)} runs; two-lines U = {u:+.4f} "
+              f"with the break at {b:.3g} eta_c (found on this sweep: not cross-fitted; one seed decides nothing)"
+              if runs else "no run with a test error")
+    return {"U": u, "break_multiple": b, "etas": [r["eta"] for r in runs], "test_error": errs,
+            "ci95": [wilson_interval(round(e * n), n) for e in errs], "n_test": n, "decided": False,
+            "error": math.nan, "detail": detail}

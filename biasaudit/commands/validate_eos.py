@@ -118,7 +118,7 @@ def run(args) -> int:
     for name, fn in (("E1", eos_stats.e1_phase_transition), ("E2", eos_stats.e2_kink), ("E3", eos_stats.e3_measures)):
         summary["checks"][name] = fn(sweep, eta_c)
     summary["checks"]["E4"] = eos_stats.e4_dynamics(sweep)
-    summary["checks"]["E5"] = eos_stats.e5_u_shape(sweep)
+    summary["checks"]["E5"] = eos_stats.e5_one_sweep(sweep, eta_c)
     if args.out:
         from pathlib import Path
 

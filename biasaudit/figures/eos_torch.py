@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from biasaudit.figures._common import pyplot, save
-from biasaudit.validation.eos_stats import e5_u_shape, final_sharpness, json_float, usable_runs
+from biasaudit.validation.eos_stats import e5_one_sweep, final_sharpness, json_float, usable_runs
 
 __all__ = ["make_sweep_figures", "make_e2_figure"]
 
@@ -71,9 +71,9 @@ def make_sweep_figures(outdir, tier: str = "quick", *, sweep: dict | None = None
         ax.legend(fontsize=8)
     paths.append(_saved(fig, outdir / "eos_norms_vs_eta.png"))
 
-    e5 = e5_u_shape(sweep)
+    e5 = e5_one_sweep(sweep, eta_c)
     fig, ax = plt.subplots(figsize=(5, 3.6))
-    if "test_error" in e5:
+    if e5["test_error"]:
         err = np.array(e5["test_error"])
         ci = np.array(e5["ci95"])
         ax.errorbar(e5["etas"], err, yerr=[err - ci[:, 0], ci[:, 1] - err], fmt="o-", capsize=3)

@@ -12,13 +12,22 @@ the torch sweep minus its value where the numba GD kernel gives the answer indep
 * ``"same_grid"``: the same statistic of numba GD runs at the torch sweep's step sizes, read with the theory's η_c, or
 * ``"same_grid_sweep_eta_c"``: the same, read with the torch sweep's own η_c (for a statistic of the shape of the
   EoS side, whose claim is not about where η_c lies: the kink and plateau controls test the proxy's η_c; with the
-  theory's, a proxy 3 % off moves a run near 1.05 η_c across the EoS side's edge and the statistic with it).
+  theory's, a proxy 3 % off moves a run near 1.05 η_c across the EoS side's edge and the statistic with it), or
+* ``"teacher"`` (test error, E5): the numba kernel's endpoints at the torch sweep's step sizes, each run's test
+  error its risk against a teacher β* placed on the EoS side (:func:`teacher_sweep`), where the theory guarantees a
+  U; the control reads the statistic itself (it must be confirmed above 0 by the family's own decision), and a
+  second teacher at the flow's endpoint (the risk only rises: a hockey stick, no U) must not read as one.
 
 The positive control is confirmed when that difference is equivalent to 0 within δ: the pipeline (proxy, GD,
 eigsh, statistic) recovers the theory model's value. An effect claim is decided only when its positive control is
 confirmed in the same audit and both data controls pass: ``aa`` (the differences of the statistic between seeds
-s and s + 1 mod n: two inits agree) and ``null_grid`` (the share of runs at η ≤ 0.8 η_c, four kink margins below
-η_c, at the edge of stability: 0 where no kink can be).
+s and s + 1 mod n: two inits agree) and the family's null: ``null_grid`` (the share of runs at η ≤ 0.8 η_c, four
+kink margins below η_c, at the edge of stability: 0 where no kink can be) or, for test error, ``flow_side`` (the
+slope of the relative test error over the runs below η_c, where GD follows the flow: 0 where η cannot matter).
+
+A statistic with a ``cross_fit`` reads a third argument chosen on the *other* seeds' sweeps (E5's break point,
+:func:`biasaudit.validation.eos_stats.u_break_multiple`), so the noise that chooses it cannot also make the
+statistic.
 
 Decisions (:mod:`biasaudit.validation.decision`): ``"equivalence"`` (the statistic equals 0 within δ:
 :func:`~biasaudit.validation.decision.equivalence_decision`) or ``"positive"`` (the statistic lies above 0:
@@ -42,12 +51,24 @@ __all__ = ["Family", "TOY", "LEVEL", "seed_sweeps", "numerics_sweep", "study", "
 
 TOY = "toy"  # the theory model's key among the architectures; its claims end in ".diag"
 LEVEL = 0.05
-DATA_CONTROLS = (
-    DataControl("aa", ("seed s", "seed s+1"), "two inits of the same architecture: the difference of their statistics"),
-    DataControl("null_grid", ("runs at eta <= 0.8 eta_c", "the edge"),
-                "the share of runs at or below 0.8 eta_c at the edge of stability (eta S/2 >= 0.95): 0 where no kink "
-                "is"),
-)
+_AA = DataControl("aa", ("seed s", "seed s+1"), "two inits of the same architecture: the difference of their statistics")
+NULL_CONTROLS = {
+    "null_grid": DataControl("null_grid", ("runs at eta <= 0.8 eta_c", "the edge"),
+                             "the share of runs at or below 0.8 eta_c at the edge of stability (eta S/2 >= 0.95): 0 "
+                             "where no kink is"),
+    "flow_side": DataControl("flow_side", ("runs at eta <= 0.95 eta_c", "ln eta"),
+                             "the slope of the relative test error against ln eta where GD follows the flow: 0 where "
+                             "eta cannot change what is learned"),
+}
+DATA_CONTROLS = (_AA, NULL_CONTROLS["null_grid"])
+N_TEACHER_TEST = 1000  # Gaussian test inputs of the theory model's teacher risk: as many as the networks' test images
+TEACHER_U = 1.2  # the U teacher: GD's endpoint at 1.2 eta_c, inside the quick grid's EoS side (1.07-1.4 eta_c)
+TEACHER_FLOW = 0.5  # the hockey-stick teacher: GD's endpoint at 0.5 eta_c, on the flow (below every grid point)
+_HOCKEY = DataControl("hockey_stick", ("teacher at the flow's endpoint", "0"),
+                      f"the statistic with the teacher at GD's endpoint at {TEACHER_FLOW:g} eta_c, where the risk only "
+                      "rises (flat, then up): the upper end of its interval below delta")
+_TEACHER_CONTROLS = (DataControl("aa", ("seed s", "seed s+1"), "with the teacher at the flow's endpoint (no U): the "
+                                 "difference of two inits' statistics"), _HOCKEY)
 _PRIMARY = ("statistic", "its prediction")
 DECIDED = Tolerance(
     "seed_study_decision", 0.0,
@@ -78,6 +99,8 @@ class Family:
     control_prefix: str = ""  # another family's prefix whose ".diag" is this family's positive control
     offset: float = 0.0  # a "positive" decision reads statistic - offset (a claim about a band's edge)
     eps: float | None = None  # the networks' sweeps stop at this loss instead of E2's (the theory model's: E2's)
+    null: str = "null_grid"  # the null data control (NULL_CONTROLS)
+    cross_fit: str = ""  # "module:function" of (other seeds' sweeps, their eta_c) -> the statistic's third argument
 
     def statistic_function(self):
         """The statistic as a callable ``f(sweep, eta_c) -> float``."""
@@ -85,6 +108,23 @@ class Family:
 
         module, name = self.statistic.split(":")
         return getattr(importlib.import_module(module), name)
+
+    def readings(self, sweeps: list[dict], eta_cs: list[float]) -> list[float]:
+        """The statistic of each seed's sweep (with ``cross_fit``: its third argument chosen on the other seeds)."""
+        import importlib
+
+        f = self.statistic_function()
+        if not self.cross_fit:
+            return [f(sw, ec) for sw, ec in zip(sweeps, eta_cs)]
+        module, name = self.cross_fit.split(":")
+        fit = getattr(importlib.import_module(module), name)
+        others = [[j for j in range(len(sweeps)) if j != i] for i in range(len(sweeps))]
+        return [f(sw, ec, fit([sweeps[j] for j in o], [eta_cs[j] for j in o]))
+                for sw, ec, o in zip(sweeps, eta_cs, others)]
+
+    def data_controls(self) -> tuple:
+        """The contract's data controls: A/A and the family's null."""
+        return (_AA, NULL_CONTROLS[self.null])
 
     def claim_id(self, arch: str, loss: str = "mse") -> str:
         """``<prefix>.<arch>`` (``.ce`` appended for cross-entropy); the theory model's is ``<prefix>.diag`` (or
@@ -176,6 +216,33 @@ def _numerics_tracked(x, y, w0, torch_run: dict) -> dict:
             "sharpness_path": [{"step": k, "S": float(s), "converged": True} for k, s in zip(steps, top)]}
 
 
+def teacher_sweep(torch_sweep: dict, config, teacher_multiple: float) -> dict:
+    r"""The numba GD kernel's sweep of the theory model at the step sizes of ``torch_sweep``, each run's test error
+    its risk against a teacher: the mean of :math:`\tfrac12\langle x', \beta - \beta^*\rangle^2` over
+    :data:`N_TEACHER_TEST` inputs :math:`x' \sim N(0, I)` drawn with the seed (one test set per seed, shared by its
+    runs, as the networks' test images are), :math:`\beta = w\odot w`, and :math:`\beta^*` the kernel's endpoint
+    at ``teacher_multiple`` · η_c (the theory's). The risk is 0 at that step size and grows with the distance
+    between endpoints; diverged runs stay diverged."""
+    import numpy as np
+
+    from biasaudit.numerics.eos_gd import gd_sweep
+
+    x, y, w0, eta_c = _toy_truth(config)
+    etas = np.array([r["eta"] for r in torch_sweep["runs"]], dtype=float)
+    runs = gd_sweep(x, y, w0, np.append(etas, teacher_multiple * eta_c))
+    if not runs.converged[-1]:
+        raise RuntimeError(f"the teacher's GD run at {teacher_multiple:g} eta_c did not converge")
+    teacher = runs.w[-1] ** 2
+    test_x = np.random.default_rng(config.seed).standard_normal((N_TEACHER_TEST, x.size))
+    out = []
+    for i, eta in enumerate(etas):
+        ok = bool(runs.converged[i])
+        risk = float(np.mean(0.5 * (test_x @ (runs.w[i] ** 2 - teacher)) ** 2)) if ok else float("nan")
+        out.append({"eta": float(eta), "outcome": "converged" if ok else "diverged",
+                    "final": {"test_error": risk, "n_test": N_TEACHER_TEST}})
+    return {"runs": out, "gf": torch_sweep["gf"]}
+
+
 def _dense_kink_offset(config) -> float:
     """The kink of the numba GD kernel on the theory model's seed ``config`` (the one estimator,
     :func:`biasaudit.numerics.eos_sweep.measured_kink`), as an offset from the theory's η_c."""
@@ -191,20 +258,22 @@ def study(family: Family, arch: str, loss: str, tier: str) -> dict:
     """The seed values of ``family`` on ``arch`` (:data:`TOY`: the theory model) with ``loss`` at ``tier``, the
     decision and the data controls (``decision`` and ``controls`` have ``to_json``; the rest is JSON-ready)."""
     from biasaudit.claims.eos.torch.sweeps import _eta_c, _gf_problem
-    from biasaudit.validation.decision import equivalence_control, equivalence_decision, three_way
-    from biasaudit.validation.eos_stats import edge_share, json_float
+    from biasaudit.validation.decision import equivalence_control, equivalence_decision, no_effect_control, three_way
+    from biasaudit.validation.eos_stats import edge_share, flow_side_error_slope, json_float
     from biasaudit.validation.gf_proxy import eps_sensitivity
 
     f = family.statistic_function()
     configs = _configs(arch, loss, tier, family.eps)
     sweeps = seed_sweeps(arch, loss, tier, family.eps)
     eta_cs = [_eta_c(sw) for sw in sweeps]
-    readings = [f(sw, ec) for sw, ec in zip(sweeps, eta_cs)]
     seeds = [c.seed for c in configs]
     problems = [f"seed {s}: {p}" for s, sw in zip(seeds, sweeps) if (p := _gf_problem(sw))]
     reference = None
+    teacher = arch == TOY and family.reference == "teacher"
+    read = [teacher_sweep(sw, c, TEACHER_U) for sw, c in zip(sweeps, configs)] if teacher else sweeps
+    readings = family.readings(read, eta_cs)
     values = readings
-    if arch == TOY:
+    if arch == TOY and not teacher:
         if family.reference == "dense_kink":
             reference = [_dense_kink_offset(c) for c in configs]
         else:
@@ -216,18 +285,31 @@ def study(family: Family, arch: str, loss: str, tier: str) -> dict:
     n = len(readings)
     # A/A on what the decision reads: the statistic (a positive control: torch minus numerics) of seed s and s + 1
     aa = [values[i] - values[(i + 1) % n] for i in range(n)] if n >= 2 else []
-    null = [edge_share(sw, ec) for sw, ec in zip(sweeps, eta_cs)]
-    if family.decision == "equivalence" or arch == TOY:  # a positive control recovers the theory model's value
+    if family.null == "flow_side":
+        null = [flow_side_error_slope(sw, ec) for sw, ec in zip(read, eta_cs)]
+    else:
+        null = [edge_share(sw, ec) for sw, ec in zip(sweeps, eta_cs)]
+    if family.decision == "equivalence" or (arch == TOY and not teacher):  # the control recovers the theory's value
         decision = equivalence_decision(values, delta=family.delta, level=LEVEL)
+    elif teacher:  # the effect the theory guarantees, whichever side the family's networks claim
+        decision = three_way(values, direction=1, delta=family.delta, level=LEVEL)
     else:
         decision = three_way([v - family.offset for v in values], direction=family.direction, delta=family.delta,
                              level=LEVEL)
     controls = [
         equivalence_control("aa", aa, margin=family.delta, reads="the statistic of seed s minus that of seed s+1 "
                                                                 "(mod n)", level=LEVEL),
-        equivalence_control("null_grid", null, margin=family.delta,
-                            reads="share of runs at eta <= 0.8 eta_c at the edge", level=LEVEL),
+        equivalence_control(family.null, null, margin=family.delta, reads=NULL_CONTROLS[family.null].meaning,
+                            level=LEVEL),
     ]
+    if teacher:  # the U is guaranteed and large; the controls read the teacher where no U is (module docstring)
+        null = family.readings([teacher_sweep(sw, c, TEACHER_FLOW) for sw, c in zip(sweeps, configs)], eta_cs)
+        aa = [null[i] - null[(i + 1) % n] for i in range(n)]
+        controls = [
+            equivalence_control("aa", aa, margin=family.delta, reads="with the teacher at the flow's endpoint (no U), the statistic of seed s minus "
+                                      "that of seed s+1 (mod n)", level=LEVEL),
+            no_effect_control("hockey_stick", null, margin=family.delta, level=LEVEL, reads=_HOCKEY.meaning),
+        ]
     eps_change = [json_float(eps_sensitivity(sw["gf"])) for sw in sweeps]
     return {
         "arch": arch, "tier": tier, "seeds": seeds, "values": values, "readings": readings, "reference": reference,
@@ -246,9 +328,12 @@ def _positive_control(family: Family, tier: str) -> dict:
     verdict, _ = gated_verdict(pc["decision"], pc["controls"], None)
     if pc["problems"]:
         verdict = "undecided"
+    teacher = family.reference == "teacher"
+    interval = pc["decision"].interval if teacher else pc["decision"].tost_interval
     return {"claim": family.claim_id(TOY), "statistic": family.statistic, "effect": pc["decision"].mean,
-            "interval": list(pc["decision"].tost_interval), "verdict": verdict,
-            "reads": "the torch statistic minus the numba kernel's, on the theory model"}
+            "interval": list(interval), "verdict": verdict,
+            "reads": "the statistic of the numba kernel's endpoints against a teacher where the theory guarantees the "
+                     "effect" if teacher else "the torch statistic minus the numba kernel's, on the theory model"}
 
 
 def _observe(family: Family, arch: str, loss: str, params) -> Observation:
@@ -271,7 +356,7 @@ def _observe(family: Family, arch: str, loss: str, params) -> Observation:
         eta_c_rel_change_2eps_to_eps=r["eta_c_rel_change_2eps_to_eps"], grid_multiples=r["grid_multiples"],
         outcomes=r["outcomes"])
     name = family.statistic.split(":")[1]
-    what = f"{name} (torch minus numerics)" if arch == TOY else name + (
+    what = f"{name} (torch minus numerics)" if arch == TOY and family.reference != "teacher" else name + (
         f" - {family.offset:g}" if family.offset else "")
     coverage = "90 %" if decision.direction == 0 else f"{1 - decision.adjusted_level:.0%}"
     controls = "; ".join(c.summary() for c in r["controls"])
@@ -324,21 +409,32 @@ def study_claim(family: Family, arch: str, loss: str = "mse", *, name: str = "",
     """The claim of ``family`` on ``arch`` with ``loss`` (``name``: the architecture in words), or its positive
     control when ``arch`` is :data:`TOY`."""
     toy = arch == TOY
+    teacher = toy and family.reference == "teacher"
     statistic = sp.Symbol(family.symbol)
-    if toy:
+    controls = _TEACHER_CONTROLS if teacher else family.data_controls()
+    if teacher:
+        statement = sp.Gt(statistic, 0)
+    elif toy:
         statement = sp.Lt(sp.Abs(statistic - sp.Symbol(family.symbol + "_numerics")), sp.Float(family.delta, 2))
     elif family.decision == "equivalence":
         statement = sp.Lt(sp.Abs(statistic), sp.Float(family.delta, 2))
     else:
         statement = sp.Gt(family.direction * (statistic - sp.Float(family.offset, 2)), 0)
+    stat_name = family.statistic.split(":")[1]
+    if teacher:
+        title = (f"on {_TOY_NAME}, with each run's test error its risk against a teacher at GD's endpoint at "
+                 f"{TEACHER_U:g} eta_c (a U in eta that the theory guarantees), {stat_name} lies above 0 over init "
+                 "seeds; with the teacher at the flow's endpoint (the risk only rises) it does not")
+    elif toy:
+        title = (f"on {_TOY_NAME}, the networks' pipeline recovers what the numba GD kernel gives: {stat_name} of "
+                 f"the torch sweeps equals the numerics' to within {family.delta:g}")
+    else:
+        title = family.title.format(name=name + (" with cross-entropy" if loss == "ce" else ""))
     return Claim(
         id=family.claim_id(arch, loss), paper="eos", kind="experiment", samples={"ci": 1, "thorough": 1},
         source=family.source + ("; the positive control of the network claims, where the numba kernel gives the "
                                 "answer" if toy else ""),
-        title=(f"on {_TOY_NAME}, the networks' pipeline recovers what the numba GD kernel gives: "
-               f"{family.statistic.split(':')[1]} of the torch sweeps equals the numerics' to within "
-               f"{family.delta:g}") if toy
-        else family.title.format(name=name + (" with cross-entropy" if loss == "ce" else "")),
+        title=title,
         hypotheses=(sp.Gt(sp.Symbol("s_GF", positive=True), 0, evaluate=False),),
         statement=statement, predict=lambda params: _predict(arch, params),
         evaluate=lambda params, predicted: _observe(family, arch, loss, params), tolerance=DECIDED,
@@ -346,6 +442,6 @@ def study_claim(family: Family, arch: str, loss: str = "mse", *, name: str = "",
         negative_control=(), runs=_runs(arch, loss, family.eps), notes=_TOY_NOTES if toy else notes,
         contract=ExperimentContract(
             role="positive_control" if toy else "effect", statistic=family.statistic,
-            positive_control=None if toy else family.claim_id(TOY), data_controls=DATA_CONTROLS,
+            positive_control=None if toy else family.claim_id(TOY), data_controls=controls,
             primary_arms=_PRIMARY, delta=family.delta, delta_reason=family.delta_reason, level=LEVEL, min_seeds=3),
     )

@@ -13,9 +13,8 @@ claim                                   measured number (error) and negative con
                                         seed studies in :mod:`biasaudit.claims.eos.torch.architectures`
 (E3 per architecture and loss)          ``eos.torch.e3.*``: seed studies in :mod:`biasaudit.claims.eos.torch.measures`
 (E4 per architecture)                   ``eos.torch.e4.*``: seed studies in :mod:`biasaudit.claims.eos.torch.dynamics`
-``eos.torch.e5_u_shape``                a quadratic in ln η fitted to all runs: curvature > 0 and its minimum
-                                        inside the sweep (95 % parametric bootstrap); see ``e5_u_shape``;
-                                        control: "no U" predicted
+(E5 per architecture and loss)          ``eos.torch.e5.u_shape.*``: seed studies in
+                                        :mod:`biasaudit.claims.eos.torch.generalization`
 ``eos.torch.sharpness_vs_dense``        eigsh/Lanczos/HVP, the adaptive sharpness and the Hutchinson trace against
                                         the dense autograd Hessian (float64; tiny FCN, CNN, ResNet, ViT); a
                                         cross-check; control: the dense values × 1.01
@@ -34,16 +33,10 @@ from biasaudit.contract import ExperimentContract
 from biasaudit.domain import Domain, Fixed
 from biasaudit.ledger import Claim, Observation, Tolerance
 from biasaudit.theory.eos_flow import ETA_C
-from biasaudit.tier import AuditTier
 
 __all__ = ["CLAIMS", "FIGURES"]
 
 eta, s_gf, S, k = sp.symbols("eta s_GF S k", positive=True)
-_C1, _C2 = sp.symbols("c_1 c_2", real=True)  # E5: test error ~ c_0 + c_1 ln(eta) + c_2 ln(eta)^2
-_ETA_MIN, _ETA_MAX = sp.symbols("eta_min eta_max", positive=True)
-S_final = sp.Function("S_final")
-L1 = sp.Function("l1")
-err = sp.Function("test_error")
 
 # η_c = 2/s_GF, theory's formula (one lambdified function; s_gf above is theory's s_GF)
 ETA_C_EXPR = ETA_C.expr
@@ -60,17 +53,12 @@ KINK = Tolerance(
     "kink_location", 0.05,
     "fine grid 0.93, 0.97, 1.03, 1.07 x eta_c: spacing 4 % (the bracket alone resolves +-2-4 %), plus the "
     "toy model's measured offset of the kink 1-2 % above 2/s_GF (eos.gd.kink_location)")
-U_SHAPE = Tolerance(
-    "u_shape_quadratic95", 0.0,
-    "a quadratic in ln eta fitted to every non-diverged run: its curvature's 95 % bootstrap interval above 0 "
-    "and its minimum inside the sweep in >= 95 % of draws (error 0); the opposite decided is error 1")
 DENSE = Tolerance(
     "dense_hessian_agreement", 1e-6,
     "the iterative tools must match the dense autograd Hessian to 1e-6 in float64; eigsh runs at "
     "tol 1e-10, Lanczos over the full Krylov space, so rounding (~p*eps*|H|) is far below; the Hutchinson trace "
     "is random: its error is read in units of 4 of its standard errors, scaled to this tolerance")
 
-DOMAIN = Domain({"tier": AuditTier(), "loss": Fixed("mse")}, description="the EoS sweep at the audit's tier")
 
 
 def _run_sweep(config, label: str) -> dict:
@@ -78,14 +66,6 @@ def _run_sweep(config, label: str) -> dict:
     from biasaudit.validation.eos_runs import run_sweep
 
     return run_sweep(config, progress=lambda msg: status(f"[eos.torch {label}] {msg.strip()}"))
-
-
-def _sweep(params) -> dict:
-    from biasaudit.tier import experiment_tier
-    from biasaudit.validation.eos_config import tier_config
-
-    tier = experiment_tier(params["tier"])  # the audit's tier (quick unless `--tier full`)
-    return _run_sweep(tier_config(tier, params["loss"]), f"{tier}/{params['loss']}")
 
 
 def _eta_c(sweep) -> float:
@@ -113,13 +93,6 @@ def _observation(sweep, res, predicted_text) -> Observation:
         return Observation(res, math.nan, f"undecided: {problem}", decided=False)
     detail = f"{res['detail']}; predicted {predicted_text}"
     return Observation({k: v for k, v in res.items() if k != "detail"}, res["error"], detail, res["decided"])
-
-
-def _eval_e5(params, predicted) -> Observation:
-    from biasaudit.validation.eos_stats import e5_u_shape
-
-    sweep = _sweep(params)
-    return _observation(sweep, e5_u_shape(sweep, predicted["shape"]), f"shape {predicted['shape']}")
 
 
 # Tiny float64 networks for the dense cross-check: each architecture's builder at a size whose dense Hessian is cheap
@@ -237,29 +210,7 @@ def sweep_run_units(config, label: str) -> tuple:
     return (gf, *etas)
 
 
-def _runs_of(loss: str):
-    def runs() -> tuple:
-        from biasaudit.tier import experiment_tier
-        from biasaudit.validation.eos_config import tier_config
-
-        tier = experiment_tier("quick")
-        config = tier_config(tier, loss)
-        return sweep_run_units(config, f"{tier}/{loss} seed {config.seed}")
-    return runs
-
-
 CLAIMS = (
-    Claim(  # err(eta) ~ c0 + c1 ln eta + c2 ln^2 eta: curves up, with its minimum inside [eta_min, eta_max]
-        id="eos.torch.e5_u_shape", source="paper 2, §Experiments (E5)",
-        title="test error against eta is U-shaped: a quadratic in ln eta over all runs curves up, with its "
-              "minimum inside the sweep (95 % bootstrap over test examples)",
-        hypotheses=(sp.Gt(eta, 0, evaluate=False),),
-        statement=sp.And(sp.Gt(_C2, 0, evaluate=False),
-                         sp.Lt(sp.log(_ETA_MIN), -_C1 / (2 * _C2), evaluate=False),
-                         sp.Lt(-_C1 / (2 * _C2), sp.log(_ETA_MAX), evaluate=False)),
-        predict=lambda params: {"shape": "U"}, evaluate=_eval_e5, tolerance=U_SHAPE, domain=DOMAIN,
-        negative_control=lambda params, predicted: {"shape": "no U"}, runs=_runs_of("mse"), **COMMON,
-        notes="no U was seen at quick size (notes/validation-eos.md); not universal in the paper either (CIFAR-10-5k MSE)"),
     Claim(
         id="eos.torch.sharpness_vs_dense",
         source="paper 2, measuring sharpness on networks (HVP, eigsh, Lanczos, Hutchinson and the adaptive sharpness "

@@ -150,13 +150,13 @@ def test_the_torch_theory_model_recovers_the_numerics_statistics(_private_cache,
 import biasaudit.claims.eos.torch.dynamics as e4  # noqa: E402
 
 
-def e4_sweep(level=1.04, growth=0.15, s_gf=8.0):
+def e4_sweep(level=1.04, growth=0.15, s_gf=8.0, swing=0.01):
     """An E3 sweep whose run at 2 eta_c is tracked: S_t climbs to ``level``·2/eta by step 100 and stays there
-    (+-1 %), while the per-step l1 norm swings by +-0.5 (period 2) about a trend that grows by ``growth``."""
+    (+-``swing``, alternating between measurements), while the per-step l1 norm swings by +-0.5 (period 2) about a trend that grows by ``growth``."""
     sw = e3_sweep(s_gf=s_gf)
     run = next(r for r in sw["runs"] if r["multiple"] == 2.0)
     eta, steps = run["eta"], 400
-    S = [(2 / eta) * (min(1.0, 0.5 + k / 200) * level + (0.01 if k % 50 else -0.01)) for k in range(0, steps, 25)]
+    S = [(2 / eta) * (min(1.0, 0.5 + k / 200) * level + (swing if k % 50 else -swing)) for k in range(0, steps, 25)]
     trend = 10 * (1 + growth * np.clip((np.arange(steps + 1) - 100) / 300, 0, 1))
     run.update(tracked=True, steps=steps, l1=(trend + 0.5 * (-1.0) ** np.arange(steps + 1)).tolist(),
                sharpness_path=[{"step": k, "S": s, "converged": True} for k, s in zip(range(0, steps, 25), S)])
@@ -178,7 +178,8 @@ def fake_e4(monkeypatch):
 
     def sweeps(arch, loss, tier, eps=None):
         n = len(_study._configs(arch, loss, tier))
-        return box.get(arch) or [e4_sweep(level=1.04 + 0.002 * i, growth=0.15 + 0.001 * i) for i in range(n)]
+        return box.get(arch) or [e4_sweep(level=1.02 + 0.002 * i, growth=0.15 + 0.001 * i, swing=0.06)
+                                 for i in range(n)]
 
     monkeypatch.setattr(_study, "seed_sweeps", sweeps)
     monkeypatch.setattr(_study, "numerics_sweep", lambda sweep, config: sweep)
@@ -199,6 +200,10 @@ def test_sharpness_away_from_the_edge_and_a_flat_norm_are_refuted(fake_e4):
     assert run_claim(next(c for c in e4.CLAIMS if c.id == "eos.torch.e4.tracking.fcn")).verdict is Verdict.REFUTED
     fake_e4["fcn_relu"] = [e4_sweep(growth=0.001 * i) for i in range(3)]
     assert run_claim(next(c for c in e4.CLAIMS if c.id == "eos.torch.e4.norm.fcn_relu")).verdict is Verdict.REFUTED
+    # a plateau a few percent above 2/eta (+-1 %) never crosses it: no oscillation around 2/eta
+    assert run_claim(next(c for c in e4.CLAIMS if c.id == "eos.torch.e4.crosses.fcn_relu")).verdict is Verdict.REFUTED
+    assert eos_stats.eos_side_balance(e4_sweep(), 0.25) == 0.0
+    assert eos_stats.eos_side_balance(e4_sweep(level=1.0, swing=0.05), 0.25) > 0.4
 
 
 @pytest.mark.parametrize("family", e4.FAMILIES, ids=lambda f: f.prefix)

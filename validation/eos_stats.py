@@ -18,6 +18,7 @@ function                               what it measures
 :func:`avg_sharpness_fall_rate`        E3's seed statistics for the sharpness measures: −d ln(measure) / d(η/η_c)
 :func:`adaptive_sharpness_fall_rate`
 :func:`eos_time_gap`                   E4's seed statistic: median ``|ηS_t/2 − 1|`` over the tracked run's EoS phase
+:func:`eos_side_balance`               E4's seed statistic: the smaller share of the EoS phase on one side of 2/η
 :func:`eos_norm_time_growth`           E4's seed statistic: growth of the 2-step averaged ‖θ‖₁ over that phase
 :func:`e4_dynamics`                    S_t around 2/η in the tracked EoS run, 2-step averaged ‖θ‖₁ growing
 :func:`u_arm_slopes`                   E5's seed statistic: the two-lines test of a U in test error against ln η
@@ -44,7 +45,7 @@ __all__ = ["SIDE_MARGIN", "EDGE_DELTA", "MEASURES", "json_float", "final_sharpne
            "kink_offset", "edge_share",
            "NULL_GRID_BELOW", "eos_median_gap",
            "flow_plateau_dev", "l1_growth_rate", "avg_sharpness_fall_rate", "adaptive_sharpness_fall_rate",
-           "l1_curvature_share", "E3_MIN_RUNS", "eos_time_gap", "eos_norm_time_growth", "E4_MIN_POINTS"]
+           "l1_curvature_share", "E3_MIN_RUNS", "eos_time_gap", "eos_side_balance", "eos_norm_time_growth", "E4_MIN_POINTS"]
 
 SIDE_MARGIN = 0.05  # runs within ±5 % of the predicted η_c are neither "flow side" nor "EoS side"
 EDGE_DELTA = 0.05  # a run is at the edge of stability when ηS/2 ≥ 1 − EDGE_DELTA
@@ -637,6 +638,40 @@ def eos_time_gap(sweep: dict, eta_c: float) -> float:
         return math.nan
     eta = next(r for r in sweep["runs"] if r.get("tracked"))["eta"]
     return float(np.median([abs(eta * abs(json_float(p["S"])) / 2 - 1) for p in phase]))
+
+
+def eos_side_balance(sweep: dict, eta_c: float) -> float:
+    r"""E4's "the sharpness oscillates around 2/η" as one number per seed: in the sweep's tracked run, over its EoS
+    phase (as :func:`eos_time_gap`), the smaller of the shares of measurements with :math:`\eta S_t/2 > 1` and
+    with :math:`\eta S_t/2 < 1`: 0 for a path that stays on one side (a monotone approach, a plateau above), up
+    to 1/2 for one that spends equal time on both. Measured every few steps, a path that is noisy about 2/η also
+    reads high: the criterion is "both sides of 2/η", not a period-2 alternation (which needs S_t at every step).
+    NaN as :func:`eos_time_gap`.
+
+    Parameters
+    ----------
+    sweep : dict
+        A stored sweep with one run marked ``tracked`` (its ``sharpness_path``).
+    eta_c : float
+        The predicted critical step (unused: the signature of every seed statistic).
+
+    Returns
+    -------
+    float
+        The balance, in [0, 1/2]; NaN when undecided.
+
+    Examples
+    --------
+    >>> path = [{"step": k, "S": s, "converged": True} for k, s in enumerate([1.5, 1.9, 2.04, 1.98, 2.03, 1.99])]
+    >>> tracked = {"eta": 1.0, "tracked": True, "outcome": "converged", "steps": 8, "sharpness_path": path}
+    >>> eos_side_balance({"runs": [tracked]}, 0.5)   # from 1.9 on: 2 of 5 above 2/eta, 3 below
+    0.4
+    """
+    run, phase = _eos_phase(sweep)
+    if len(phase) < E4_MIN_POINTS:
+        return math.nan
+    g = np.array([run["eta"] * abs(json_float(p["S"])) / 2 for p in phase])
+    return float(min(np.mean(g > 1), np.mean(g < 1)))
 
 
 def eos_norm_time_growth(sweep: dict, eta_c: float) -> float:

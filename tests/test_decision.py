@@ -37,7 +37,9 @@ def test_three_way_decides_each_case(values, direction, expected, rule):
 
 def test_equivalence_needs_the_tost_interval_inside_the_margin():
     values = _values(0.02, 0.02, 12)
-    assert three_way(values, direction=1, delta=0.05).verdict in ("confirmed",)  # tight and positive
+    assert three_way(values, direction=1, delta=0.01).verdict == "confirmed"  # tight, positive, above the margin
+    trivial = three_way(values, direction=1, delta=0.05)  # significant, but smaller than the effect that matters
+    assert (trivial.verdict, trivial.rule) == ("refuted", "trivial") and trivial.interval[0] > 0
     small = _values(0.0, 0.03, 12)
     assert three_way(small, direction=1, delta=0.05).rule == "equivalent"
     assert three_way(small, direction=1, delta=0.01).rule == "straddles"  # a narrower margin: not shown absent

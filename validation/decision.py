@@ -7,9 +7,11 @@ ran, and a level α (Holm-adjusted to α_H within a family of claims):
 =============  ==============================================================================================
 verdict        rule (:func:`three_way`)
 =============  ==============================================================================================
-confirmed      the (1 − α_H) seed-level interval of the mean lies beyond 0 on the predicted side
-refuted        the (1 − α_H) interval lies beyond 0 on the other side (``opposite``), or the (1 − 2α) interval
-               lies inside (−δ, δ): the effect is absent (``equivalent``, two one-sided tests, TOST)
+refuted        the (1 − 2α) interval lies inside (−δ, δ): the effect is absent (``equivalent``, two one-sided
+               tests, TOST) or smaller than the smallest effect that matters (``trivial``: significant, but
+               inside the margin); checked first, so δ keeps the meaning it was given
+confirmed      otherwise, the (1 − α_H) seed-level interval of the mean lies beyond 0 on the predicted side
+refuted        the (1 − α_H) interval lies beyond 0 on the other side (``opposite``)
 undecided      otherwise, or fewer than ``min_seeds`` finite seed values
 =============  ==============================================================================================
 
@@ -159,8 +161,9 @@ def three_way(values, *, direction: int, delta: float, level: float = DEFAULT_LE
               adjusted_level: float | None = None, min_seeds: int = MIN_SEEDS) -> Decision:
     """Confirmed, refuted or undecided from the seed values of one statistic (module docstring).
 
-    confirmed: the (1 − ``adjusted_level``) interval lies on the predicted side of 0; refuted: it lies on the
-    opposite side, or the (1 − 2·level) interval lies inside (−δ, δ) (equivalent to no effect); undecided otherwise.
+    refuted when the (1 − 2·level) interval lies inside (−δ, δ) (no effect that matters: ``equivalent``, or
+    ``trivial`` when it is also significant); else confirmed when the (1 − ``adjusted_level``) interval lies on
+    the predicted side of 0, refuted when it lies on the opposite side; undecided otherwise.
 
     Parameters
     ----------
@@ -195,6 +198,8 @@ def three_way(values, *, direction: int, delta: float, level: float = DEFAULT_LE
     ('confirmed', 'predicted side', 0.0)
     >>> three_way([0.01, -0.01, 0.0, 0.005], direction=1, delta=0.1).rule
     'equivalent'
+    >>> three_way([0.020, 0.021, 0.022, 0.021], direction=1, delta=0.1).rule   # a real rise, but under delta
+    'trivial'
     """
     _check(delta, level)
     if direction not in (1, -1):
@@ -214,12 +219,12 @@ def three_way(values, *, direction: int, delta: float, level: float = DEFAULT_LE
     if v.size < min_seeds:
         return decision("undecided", "too few seeds", math.nan)
     lo, hi = sorted((direction * interval[0], direction * interval[1]))
+    if -delta < tost[0] and tost[1] < delta:  # smaller than the smallest effect that matters, significant or not
+        return decision("refuted", "trivial" if lo > 0 else "equivalent", max(-lo, 1e-12))
     if lo > 0:
         return decision("confirmed", "predicted side", 0.0)
     if hi < 0:
         return decision("refuted", "opposite", -hi)
-    if -delta < tost[0] and tost[1] < delta:
-        return decision("refuted", "equivalent", max(-lo, 1e-12))
     return decision("undecided", "straddles", -lo)
 
 

@@ -240,6 +240,7 @@ def test_cli_validate_eos_runs_and_writes_summary(tmp_path, capsys):
 
 @pytest.mark.parametrize("argv,param", [
     (["--eps", "0"], "eps"), (["--eta-grid", "0.5,-1"], "eta"), (["--eta-grid", ""], "eta_grid"),
+    (["--eta-grid", "2,1"], "eta_grid"),
     (["--arch", "mlp"], "arch"), (["--loss", "hinge"], "loss"), (["--dataset", "imagenet"], "dataset"),
     (["--absolute"], "absolute"), (["--gf-method", "rk45"], "gf_method"),
 ])

@@ -68,6 +68,8 @@ def run(args) -> int:
         if (grid <= 0).any():
             raise InputError("eta", "every step size (or multiple of eta_c) must be > 0", args.eta_grid)
         distinct_values("eta_grid", grid)  # a repeated eta would be one run listed twice
+        if (grid[1:] <= grid[:-1]).any():  # a sweep is read in order of eta: say so rather than reorder silently
+            raise InputError("eta_grid", "must be increasing", args.eta_grid)
         overrides.update(coarse=tuple(float(g) for g in grid), fine=(), absolute=bool(args.absolute))
     elif args.absolute:
         raise InputError("absolute", "needs --eta-grid with the step sizes")

@@ -158,3 +158,13 @@ def test_the_theory_model_shows_the_guaranteed_u_and_no_u_at_the_flow_teacher(tm
     assert res["decision"].verdict == "confirmed" and min(res["values"]) > e5.U_FAMILY.delta, res["values"]
     assert all(c.equivalent for c in res["controls"]), [c.summary() for c in res["controls"]]
     assert three_way(res["null_values"], direction=1, delta=e5.U_FAMILY.delta).verdict == "refuted"
+
+
+def test_the_e5_figure_draws_every_panel(tmp_path):
+    from biasaudit.figures.eos_torch import make_e5_figure
+
+    panels = {"theory": {"U": [error_sweep(u_errors(depth=0.9))], "no U": [error_sweep(HOCKEY)]},
+              "networks": {"FCN": [error_sweep(FALLING), error_sweep([e + 0.01 for e in FALLING])]}}
+    (path,) = make_e5_figure(tmp_path, panels)
+    with open(path, "rb") as fh:
+        assert fh.read(8) == b"\x89PNG\r\n\x1a\n"

@@ -14,7 +14,7 @@ import numpy as np
 from biasaudit.figures._common import pyplot, save
 from biasaudit.validation.eos_stats import e5_one_sweep, final_sharpness, json_float, usable_runs
 
-__all__ = ["make_sweep_figures", "make_e2_figure"]
+__all__ = ["make_sweep_figures", "make_e2_figure", "make_e5_figure"]
 
 
 def make_sweep_figures(outdir, tier: str = "quick", *, sweep: dict | None = None,
@@ -160,6 +160,36 @@ def make_e2_figure(outdir, tier: str = "quick", *, sweeps: dict | None = None,
     ax.legend(fontsize=7)
     path = outdir / "eos_e2_architectures.png"
     return [str(save(fig, path))]
+
+
+def make_e5_figure(outdir, panels: dict) -> list[str]:
+    """E5: test error relative to its mean over the sweep, against η/η_c, one panel per entry of ``panels``
+    (title -> {label: [one sweep per seed]}); a thin line per seed, a thick one for the seeds' mean. Writes
+    ``eos_e5_test_error.png``."""
+    from biasaudit.validation.eos_stats import relative_test_errors
+
+    plt = pyplot()
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.6), squeeze=False)
+    for ax, (title, curves) in zip(axes[0], panels.items()):
+        for i, (label, sweeps) in enumerate(curves.items()):
+            table: dict[float, list[float]] = {}
+            for sweep in sweeps:
+                m, e = relative_test_errors(sweep, json_float(sweep["gf"]["eta_c"]))
+                if m.size:
+                    ax.plot(m, e, "-", color=f"C{i}", lw=0.6, alpha=0.5)
+                for mi, ei in zip(np.round(m, 3), e):
+                    table.setdefault(float(mi), []).append(float(ei))
+            if table:
+                grid = sorted(table)
+                ax.plot(grid, [np.mean(table[g]) for g in grid], "o-", color=f"C{i}", ms=3, lw=1.6,
+                        label=f"{label} ({len(sweeps)} seeds)")
+        ax.axvline(1.0, color="0.6", lw=0.8)
+        ax.set(xscale="log", xlabel="η / η_c", ylabel="test error / its mean over the sweep", title=title)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7)
+    return [_saved(fig, outdir / "eos_e5_test_error.png")]
 
 
 def _saved(fig, path: Path) -> str:

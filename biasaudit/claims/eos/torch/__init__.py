@@ -9,4 +9,4 @@ __all__ = ["CLAIMS", "FIGURES"]
 
 CLAIMS = (sweeps.CLAIMS + architectures.CLAIMS + measures.CLAIMS + dynamics.CLAIMS + generalization.CLAIMS
           + central_flow.CLAIMS)
-FIGURES = sweeps.FIGURES + architectures.FIGURES + central_flow.FIGURES
+FIGURES = sweeps.FIGURES + architectures.FIGURES + generalization.FIGURES + central_flow.FIGURES

@@ -30,8 +30,9 @@ from __future__ import annotations
 
 from biasaudit.claims.eos.torch._study import TOY, Family, study_claim
 from biasaudit.claims.eos.torch.architectures import ARCHITECTURES, NAMES
+from biasaudit.figures import FigureJob
 
-__all__ = ["CLAIMS", "U_FAMILY", "FALLS_FAMILY"]
+__all__ = ["CLAIMS", "FIGURES", "U_FAMILY", "FALLS_FAMILY"]
 
 U_FAMILY = Family(
     prefix="eos.torch.e5.u_shape", statistic="biasaudit.validation.eos_stats:u_arm_slopes", decision="positive",
@@ -66,3 +67,32 @@ FALLS_FAMILY = Family(
     title="on the {name}, test error against eta has no U inside the sweep: an arm goes the wrong way (it keeps "
           "falling past the break, or never falls into it), U = min(-b_L, b_R) < 0, over init seeds")
 CLAIMS += (study_claim(FALLS_FAMILY, "fcn", name=NAMES["fcn"], notes=_notes("fcn", "mse")),)
+
+
+def _make_figure(outdir, tier):
+    from pathlib import Path
+
+    from biasaudit.claims.eos.torch._study import TEACHER_FLOW, TEACHER_U, _configs, seed_sweeps, teacher_sweep
+    from biasaudit.figures.eos_torch import make_e5_figure
+    from biasaudit.validation.eos_config import E2_FULL_ONLY
+
+    archs = [a for a in ARCHITECTURES if not (tier == "quick" and a in E2_FULL_ONLY)]
+    toy = list(zip(seed_sweeps(TOY, "mse", tier), _configs(TOY, "mse", tier)))
+    panels = {
+        "the theory model: risk against a teacher": {
+            f"teacher at {TEACHER_U:g} eta_c (a U)": [teacher_sweep(sw, c, TEACHER_U) for sw, c in toy],
+            f"teacher at {TEACHER_FLOW:g} eta_c (no U)": [teacher_sweep(sw, c, TEACHER_FLOW) for sw, c in toy]},
+        **{f"networks, {name}": {NAMES[a]: seed_sweeps(a, loss, tier) for a in archs}
+           for loss, name in (("mse", "MSE"), ("ce", "cross-entropy"))}}
+    return [Path(p) for p in make_e5_figure(outdir, panels)]
+
+
+FIGURES = (FigureJob(
+    id="eos.torch.e5_test_error", paper="eos",
+    title="E5: test error against eta, per seed and architecture, beside the theory model's guaranteed U",
+    claims=("eos.torch.e5.*",), make=_make_figure,
+    caption="Test error divided by its mean over each sweep, against eta/eta_c (thin: one init seed; thick: their "
+            "mean). Left, the positive control: the theory model's risk against a teacher at GD's endpoint at 1.2 "
+            "eta_c falls into it and rises after it; against the flow's endpoint it is flat, then rises (no U). "
+            "Middle and right: the networks of the tier with MSE and cross-entropy.",
+    requires=("biasaudit.figures.eos_torch:make_e5_figure", "torch:Tensor")),)

@@ -114,20 +114,28 @@ def _fake_result(outcomes=_MOVES, n=12):
             "contrast": {k: cs.rho_contrast(runs[h], runs[lo]) for k, (h, lo) in pairs.items()}}
 
 
+@pytest.fixture
+def full_tier(monkeypatch):
+    """The patch claim runs at the full tier only: the verdict logic is tested there, on made-up results."""
+    monkeypatch.setenv("BIASAUDIT_SAM_TORCH_TIER", "full")
+
+
 def _with(results):
     return lambda design, tier: results.get(design, results["*"])
 
 
+@pytest.mark.usefixtures("full_tier")
 def test_the_claim_is_confirmed_where_the_boundary_moves_with_its_positive_control(monkeypatch):
     monkeypatch.setattr(rs_claims, "rho_result", _with({"*": _fake_result()}))
     rec = run_claim(rs_claims.PATCH_RHO_CLAIM, profile="ci")
     assert rec.verdict == Verdict.CONFIRMED, rec.detail
     obs = rec.observed
-    assert obs["positive_control"]["verdict"] == "confirmed" and obs["n_seeds"] == 12
+    assert obs["positive_control"]["verdict"] == "confirmed" and obs["n_seeds"] == 12 and obs["tier"] == "full"
     assert {c["name"] for c in obs["data_controls"]} == {"aa", "randsam"} and obs["decision"]["delta"] == 0.25
     assert obs["statistic"]["rho_lo"] == pytest.approx(0.05) and obs["gd_reading"]["collapsed_share"] == 0.0
 
 
+@pytest.mark.usefixtures("full_tier")
 def test_the_claim_is_refuted_when_the_boundary_does_not_move(monkeypatch):
     still = {**_MOVES, "sam_lo": "collapsed", "aa": "collapsed"}  # SAM collapses at both radii
     monkeypatch.setattr(rs_claims, "rho_result", _with({"diag": _fake_result(), "*": _fake_result(still)}))
@@ -135,6 +143,7 @@ def test_the_claim_is_refuted_when_the_boundary_does_not_move(monkeypatch):
     assert rec.verdict == Verdict.REFUTED and rec.observed["decision"]["rule"] == "equivalent", rec.detail
 
 
+@pytest.mark.usefixtures("full_tier")
 def test_a_failed_positive_control_leaves_the_claim_undecided(monkeypatch):
     still = {**_MOVES, "sam_hi": "ok"}
     monkeypatch.setattr(rs_claims, "rho_result", _with({"diag": _fake_result(still), "*": _fake_result()}))
@@ -144,6 +153,7 @@ def test_a_failed_positive_control_leaves_the_claim_undecided(monkeypatch):
     assert rec.observed["positive_control"]["verdict"] == "refuted"
 
 
+@pytest.mark.usefixtures("full_tier")
 @pytest.mark.parametrize("failing, name", [({"randsam_hi": "collapsed"}, "randsam"),
                                            ({"aa": ["collapsed"] * 6 + ["ok"] * 6}, "aa")])
 def test_a_failing_data_control_leaves_the_claim_undecided(monkeypatch, failing, name):
@@ -152,6 +162,7 @@ def test_a_failing_data_control_leaves_the_claim_undecided(monkeypatch, failing,
     assert rec.verdict == Verdict.UNDECIDED and name in rec.detail, rec.detail
 
 
+@pytest.mark.usefixtures("full_tier")
 def test_too_many_slow_seeds_leave_the_claim_undecided(monkeypatch):
     slow = {**_MOVES, "sam_hi": ["slow"] * 4 + ["collapsed"] * 8}
     monkeypatch.setattr(rs_claims, "rho_result", _with({"diag": _fake_result(), "*": _fake_result(slow)}))
@@ -159,6 +170,7 @@ def test_too_many_slow_seeds_leave_the_claim_undecided(monkeypatch):
     assert rec.verdict == Verdict.UNDECIDED and "4 of 12 seeds had a slow or diverged SAM run" in rec.detail
 
 
+@pytest.mark.usefixtures("full_tier")
 def test_the_patch_claim_reads_its_own_design_and_the_positive_control(monkeypatch):
     seen = []
 
@@ -169,3 +181,11 @@ def test_the_patch_claim_reads_its_own_design_and_the_positive_control(monkeypat
     monkeypatch.setattr(rs_claims, "rho_result", fake)
     assert run_claim(rs_claims.PATCH_RHO_CLAIM, profile="ci").verdict == Verdict.CONFIRMED
     assert set(seen) == {"patch", "diag"} and seen[0] == "patch"
+
+
+def test_the_patch_claim_is_out_of_scope_at_the_quick_tier_and_trains_nothing(monkeypatch):
+    monkeypatch.setenv("BIASAUDIT_SAM_TORCH_TIER", "quick")
+    rec = run_claim(rs_claims.PATCH_RHO_CLAIM, profile="ci")
+    assert rec.verdict == Verdict.OUT_OF_SCOPE and "full tier only" in rec.detail
+    assert rs_claims.PATCH_RHO_CLAIM.runs() == ()
+    assert len(rs_claims.DIAG_RHO_CLAIM.runs()) == len(rs.ARMS) * 12

@@ -27,7 +27,8 @@ is the seed's rho contrast (:func:`biasaudit.validation.sam_collapse_stats.rho_c
 experiment contract by :mod:`biasaudit.claims.sam.torch.rho_scaling`.
 
 Designs (:data:`DESIGNS`): ``diag`` (the positive control: the depth-2 diagonal network on the bright/faint patch
-images, where the theory's scaling holds) and ``patch`` (the small CNN on the same images).
+images, where the theory's scaling holds) and ``patch`` (the small CNN on the same images). The audit runs
+``patch`` at the full tier only (:data:`AUDIT_TIERS`): its quick size costs more than the quick audit can pay.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from dataclasses import replace
 
 from biasaudit.plumbing import choice
 
-__all__ = ["DESIGNS", "ARMS", "RHO_FACTOR", "design_settings", "rho_configs", "rho_experiment"]
+__all__ = ["DESIGNS", "AUDIT_TIERS", "ARMS", "RHO_FACTOR", "design_settings", "rho_configs", "rho_experiment"]
 
 ARMS = ("sam_hi", "sam_lo", "aa", "randsam_hi", "randsam_lo", "gd")
 _ARM_RUN = {  # arm: (optimizer, radius, seed offset)
@@ -48,6 +49,10 @@ _ARM_RUN = {  # arm: (optimizer, radius, seed offset)
 # rho_hi and 1.6-1.8x above it at rho_lo on both designs.
 RHO_FACTOR = 4.0
 DESIGNS = ("diag", "patch")
+# The tiers the audit runs each design at. The patch design's quick size is defined (and was read once,
+# notes/validation-sam.md) but its 36 runs of its own took 219 CPU-seconds, about 110 s of wall time on 2 cores:
+# over the 90 s the quick audit has for this study (SAM at rho_lo needs 300-1350 steps, and collapses on some seeds).
+AUDIT_TIERS = {"diag": ("quick", "full"), "patch": ("full",)}
 
 
 def design_settings(design: str, tier: str = "quick") -> dict:

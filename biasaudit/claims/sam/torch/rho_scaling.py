@@ -17,7 +17,9 @@ claim                                      design
 =========================================  ======================================================================
 ``sam.torch.diag_collapse_rho_scaling``    the depth-2 diagonal network on the patch images: the **positive
                                            control** (``role = "positive_control"``)
-``sam.torch.patch_collapse_rho_scaling``   the small CNN on the bright/faint patch images (8x8)
+``sam.torch.patch_collapse_rho_scaling``   the small CNN on the bright/faint patch images; the audit runs it
+                                           at the full tier only (its quick size costs more than the quick
+                                           audit's budget for this study)
 =========================================  ======================================================================
 
 The network claim is undecided unless the diagonal network's claim is confirmed in the same audit and both data
@@ -34,7 +36,7 @@ import sympy as sp
 
 from biasaudit.contract import DataControl, ExperimentContract, contract_observation
 from biasaudit.domain import Domain, Fixed
-from biasaudit.ledger import Claim, Observation, Tolerance
+from biasaudit.ledger import Claim, Observation, OutOfScope, Tolerance
 from biasaudit.tier import AuditTier
 
 __all__ = ["CLAIMS", "rho_result", "rho_decision", "STATISTIC", "DELTA", "POSITIVE_CONTROL"]
@@ -173,12 +175,31 @@ def _evaluate(params, predicted):
     return Observation(observed, error, detail, decided=verdict != "undecided")
 
 
+def _out_of_scope(design: str, tier: str) -> str | None:
+    """Why the audit does not run ``design`` at ``tier``, or None when it does."""
+    from biasaudit.validation.sam_rho_scaling import AUDIT_TIERS
+
+    if tier in AUDIT_TIERS[design]:
+        return None
+    return (f"the {design} design of the rho study runs at the full tier only (biasaudit audit --tier full, meant for "
+            "a GPU): its quick size costs more than the quick audit's budget for it")
+
+
+def _predict(params) -> int:
+    missing = _out_of_scope(params["design"], _tier())
+    if missing:
+        raise OutOfScope(missing)
+    return 1
+
+
 def _runs_of_design(design: str):
     def runs() -> tuple:
         from biasaudit.audit.units import RunUnit
         from biasaudit.validation.sam_rho_scaling import rho_configs
 
         tier = _tier()
+        if _out_of_scope(design, tier):
+            return ()
         designs = (design,) if design == "diag" else (design, "diag")  # a network claim reads its positive control
         return tuple(RunUnit(f"sam-{cfg.key()}", f"run {d}/{tier}: {cfg.optimizer} rho={cfg.rho:g} "
                              f"alpha={cfg.init_scale} seed={cfg.seed}", "biasaudit.validation.sam_runs:cached_run_unit",
@@ -199,7 +220,7 @@ def _claim(cid: str, design: str, what: str, source: str, role: str = "effect") 
         hypotheses=(sp.Lt(RHO_LO, RHO_HI, evaluate=False), sp.Lt(ALPHA_C(RHO_LO), ALPHA, evaluate=False),
                     sp.Lt(ALPHA, ALPHA_C(RHO_HI), evaluate=False)),
         statement=sp.Gt(S, 0, evaluate=False),
-        predict=lambda params: 1,
+        predict=_predict,
         evaluate=_evaluate,
         tolerance=CI_SIDE,
         domain=Domain({"tier": AuditTier(_tier), "design": Fixed(design)}),

@@ -45,8 +45,8 @@ _ARM_RUN = {  # arm: (optimizer, radius, seed offset)
     "sam_hi": ("sam", "rho_hi", 0), "sam_lo": ("sam", "rho_lo", 0), "aa": ("sam", "rho_lo", None),
     "randsam_hi": ("randsam", "rho_hi", 0), "randsam_lo": ("randsam", "rho_lo", 0), "gd": ("gd", "rho_hi", 0)}
 # rho_hi / rho_lo. Placement (pilots on seeds 1000-1003, which no claim reads; notes/validation-sam.md "SAM's
-# boundary moves with rho"): a factor 4 puts the collapse designs' below alpha about 2x below SAM's boundary at
-# rho_hi and 1.6-1.8x above it at rho_lo on both designs.
+# boundary moves with rho"): on the diagonal network a factor 4 puts the collapse design's below alpha 2x below
+# SAM's boundary at rho_hi and 2x above it at rho_lo; on the patch CNN SAM at rho_lo fitted there on all four seeds.
 RHO_FACTOR = 4.0
 DESIGNS = ("diag", "patch")
 # The tiers the audit runs each design at. The patch design's quick size is defined (and was read once,

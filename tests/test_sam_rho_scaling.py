@@ -57,6 +57,10 @@ def test_each_design_builds_on_its_collapse_design_with_rho_lo_a_quarter_of_rho_
     assert (by_arm["aa"].optimizer, by_arm["aa"].rho, by_arm["aa"].seed) == ("sam", 0.075, sr.AA_OFFSET)
     assert by_arm["randsam_lo"].optimizer == "randsam" and by_arm["gd"].optimizer == "gd"
     assert all(c.init_scale == 0.0139 for c in configs)
+    from biasaudit.validation.sam_training import validate_config
+
+    for cfg in rs.rho_configs("patch", "full"):  # the full tier's runs are valid configurations
+        validate_config(cfg)
 
 
 def test_the_shared_arms_are_the_collapse_designs_runs():

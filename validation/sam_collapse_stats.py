@@ -13,13 +13,21 @@ Regime 1 of the theory gives C = 1 on every seed (SAM collapses below alpha_c, G
 above); C = 0 when SAM has no boundary (it collapses on both sides, or on neither) or when GD collapses where
 SAM does. A seed with a ``slow`` or ``diverged`` run among its four enters no value: it is listed with its
 outcomes and counted, never imputed as collapsed or as fitted.
+
+Across the SAM radius at one alpha between SAM's boundaries for a small rho_lo and a large rho_hi (the theory's
+alpha_c is proportional to rho), the seed's **rho contrast** (:func:`rho_contrast`) is
+
+    S = c(T, rho_hi) − c(T, rho_lo),
+
+1 on every seed where the boundary moves with rho as the theory says, 0 where it does not move across alpha; the
+same rule for slow and diverged runs.
 """
 
 from __future__ import annotations
 
 import math
 
-__all__ = ["OUTCOMES", "POINTS", "collapse_indicator", "collapse_contrast", "paired_contrast"]
+__all__ = ["OUTCOMES", "POINTS", "collapse_indicator", "collapse_contrast", "paired_contrast", "rho_contrast"]
 
 OUTCOMES = ("ok", "collapsed", "slow", "diverged")  # every outcome a run can end with
 POINTS = ("below", "above")  # the two alphas of a design: below SAM's boundary, and well above it
@@ -110,4 +118,42 @@ def paired_contrast(grid: dict, treated: str, reference: str = "gd") -> dict:
             seeds.append(seed)
         else:
             missing.append({"seed": seed, **four})
+    return {"values": values, "seeds": seeds, "missing": missing}
+
+
+def rho_contrast(high: list, low: list) -> dict:
+    """The seed values of S = c(T, rho_hi) − c(T, rho_lo) (module docstring), the i-th run of ``high`` paired with
+    the i-th of ``low``.
+
+    Parameters
+    ----------
+    high, low : list
+        The runs of the arm at the large and at the small radius (or, for the A/A control, the small radius from
+        other seeds and the small radius), in seed order; a run is a record with ``config["seed"]`` and ``status``.
+
+    Returns
+    -------
+    dict
+        ``{"values", "seeds", "missing": [{"seed", "high", "low"}]}``: the seed of ``low`` names the pair; a missing
+        pair (a slow or diverged run) lists both outcomes.
+
+    Examples
+    --------
+    >>> run = lambda seed, status: {"config": {"seed": seed}, "status": status}
+    >>> out = rho_contrast([run(0, "collapsed"), run(1, "collapsed"), run(2, "ok")],
+    ...                    [run(0, "ok"), run(1, "slow"), run(2, "ok")])
+    >>> out["values"], out["seeds"], out["missing"]
+    ([1.0, 0.0], [0, 2], [{'seed': 1, 'high': 'collapsed', 'low': 'slow'}])
+    """
+    if len(high) != len(low):
+        raise ValueError(f"rho_contrast pairs runs seed by seed: {len(high)} high against {len(low)} low")
+    values, seeds, missing = [], [], []
+    for h, lo in zip(high, low):
+        value = collapse_indicator(h["status"]) - collapse_indicator(lo["status"])
+        seed = lo["config"]["seed"]
+        if math.isfinite(value):
+            values.append(value)
+            seeds.append(seed)
+        else:
+            missing.append({"seed": seed, "high": h["status"], "low": lo["status"]})
     return {"values": values, "seeds": seeds, "missing": missing}

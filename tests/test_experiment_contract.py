@@ -80,7 +80,8 @@ def test_paper_2s_architecture_claims_read_the_kink_with_their_positive_control(
     for claim in e2:
         family = claim.id.rsplit(".", 2 if claim.id.endswith(".ce") else 1)[0]
         shared = {"eos.torch.e3.adaptive_sharpness_rises": "eos.torch.e3.adaptive_sharpness",  # the other side
-                  "eos.torch.e1.tracking_fails_small_eps": "eos.torch.e1.tracking"}
+                  "eos.torch.e1.tracking_fails_small_eps": "eos.torch.e1.tracking",
+                  "eos.torch.e2.at_2eps": "eos.torch.e2", "eos.torch.e2.above_at_2eps": "eos.torch.e2"}
         assert claim.contract.positive_control in (None, f"{shared.get(family, family)}.diag")
         assert {c.name for c in claim.contract.data_controls} == {"aa", "null_grid"}
     assert BY_ID["eos.torch.e2.cnn.ce"].contract.statistic == "biasaudit.validation.eos_stats:kink_offset"

@@ -76,6 +76,9 @@ DECIDED = Tolerance(
     "decision interval reaches to the wrong side, relative to delta")
 
 
+_BY_PREFIX: dict[str, "Family"] = {}  # every family by its prefix (Family.control_family)
+
+
 @dataclass(frozen=True)
 class Family:
     """One statistic of the sweeps, studied over init seeds on every architecture (module docstring).
@@ -101,6 +104,14 @@ class Family:
     eps: float | None = None  # the networks' sweeps stop at this loss instead of E2's (the theory model's: E2's)
     null: str = "null_grid"  # the null data control (NULL_CONTROLS)
     cross_fit: str = ""  # "module:function" of (other seeds' sweeps, their eta_c) -> the statistic's third argument
+
+    def __post_init__(self):
+        _BY_PREFIX.setdefault(self.prefix, self)
+
+    def control_family(self) -> "Family":
+        """The family whose ``.diag`` claim is this family's positive control (itself, or ``control_prefix``'s):
+        the control is decided once, with that family's margin and direction."""
+        return _BY_PREFIX.get(self.control_prefix, self) if self.control_prefix else self
 
     def statistic_function(self):
         """The statistic as a callable ``f(sweep, eta_c) -> float``."""
@@ -291,7 +302,7 @@ def study(family: Family, arch: str, loss: str, tier: str) -> dict:
         null = [edge_share(sw, ec) for sw, ec in zip(sweeps, eta_cs)]
     if family.decision == "equivalence" or (arch == TOY and not teacher):  # the control recovers the theory's value
         decision = equivalence_decision(values, delta=family.delta, level=LEVEL)
-    elif teacher:  # the effect the theory guarantees, whichever side the family's networks claim
+    elif teacher:  # the effect the theory guarantees
         decision = three_way(values, direction=1, delta=family.delta, level=LEVEL)
     else:
         decision = three_way([v - family.offset for v in values], direction=family.direction, delta=family.delta,
@@ -324,6 +335,7 @@ def study(family: Family, arch: str, loss: str, tier: str) -> dict:
 def _positive_control(family: Family, tier: str) -> dict:
     from biasaudit.validation.decision import gated_verdict
 
+    family = family.control_family()
     pc = study(family, TOY, "mse", tier)
     verdict, _ = gated_verdict(pc["decision"], pc["controls"], None)
     if pc["problems"]:

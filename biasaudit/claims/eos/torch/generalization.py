@@ -24,6 +24,10 @@ away from it: a U in η the theory guarantees (the endpoints move along the solu
 teacher at the flow's endpoint (0.5 η_c) the risk is flat, then rises: that control must not read as a U. Data
 controls of every claim: A/A (seed s against s + 1) and ``flow_side`` (the error's slope below η_c, where GD
 follows the flow and η cannot change what is learned: 0).
+
+Each init seed draws its own training and test subsets (MNIST-5k shuffled with the seed), so the seed-level
+interval of U carries the init's, the training data's and the test examples' variance together: it is an interval
+over seeds and test sets, not over one fixed test set.
 """
 
 from __future__ import annotations

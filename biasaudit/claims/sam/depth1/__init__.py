@@ -37,7 +37,7 @@ def _depth1_evaluate(p, predicted):
         tr = run_sam(np.full((1, mu.size), alpha), mu, [1.0], algorithm=algorithm, rho=p["rho"], eta=p["eta"],
                      steps=200, normalization=norm, record_every=10)
         w = tr.W[:, 0, :]
-        pred = alpha + tr.tau[:, None] * field[None, :]
+        pred = np.reshape(theory.depth1_weights(field, alpha, tr.tau), (tr.tau.size, mu.size))  # alpha + field tau
         worst = max(worst, float(np.max(np.abs(w - pred) / (abs(alpha) + tr.tau[:, None] * mu[None, :]))))
         share = float(w[-1] @ mu / (np.linalg.norm(w[-1]) * np.linalg.norm(mu)))
     return Observation(worst, worst, f"max rel. deviation of w_k from alpha + mu tau_k over gd/linf/l2(joint, "

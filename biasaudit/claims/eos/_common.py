@@ -14,7 +14,7 @@ from scipy.optimize import linprog
 
 from biasaudit.domain import Choice, Domain, Fixed, Integer, Real, Vector
 from biasaudit.ledger import AT_10X_PRECISION, Observation, OutOfScope, Tolerance
-from biasaudit.theory import eos_flow as flow
+from biasaudit.theory import eos as paper2  # paper 2's theory as it is re-exported for users
 from biasaudit.theory import eos_model as model
 
 __all__ = []
@@ -118,7 +118,7 @@ GD_SMALL = Domain(
 
 
 def _regimes(params):
-    return flow.eos_regimes(params["x"], params["y"], _w0(params), loss_factor=params.get("c", 0.5))
+    return paper2.eos_regimes(params["x"], params["y"], _w0(params), loss_factor=params.get("c", 0.5))
 
 
 MEASURED_SCALE = ("; the tolerance is the power of ten at least 10x the worst error measured over the thorough "

@@ -25,8 +25,10 @@ __all__ = ["CLAIMS"]
 
 # ============================================================================================ l_inf limit rules
 def _limit_value(limit):
-    return {"kind": limit.kind, "index": limit.index,
-            "beta_limit": None if limit.beta_limit is None else tuple(limit.beta_limit)}
+    """The limit as ``biasaudit regimes sam`` reports it (:meth:`LinfLimit.to_json`)."""
+    shown = limit.to_json()
+    return {"kind": shown["limit"], "index": shown["index"],
+            "beta_limit": None if shown["beta_limit"] is None else tuple(shown["beta_limit"])}
 
 
 def _limit_predict(p):

@@ -66,7 +66,6 @@ DISCRETE_KERNEL = crosscheck_claim(
     domain=Domain({"algorithm": Choice(("gd", "linf", "l2")), "normalization": Choice(("joint", "layer", "none")),
                    "depth": Integer(1, 4), "d": Integer(1, 4), "n": Integer(1, 4), "data_seed": Integer(0, 10**6),
                    "alpha": Vector("d", 0.2, 1.0), "rho": Real(0.01, 0.2), "eta": Real(0.01, 0.2)}),
-    samples={"ci": 8, "thorough": 32},  # 9 algorithm x normalization pairs: 8 draws reach l2's three at ci
     notes="Every claim on the discrete algorithms (sam.discrete.*, sam.l2.discrete_*, sam.linf.chatter_bound) runs "
           "the numba kernel; this claim vouches that it computes the update the readable reference writes out.",
 )

@@ -116,7 +116,8 @@ OUTCOME = Claim(
 
 def _mp_predict(params):
     reg = _regimes(params)
-    return {"etas": [0.5 * reg.eta_c, 1.3 * reg.eta_c], "digits": 7, "mp_eta_factor": 1.0}
+    # flow side, EoS, and twice the largest stable eta (where both runs must diverge: the class alone is compared)
+    return {"etas": [0.5 * reg.eta_c, 1.3 * reg.eta_c, 2.0 * reg.eta_stable_max], "digits": 7, "mp_eta_factor": 1.0}
 
 
 def _mp_eval(params, predicted):
@@ -151,7 +152,8 @@ MPMATH = Claim(
     hypotheses=(sp.Gt(eta_sym, 0, evaluate=False),),
     statement=sp.Le(err_rel, sp.Float(1e-7), evaluate=False),
     no_closed_form="the agreement of two simulations (GD in float64 and in 60-digit mpmath); η_c = 2/s_GF only "
-                   "places the two runs, at 0.5 and 1.3 η_c",
+                   "places the runs, at 0.5 and 1.3 η_c (and a third at twice the largest stable η, compared by "
+                   "its class)",
     predict=_mp_predict, evaluate=_mp_eval,
     tolerance=Tolerance("seven_digits", 1.0, "error is (relative difference)/1e-7; measured ~2e-13 relative "
                         "(13 digits) on the toy",

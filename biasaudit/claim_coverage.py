@@ -77,14 +77,11 @@ LIBRARY_SURFACE: dict[str, str] = {
     "numerics.eos_central_flow.CentralFlow.residual": _FRONT,
     "numerics.eos_central_flow.CentralFlow.risk": _FRONT,
     "numerics.eos_central_flow.CentralFlow.to_json": _FRONT,
-    "numerics.flows.FlowResult.beta": _FRONT,
     "numerics.l2_reduction.Classification.kind": _FRONT,
-    "numerics.l2_reduction.ReducedTrajectory.beta": _FRONT,
     "numerics.tableau.ButcherTableau.b_embedded": ("the embedded weights of a tableau; the tests check them, the "
                                                    "claims' integrators use their own step control"),
     "theory.eos_risk.fixed_teacher_risk_curve": _FRONT,
     "theory.formula.traced": "the tests' tracer of which formulas a prediction evaluates (tests/test_statements.py)",
-    "theory.sam_l2.L2Regimes.to_json": _FRONT,
     "theory.sam_l2.deep_perturbed_weights": _SYMBOLIC,
     "theory.sam_linf.linf_chatter_bound": _SYMBOLIC,
 }

@@ -77,6 +77,7 @@ DISCRETE_KERNEL = crosscheck_claim(
     domain=Domain({"variant": Choice(VARIANTS), "depth": Integer(1, 4), "d": Integer(1, 4), "n": Integer(1, 4),
                    "data_seed": Integer(0, 10**6),
                    "alpha": Vector("d", 0.2, 1.0), "rho": Real(0.01, 0.2), "eta": Real(0.01, 0.2)}),
+    samples={"ci": len(VARIANTS), "thorough": 32},  # at ci one draw per update on average
     notes="Every claim on the discrete algorithms (sam.discrete.*, sam.l2.discrete_*, sam.linf.chatter_bound) runs "
           "the numba kernel; this claim vouches that it computes the update the readable reference writes out.",
 )

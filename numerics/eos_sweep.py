@@ -403,8 +403,8 @@ class EosSweep:
                 f"null for the {int(diverged.sum())} diverged runs: the iterate left |w| <= {s.bound:g} before "
                 "converging, so its last state is not a quantity of the sweep")
         if self.kink is None:
-            reasons["kink"] = ("fewer than 90 % of the kink's runs (301 step sizes in eta_c (1 +- 10 %)) converged: "
-                               "no kink to fit")
+            reasons["kink"] = (f"fewer than 90 % of the kink's runs ({KINK_POINTS} step sizes in eta_c (1 +- 10 %)) "
+                               "converged: no kink to fit")
         if self.gap_median is None:
             reasons["gap_median_above_1.05_eta_c"] = "no converged run above 1.05 eta_c"
         return jsonable({

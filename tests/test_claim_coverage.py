@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from biasaudit.claim_coverage import COMPILE_TIME, LIBRARY_SURFACE, claim_coverage, problems
+from biasaudit.claim_coverage import ENVIRONMENT, LIBRARY_SURFACE, claim_coverage, problems
 from biasaudit.cli import main
 
 CHEAP = "eos.hessian.formula"  # theory.eos_model only, no numba
@@ -45,7 +45,7 @@ def test_problems_name_the_share_and_each_function_without_a_reason(one_claim):
 
 def test_every_listed_function_names_a_reason():
     assert all(reason.strip() for reason in LIBRARY_SURFACE.values())
-    assert all(reason.strip() for reason in COMPILE_TIME.values()) and not set(COMPILE_TIME) & set(LIBRARY_SURFACE)
+    assert all(reason.strip() for reason in ENVIRONMENT.values())
 
 
 def test_refusals_of_invalid_input_are_left_out_and_the_rule_is_stated(one_claim):
@@ -58,6 +58,12 @@ def test_refusals_of_invalid_input_are_left_out_and_the_rule_is_stated(one_claim
     source = (Path(biasaudit.theory.__file__).parent / "eos_model.py").read_text().splitlines()
     refusals = [n for n, line in enumerate(source, 1) if "raise InputError(" in line]
     assert refusals and not set(refusals) & set(one_claim["modules"]["theory/eos_model.py"]["missing_lines"])
+
+
+def test_environment_modules_are_left_out_and_the_rule_is_stated(one_claim):
+    environment = one_claim["excluded"]["environment"]
+    assert "numba" in environment["rule"] and set(environment["modules"]) == set(ENVIRONMENT)
+    assert not set(ENVIRONMENT) & set(one_claim["modules"])
 
 
 def test_check_coverage_json_reports_the_documented_keys(capsys):

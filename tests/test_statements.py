@@ -55,7 +55,7 @@ NO_CLOSED_FORM: set[str] = {
     "eos.central_flow.norm_curve",
     # implementation cross-checks: a numba kernel's output against its plain reference's (biasaudit.claims.crosscheck)
     "sam.discrete.kernel_matches_reference", "sam.discrete.kernel_matches_symbolic_step",
-    "sam.flow.integrator_matches_reference",
+    "sam.discrete.divergence_matches_reference", "sam.flow.integrator_matches_reference",
     "sam.l2.heatmap_rk4_matches_reference", "sam.l2.classify_matches_reference", "sam.l2.heatmap_methods_agree",
     "sam.l2.reduction_matches_mpmath", "sam.l2.alpha_collapse_matches_mpmath", "sam.l2.switch_times_matches_mpmath",
     "eos.gd.sweep_matches_reference", "eos.central_flow.kernel_matches_reference",

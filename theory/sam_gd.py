@@ -44,6 +44,8 @@ SYMBOLS = {
     "beta_j(t)": sp.Symbol("beta_j(t)"),                           # depth 1: one coordinate of beta(t)
     "beta_svm": sp.Symbol("beta_svm"),                             # the l2 max-margin (SVM) vector
     "gamma_nonsupport": sp.Symbol("gamma_nonsupport", positive=True),  # margin of the non-support points
+    "k": sp.Symbol("k", integer=True, positive=True),              # the index of GD's limit e_k at L >= 3
+    "argmin": sp.Function("argmin"),                               # over j: the first blow-up time
 }
 
 GD_DEPTH1 = Formula("depth1_weights", alpha + mu * tau, (mu, alpha, tau))

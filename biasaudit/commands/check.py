@@ -258,6 +258,8 @@ def run_coverage(claims, args, seed: int) -> int:
               f"branches: {_share_text(report['branch_share'])}; numba kernels reached: {kernels['reached']} of "
               f"{kernels['total']} ({report['jit']})")
         print(f"excluded: {report['excluded']['lines']} lines, {report['excluded']['rule']}")
+        environment = report["excluded"]["environment"]
+        print(f"excluded: {', '.join(environment['modules'])}: {environment['rule']}")
         for row in report["unreached"]:
             print(f"unreached {row['function']}: {row['reason'] or 'NO REASON LISTED'}")
         for text in failing:

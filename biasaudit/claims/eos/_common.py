@@ -14,7 +14,7 @@ from scipy.optimize import linprog
 
 from biasaudit.domain import Choice, Domain, Fixed, Integer, Real, Vector
 from biasaudit.ledger import AT_10X_PRECISION, Observation, OutOfScope, Tolerance
-from biasaudit.theory import eos_flow as flow
+from biasaudit.theory import eos as paper2  # paper 2's theory as it is re-exported for users
 from biasaudit.theory import eos_model as model
 
 __all__ = []
@@ -118,7 +118,7 @@ GD_SMALL = Domain(
 
 
 def _regimes(params):
-    return flow.eos_regimes(params["x"], params["y"], _w0(params), loss_factor=params.get("c", 0.5))
+    return paper2.eos_regimes(params["x"], params["y"], _w0(params), loss_factor=params.get("c", 0.5))
 
 
 MEASURED_SCALE = ("; the tolerance is the power of ten at least 10x the worst error measured over the thorough "
@@ -153,13 +153,14 @@ def _tracking_predict(params):
 
 def _tracking_eval(params, predicted, n=1000):
     from biasaudit.numerics.eos_gd import gd_sweep
+    from biasaudit.numerics.eos_sweep import tracking_gap
 
     eta = np.linspace(predicted["eta_lo"], predicted["eta_hi"], n)
     s = gd_sweep(params["x"], params["y"], _w0(params), eta, loss_factor=params.get("c", 0.5))
     ok = s.converged
     if ok.sum() < 10:
         return Observation(None, math.nan, f"only {ok.sum()} converged runs", decided=False)
-    gap = 1 - eta[ok] * s.lambda_max[ok] / 2
+    gap = tracking_gap(s, 0.0, float(eta[-1]))  # 1 - eta S/2 of the converged runs: every eta of the grid
     inside = float(np.mean((gap >= TRACK_BAND[0]) & (gap <= TRACK_BAND[1])))
     return Observation({"fraction_in_band": inside, "median_gap": float(np.median(gap)), "max_gap": float(gap.max())},
                        1 - inside,

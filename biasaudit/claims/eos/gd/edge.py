@@ -166,13 +166,6 @@ def _kink_estimates(params, eta_c) -> dict | None:
     return kink_estimates(params["x"], params["y"], _w0(params), eta_c, loss_factor=params.get("c", 0.5))
 
 
-def _kink_measure(params, eta_c) -> float | None:
-    """The kink at the finest resolution (:func:`biasaudit.numerics.eos_sweep.measured_kink`)."""
-    from biasaudit.numerics.eos_sweep import measured_kink
-
-    return measured_kink(params["x"], params["y"], _w0(params), eta_c, loss_factor=params.get("c", 0.5))
-
-
 def _kink_predict(params):
     reg = _regimes(params)
     if reg.init_regime != "small":

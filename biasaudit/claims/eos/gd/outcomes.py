@@ -12,7 +12,6 @@ import numpy as np
 import sympy as sp
 
 from biasaudit.claims.eos._common import EPS, GD_SMALL, TOY, TOY_D3, _arr, _regimes, _rel_scaled, _w0
-from biasaudit.claims.eos.gd.edge import _kink_measure
 from biasaudit.domain import Domain, Fixed, Real, Vector
 from biasaudit.ledger import (AT_10X_EXACT, AT_10X_PRECISION, Claim, Observation, OutOfScope, Reference, Tolerance,
                               broken_hypothesis, one_side, shifted_prediction, two_sided)
@@ -117,7 +116,8 @@ OUTCOME = Claim(
 
 def _mp_predict(params):
     reg = _regimes(params)
-    return {"etas": [0.5 * reg.eta_c, 1.3 * reg.eta_c], "digits": 7, "mp_eta_factor": 1.0}
+    # flow side, EoS, and twice the largest stable eta (where both runs must diverge: the class alone is compared)
+    return {"etas": [0.5 * reg.eta_c, 1.3 * reg.eta_c, 2.0 * reg.eta_stable_max], "digits": 7, "mp_eta_factor": 1.0}
 
 
 def _mp_eval(params, predicted):
@@ -152,7 +152,8 @@ MPMATH = Claim(
     hypotheses=(sp.Gt(eta_sym, 0, evaluate=False),),
     statement=sp.Le(err_rel, sp.Float(1e-7), evaluate=False),
     no_closed_form="the agreement of two simulations (GD in float64 and in 60-digit mpmath); η_c = 2/s_GF only "
-                   "places the two runs, at 0.5 and 1.3 η_c",
+                   "places the runs, at 0.5 and 1.3 η_c (and a third at twice the largest stable η, compared by "
+                   "its class)",
     predict=_mp_predict, evaluate=_mp_eval,
     tolerance=Tolerance("seven_digits", 1.0, "error is (relative difference)/1e-7; measured ~2e-13 relative "
                         "(13 digits) on the toy",
@@ -310,22 +311,25 @@ def _toy_predict(params):
 
 def _toy_eval(params, predicted):
     from biasaudit.numerics.eos_gd import gd_sweep
-    from biasaudit.numerics.eos_sweep import tracking_gap
+    from biasaudit.numerics.eos_sweep import sweep_eos
 
-    reg = _regimes(params)
-    kink = _kink_measure(params, reg.eta_c)
+    x, y, w0 = params["x"], params["y"], _w0(params)
     eta = np.linspace(0.46, 0.6, 1401)
-    s = gd_sweep(params["x"], params["y"], _w0(params), eta)
+    s = gd_sweep(x, y, w0, eta)
     first_nc = float(eta[~s.converged].min())
     window = s.counts()
-    eta2 = np.linspace(1.05 * reg.eta_c, first_nc, 300)
-    s2 = gd_sweep(params["x"], params["y"], _w0(params), eta2)
-    gap = tracking_gap(s2, 0.0)  # 1 - eta lambda_max / 2 of the converged runs
-    med = float(np.median(gap))
+    # the rest is read from what `biasaudit sweep eos --json` reports for 300 step sizes from 1.05 eta_c up to the
+    # first one that does not converge: the kink (its own grid), the median gap above 1.05 eta_c and the regimes
+    report = sweep_eos(x, y, w0, 1.05 * _regimes(params).eta_c, first_nc, 300, loss_factor=params["c"]).to_json()
+    kink, med, reg = report["kink"], report["gap_median_above_1.05_eta_c"], report["regimes"]
+    if kink is None or med is None:
+        return Observation(report["null_reasons"], math.nan, f"the sweep reports no kink or no gap: "
+                                                              f"{report['null_reasons']}", decided=False)
     errs = {"kink": abs(kink / predicted["kink"] - 1), "converge_up_to": abs(first_nc / predicted["converge_up_to"] - 1),
-            "eta_c": abs(reg.eta_c / predicted["eta_c"] - 1), "stable_up_to": abs(reg.eta_stable_max / 0.5 - 1),
+            "eta_c": abs(reg["eta_c"] / predicted["eta_c"] - 1),
+            "stable_up_to": abs(reg["eta_stable_max"] / predicted["stable_up_to"] - 1),
             "gap_median": 0.0 if predicted["gap_median_lo"] <= med <= predicted["gap_median_hi"] else 1.0}
-    return Observation({"kink": kink, "first_non_converged": first_nc, "eta_c": reg.eta_c, "median_gap": med,
+    return Observation({"kink": kink, "first_non_converged": first_nc, "eta_c": reg["eta_c"], "median_gap": med,
                         "classes_0.46_0.60": window}, max(errs.values()),
                        f"kink {kink:.4f}, GD converges for all eta < {first_nc:.4f}, median gap {med:.4f}; "
                        f"outcomes on [0.46, 0.60]: {window}")

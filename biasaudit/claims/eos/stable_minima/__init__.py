@@ -8,8 +8,6 @@ paper's (c = 1/2).
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import sympy as sp
 
@@ -18,7 +16,7 @@ from biasaudit.domain import Domain, Integer, Real, Vector
 from biasaudit.ledger import AT_10X_EXACT, Claim, Observation, Reference, Tolerance, shifted_prediction
 from biasaudit.theory import eos_minimizers as mins
 from biasaudit.theory.eos_minimizers import STABLE_ETA, VERTEX_SHARPNESS, eta_j
-from biasaudit.theory.eos_model import S_sym, c_sym, eta_sym
+from biasaudit.theory.eos_model import S_sym, c_sym, eta_sym, vertices
 
 __all__ = ["CLAIMS"]
 
@@ -51,8 +49,7 @@ def _stable_eval(params, predicted):
         if (res.status == 0) != expect:
             wrong.append(f"LP feasibility at eta={eta:.6g}: {res.status == 0}")
     j = int(np.argmax(x))
-    w_vertex = np.zeros_like(x)
-    w_vertex[j] = math.sqrt(y / x[j])
+    w_vertex = np.sqrt(vertices(x, y)[j])  # the min-norm vertex v_j = (y/x_j) e_j, x_j = x_max
     e2 = predicted["eta_min_norm_stable_max"]
     radii = []
     for eta, expect in ((e2 * (1 - STABLE_DELTA), True), (e2 * (1 + STABLE_DELTA), False)):

@@ -9,6 +9,7 @@ A = ∫dτ/S, S = ‖μ⊙w‖₂, j† = argmax_j β_j (1-based).
 from __future__ import annotations
 
 import functools
+import types
 
 import numpy as np
 
@@ -91,11 +92,13 @@ def _alpha_c_cached(mu: tuple, rho: float, normalization: str) -> float:
 def _regimes_cached(mu: tuple, rho: float, normalization: str):
     from biasaudit.numerics.l2_boundaries import l2_sam_regime_boundaries
 
-    return l2_sam_regime_boundaries(np.array(mu), rho, normalization=normalization)
+    shown = l2_sam_regime_boundaries(np.array(mu), rho, normalization=normalization).to_json()
+    return types.SimpleNamespace(**shown)
 
 
 def _regimes(p):
-    """L2Regimes at depth 2 (cached: predict and evaluate of one case ask for the same boundaries)."""
+    """The regimes at depth 2 as ``biasaudit regimes sam --json`` reports them (:meth:`L2Regimes.to_json`, read as
+    attributes), cached: predict and evaluate of one case ask for the same boundaries."""
     return _regimes_cached(tuple(float(m) for m in p["mu"]), float(p["rho"]), p.get("normalization", "joint"))
 
 

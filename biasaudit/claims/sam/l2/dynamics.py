@@ -69,7 +69,7 @@ def _plateau_evaluate(p, predicted):
             if over.size == 0:
                 return Observation(None, math.nan, f"no exit by tau = {grid[-1]}", decided=False)
             exits[r].append(grid[over[0]])
-            beta = np.exp(2 * log_w[: over[0]])
+            beta = ref.beta[::step][: over[0]]  # w², before the exit
             near = np.linalg.norm(beta - target, axis=1) < PLATEAU_BAND * c**2
             lengths[r].append(float(near.sum()) * (grid[1] - grid[0]))
     errors, slopes = {}, {}

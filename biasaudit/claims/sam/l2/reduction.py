@@ -1,10 +1,11 @@
 r"""The exact log-linear reduction at L = 2 (``sam.l2.log_linear_reduction``), the dominant index j†
 (``sam.l2.jdagger_formula``) and the fixed points c e_k (``sam.l2.fixed_points``), against the independent full
-flow and finite-difference Jacobians.
+flow, finite-difference Jacobians and the exact symbolic Jacobian.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -149,8 +150,24 @@ def _fp_evaluate(p, predicted):
         J[:, i] = (rescaled_field_l2(w0 + e, mu, c) - rescaled_field_l2(w0 - e, mu, c)) / (2 * h)
     eig = np.sort(np.linalg.eigvals(J).real)
     resid = float(np.max(np.abs(rescaled_field_l2(w0, mu, c))))
-    err = float(np.max(np.abs(eig - np.asarray(predicted)) / np.max(np.abs(mu)))) + resid / (c * mu[-1])
-    return Observation(eig, err, f"|field(c e_k)| = {resid:.1e}; FD eigenvalues vs predicted")
+    err_fd = float(np.max(np.abs(eig - np.asarray(predicted)) / np.max(np.abs(mu)))) + resid / (c * mu[-1])
+    # second observation: the eigenvalues of sympy's exact Jacobian of the field at c e_k
+    exact = np.sort(np.linalg.eigvals(_exact_jacobian(mu.size, k)(*mu)).real)
+    err_exact = float(np.max(np.abs(exact - np.asarray(predicted)) / np.max(np.abs(mu))))
+    return Observation(eig, max(err_fd, err_exact), f"|field(c e_k)| = {resid:.1e}; FD eigenvalues vs predicted: "
+                                                    f"{err_fd:.1e}; eigenvalues of the exact Jacobian vs predicted: "
+                                                    f"{err_exact:.1e}")
+
+
+@functools.lru_cache(maxsize=32)
+def _exact_jacobian(d: int, k: int):
+    """The exact Jacobian of the L = 2 field at c e_k (:func:`biasaudit.theory.sam_l2.jacobian_at_fixed_point`,
+    sympy), as a function of mu_1..mu_d returning a float array."""
+    from biasaudit.theory.sam_l2 import jacobian_at_fixed_point
+
+    J, mus = jacobian_at_fixed_point(d, k)
+    f = sp.lambdify(mus, J, "numpy")
+    return lambda *mu: np.asarray(f(*mu), dtype=float)
 
 
 FIXED_POINTS = Claim(

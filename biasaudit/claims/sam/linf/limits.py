@@ -25,8 +25,10 @@ __all__ = ["CLAIMS"]
 
 # ============================================================================================ l_inf limit rules
 def _limit_value(limit):
-    return {"kind": limit.kind, "index": limit.index,
-            "beta_limit": None if limit.beta_limit is None else tuple(limit.beta_limit)}
+    """The limit as ``biasaudit regimes sam`` reports it (:meth:`LinfLimit.to_json`)."""
+    shown = limit.to_json()
+    return {"kind": shown["limit"], "index": shown["index"],
+            "beta_limit": None if shown["beta_limit"] is None else tuple(shown["beta_limit"])}
 
 
 def _limit_predict(p):
@@ -42,7 +44,7 @@ def _classify_flow(p, tau_end):
     res = integrate_reduced_flow("linf", p["mu"], p["alpha"], p["rho"], p["depth"], tau_end, method="adaptive",
                                  rtol=1e-10, atol=1e-14, n_out=3)
     w = res.w[-1]
-    beta = w ** p["depth"] if np.max(np.abs(w)) < 1e30 else None
+    beta = res.beta[-1] if np.max(np.abs(w)) < 1e30 else None  # w^L
     rho = float(p["rho"])
     if res.status == "collapsed" or np.all(w == 0):
         return {"kind": "zero", "index": None, "beta_limit": tuple(0.0 * w)}, res

@@ -828,6 +828,13 @@ def relative_test_errors(sweep: dict, eta_c: float) -> tuple[np.ndarray, np.ndar
     -------
     tuple of numpy.ndarray
         m and the relative error; empty when η_c is not a positive number or the mean error is not positive.
+
+    Examples
+    --------
+    >>> runs = [{"eta": m, "outcome": "converged", "final": {"test_error": e}} for m, e in ((2, 0.3), (1, 0.1))]
+    >>> m, e = relative_test_errors({"runs": runs + [{"eta": 4, "outcome": "diverged"}]}, 1.0)
+    >>> m.tolist(), e.round(3).tolist()
+    ([1.0, 2.0], [0.5, 1.5])
     """
     if not (math.isfinite(eta_c) and eta_c > 0):
         return np.array([]), np.array([])
@@ -944,6 +951,15 @@ def flow_side_error_slope(sweep: dict, eta_c: float) -> float:
     -------
     float
         The slope, in the units of :func:`u_arm_slopes`.
+
+    Examples
+    --------
+    >>> def sweep(errors):
+    ...     return {"runs": [{"eta": m, "outcome": "converged", "final": {"test_error": e}} for m, e in errors.items()]}
+    >>> abs(flow_side_error_slope(sweep({0.5: 0.2, 0.8: 0.2, 1.5: 0.1, 2: 0.1}), 1.0)) < 1e-12  # flat below eta_c
+    True
+    >>> flow_side_error_slope(sweep({0.8: 0.2, 1.5: 0.1}), 1.0)   # one run below eta_c: no slope
+    nan
     """
     m, e = relative_test_errors(sweep, eta_c)
     flow = m <= 1 - SIDE_MARGIN
@@ -970,6 +986,15 @@ def e5_one_sweep(sweep: dict, eta_c: float) -> dict:
     dict
         ``U``, ``break_multiple``, ``etas``, ``test_error``, ``ci95``, ``n_test``, ``decided``, ``error`` (NaN) and
         ``detail``.
+
+    Examples
+    --------
+    >>> errors = {0.5: 0.30, 1.0: 0.22, 2.0: 0.20, 4.0: 0.30}
+    >>> runs = [{"eta": m, "outcome": "converged", "final": {"test_error": e, "n_test": 1000}}
+    ...         for m, e in errors.items()]
+    >>> res = e5_one_sweep({"runs": runs}, 1.0)
+    >>> res["break_multiple"], res["U"] > 0, res["decided"]
+    (2.0, True, False)
     """
     runs = [r for r in sweep["runs"] if r["outcome"] != "diverged"
             and math.isfinite(json_float((r.get("final") or {}).get("test_error")))]

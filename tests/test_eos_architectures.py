@@ -63,7 +63,7 @@ def fake_sweeps(monkeypatch):
 
     box = {}
 
-    def sweeps(arch, loss, tier, eps=None):
+    def sweeps(arch, loss, tier, eps=None, seed_offset=0):
         n = len(_study._configs(arch, loss, tier))
         return box.get((arch, eps)) or box.get(arch) or [e2_sweep(kink=1.0 + 0.001 * i) for i in range(n)]
 

@@ -67,7 +67,7 @@ def fake_sweeps(monkeypatch):
 
     box = {}
 
-    def sweeps(arch, loss, tier, eps=None):
+    def sweeps(arch, loss, tier, eps=None, seed_offset=0):
         n = len(_study._configs(arch, loss, tier))
         return box.get(arch) or [e3_sweep(l1_rate=0.05 + 0.0005 * i, measure_rate=0.6 + 0.005 * i) for i in range(n)]
 
@@ -176,7 +176,7 @@ def fake_e4(monkeypatch):
 
     box = {}
 
-    def sweeps(arch, loss, tier, eps=None):
+    def sweeps(arch, loss, tier, eps=None, seed_offset=0):
         n = len(_study._configs(arch, loss, tier))
         return box.get(arch) or [e4_sweep(level=1.02 + 0.002 * i, growth=0.15 + 0.001 * i, swing=0.06)
                                  for i in range(n)]

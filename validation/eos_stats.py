@@ -642,7 +642,8 @@ def eos_time_gap(sweep: dict, eta_c: float) -> float:
 
 def eos_side_balance(sweep: dict, eta_c: float) -> float:
     r"""E4's "the sharpness oscillates around 2/η" as one number per seed: in the sweep's tracked run, over its EoS
-    phase (as :func:`eos_time_gap`), the smaller of the shares of measurements with :math:`\eta S_t/2 > 1` and
+    phase (as :func:`eos_time_gap`) from the first measurement with :math:`\eta S_t/2 \ge 1` on (the approach
+    from below is not a crossing), the smaller of the shares of measurements with :math:`\eta S_t/2 > 1` and
     with :math:`\eta S_t/2 < 1`: 0 for a path that stays on one side (a monotone approach, a plateau above), up
     to 1/2 for one that spends equal time on both. Measured every few steps, a path that is noisy about 2/η also
     reads high: the criterion is "both sides of 2/η", not a period-2 alternation (which needs S_t at every step).
@@ -664,13 +665,20 @@ def eos_side_balance(sweep: dict, eta_c: float) -> float:
     --------
     >>> path = [{"step": k, "S": s, "converged": True} for k, s in enumerate([1.5, 1.9, 2.04, 1.98, 2.03, 1.99])]
     >>> tracked = {"eta": 1.0, "tracked": True, "outcome": "converged", "steps": 8, "sharpness_path": path}
-    >>> eos_side_balance({"runs": [tracked]}, 0.5)   # from 1.9 on: 2 of 5 above 2/eta, 3 below
-    0.4
+    >>> eos_side_balance({"runs": [tracked]}, 0.5)   # from 2.04 on: 2 of 4 above 2/eta, 2 below
+    0.5
+    >>> plateau = [{"step": k, "S": s, "converged": True} for k, s in enumerate([1.92, 2.04, 2.06, 2.06, 2.08])]
+    >>> eos_side_balance({"runs": [{**tracked, "sharpness_path": plateau}]}, 0.5)  # an approach, then above
+    0.0
     """
     run, phase = _eos_phase(sweep)
+    g = np.array([run["eta"] * abs(json_float(p["S"])) / 2 for p in phase]) if phase else np.array([])
+    reached = np.flatnonzero(g >= 1)
     if len(phase) < E4_MIN_POINTS:
         return math.nan
-    g = np.array([run["eta"] * abs(json_float(p["S"])) / 2 for p in phase])
+    if reached.size == 0:  # never reached 2/eta: the path stays on one side
+        return 0.0
+    g = g[reached[0]:]  # from the first measurement at or above 2/eta: the approach from below is not a crossing
     return float(min(np.mean(g > 1), np.mean(g < 1)))
 
 
@@ -814,7 +822,7 @@ E5_MIN_ARM = 2  # runs each arm of the U needs: a line through them
 
 
 def relative_test_errors(sweep: dict, eta_c: float) -> tuple[np.ndarray, np.ndarray]:
-    r"""(m = η/η_c, e) over the runs that did not diverge and have a finite test error, sorted by m, with e the
+    r"""(m = η/η_c, e) over the runs that converged (reached eps) with a finite test error, sorted by m, with e the
     test error relative to its mean over those runs (so a slope reads "share of the error per e-fold of η").
 
     Parameters
@@ -839,7 +847,7 @@ def relative_test_errors(sweep: dict, eta_c: float) -> tuple[np.ndarray, np.ndar
     if not (math.isfinite(eta_c) and eta_c > 0):
         return np.array([]), np.array([])
     pairs = sorted((r["eta"] / eta_c, json_float((r.get("final") or {}).get("test_error")))
-                   for r in sweep["runs"] if r["outcome"] != "diverged")
+                   for r in sweep["runs"] if r["outcome"] == "converged")  # a run cut at max_steps is undertrained
     pairs = [(m, e) for m, e in pairs if math.isfinite(e)]
     m, e = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
     if e.size == 0 or not e.mean() > 0:

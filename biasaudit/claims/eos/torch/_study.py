@@ -102,6 +102,7 @@ class Family:
     control_prefix: str = ""  # another family's prefix whose ".diag" is this family's positive control
     offset: float = 0.0  # a "positive" decision reads statistic - offset (a claim about a band's edge)
     eps: float | None = None  # the networks' sweeps stop at this loss instead of E2's (the theory model's: E2's)
+    seed_offset: int = 0  # the networks' seeds are E2's moved by this (fresh seeds for a claim seen on E2's)
     null: str = "null_grid"  # the null data control (NULL_CONTROLS)
     cross_fit: str = ""  # "module:function" of (other seeds' sweeps, their eta_c) -> the statistic's third argument
 
@@ -111,7 +112,11 @@ class Family:
     def control_family(self) -> "Family":
         """The family whose ``.diag`` claim is this family's positive control (itself, or ``control_prefix``'s):
         the control is decided once, with that family's margin and direction."""
-        return _BY_PREFIX.get(self.control_prefix, self) if self.control_prefix else self
+        if not self.control_prefix:
+            return self
+        if self.control_prefix not in _BY_PREFIX:
+            raise KeyError(f"{self.prefix}: no family has the control prefix {self.control_prefix!r}")
+        return _BY_PREFIX[self.control_prefix]
 
     def statistic_function(self):
         """The statistic as a callable ``f(sweep, eta_c) -> float``."""
@@ -145,24 +150,26 @@ class Family:
         return f"{self.prefix}.{arch}" + ("" if loss == "mse" else f".{loss}")
 
 
-def _configs(arch: str, loss: str, tier: str, eps: float | None = None) -> list:
-    """E2's sweep configurations of ``arch`` with ``loss`` at ``tier``, stopped at ``eps`` when given (the theory
-    model keeps its own)."""
+def _configs(arch: str, loss: str, tier: str, eps: float | None = None, seed_offset: int = 0) -> list:
+    """E2's sweep configurations of ``arch`` with ``loss`` at ``tier``, stopped at ``eps`` when given and with every
+    seed moved by ``seed_offset`` (the theory model keeps its own)."""
     import dataclasses
 
     from biasaudit.validation.eos_config import e2_seed_configs
 
     configs = e2_seed_configs(tier, arch, loss)
-    return configs if eps is None or arch == TOY else [dataclasses.replace(c, eps=eps) for c in configs]
+    if arch == TOY:
+        return configs
+    return [dataclasses.replace(c, eps=c.eps if eps is None else eps, seed=c.seed + seed_offset) for c in configs]
 
 
-def seed_sweeps(arch: str, loss: str, tier: str, eps: float | None = None) -> list[dict]:
-    """E2's sweeps of ``arch`` with ``loss`` at ``tier`` (stopped at ``eps`` when given), one per init seed (run or
-    read from the cache)."""
+def seed_sweeps(arch: str, loss: str, tier: str, eps: float | None = None, seed_offset: int = 0) -> list[dict]:
+    """E2's sweeps of ``arch`` with ``loss`` at ``tier`` (stopped at ``eps`` when given, seeds moved by
+    ``seed_offset``), one per init seed (run or read from the cache)."""
     from biasaudit.claims.eos.torch.sweeps import _run_sweep
 
     return [_run_sweep(c, f"{tier}/{arch}/{c.loss} E2 seed {c.seed} eps={c.eps:g}")
-            for c in _configs(arch, loss, tier, eps)]
+            for c in _configs(arch, loss, tier, eps, seed_offset)]
 
 
 def _toy_truth(config) -> tuple:
@@ -274,8 +281,8 @@ def study(family: Family, arch: str, loss: str, tier: str) -> dict:
     from biasaudit.validation.gf_proxy import eps_sensitivity
 
     f = family.statistic_function()
-    configs = _configs(arch, loss, tier, family.eps)
-    sweeps = seed_sweeps(arch, loss, tier, family.eps)
+    configs = _configs(arch, loss, tier, family.eps, family.seed_offset)
+    sweeps = seed_sweeps(arch, loss, tier, family.eps, family.seed_offset)
     eta_cs = [_eta_c(sw) for sw in sweeps]
     seeds = [c.seed for c in configs]
     problems = [f"seed {s}: {p}" for s, sw in zip(seeds, sweeps) if (p := _gf_problem(sw))]
@@ -400,7 +407,7 @@ def _predict(arch: str, params) -> float:
     return 0.0
 
 
-def _runs(arch: str, loss: str, eps: float | None = None):
+def _runs(arch: str, loss: str, eps: float | None = None, seed_offset: int = 0):
     def runs() -> tuple:
         from biasaudit.claims.eos.torch.sweeps import sweep_run_units
         from biasaudit.tier import experiment_tier
@@ -408,7 +415,7 @@ def _runs(arch: str, loss: str, eps: float | None = None):
         tier = experiment_tier("quick")
         if _out_of_tier(arch, tier):
             return ()
-        return tuple(u for c in _configs(arch, loss, tier, eps)
+        return tuple(u for c in _configs(arch, loss, tier, eps, seed_offset)
                      for u in sweep_run_units(c, f"E2 {arch} {c.loss} seed {c.seed}"))
     return runs
 
@@ -451,7 +458,7 @@ def study_claim(family: Family, arch: str, loss: str = "mse", *, name: str = "",
         statement=statement, predict=lambda params: _predict(arch, params),
         evaluate=lambda params, predicted: _observe(family, arch, loss, params), tolerance=DECIDED,
         domain=Domain({"tier": AuditTier()}, description=f"the tier's E2 sweeps of {arch} with {loss}, one per seed"),
-        negative_control=(), runs=_runs(arch, loss, family.eps), notes=_TOY_NOTES if toy else notes,
+        negative_control=(), runs=_runs(arch, loss, family.eps, family.seed_offset), notes=_TOY_NOTES if toy else notes,
         contract=ExperimentContract(
             role="positive_control" if toy else "effect", statistic=family.statistic,
             positive_control=None if toy else family.claim_id(TOY), data_controls=controls,

@@ -14,7 +14,8 @@ claims                             statistic (:mod:`biasaudit.validation.eos_sta
 
 The EoS phase runs from the first measurement with η S_t/2 ≥ 0.95 to the end of the run (L < eps). On the FCN
 (tanh and ReLU) with MSE: the architectures whose E2 sweeps have a tracked run. "Oscillates around 2/η" is read as
-"spends time on both sides of it" (``crosses``): a monotone approach or a plateau above 2/η fails it, but measured
+"spends time on both sides of it" (``crosses``), counted from the first measurement at or above 2/η (the approach
+from below is not a crossing): a monotone approach or a plateau above 2/η fails it, but measured
 every 25 steps a path that is noisy about 2/η passes it too. A period-2 criterion needs S_t (or the top
 eigenvector's coordinate) at every step, which the runs do not store.
 """

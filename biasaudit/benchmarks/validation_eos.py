@@ -316,3 +316,42 @@ CASES = CASES + (
               "the FCN of eos.torch.central_flow.fcn: the central flow over a GD run's path costs <= 5x that run",
               _run_central_flow_fcn),
 )
+
+
+def _run_seed_sweeps_fcn(quick: bool) -> BenchResult:
+    """The cost of E2's seed study on the quick FCN: the sweeps of its 3 init seeds (each its own data, init,
+    gradient-flow proxy and grid of 9 step sizes) against one seed's sweep, the single-seed design the seed studies
+    replaced, for the same verdicts. Fresh run directories, so nothing is read from the cache; ``quick``: n = 200
+    and the grid's coarse points only."""
+    import dataclasses
+    import tempfile
+    import time
+
+    from biasaudit.validation.device import setup_torch
+    from biasaudit.validation.eos_config import e2_seed_configs
+    from biasaudit.validation.eos_runs import run_sweep
+
+    setup_torch()
+    configs = e2_seed_configs("quick", "fcn", "mse")
+    if quick:
+        configs = [dataclasses.replace(c, n_train=200, fine=()) for c in configs]
+    seconds = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, config in enumerate(configs):
+            t0 = time.perf_counter()
+            run_sweep(config, f"{tmp}/seed{i}")
+            seconds.append(time.perf_counter() - t0)
+    one, all_seeds = seconds[0], sum(seconds)
+    return BenchResult(
+        timings={"one seed's sweep (seed 0)": one, f"{len(configs)} seeds' sweeps": all_seeds},
+        targets=[Target(f"{len(configs)} seeds / one seed", all_seeds / one, 1.5, "<=", "x")],
+        notes=[f"per seed {', '.join(f'{s:.1f}' for s in seconds)} s; {len(configs[0].multiples())} step sizes per "
+               "seed; nothing is shared between seeds (each has its own proxy and eta_c), so the ratio is about the "
+               "number of seeds until the grid is placed by a bracketing search on the kink"])
+
+
+CASES = CASES + (
+    BenchCase("eos.seed_sweeps.fcn",
+              "E2's FCN seed study: 3 seeds' sweeps cost <= 1.5x one seed's (the single-seed design)",
+              _run_seed_sweeps_fcn),
+)

@@ -49,8 +49,8 @@ AA_OFFSET = 5000  # the A/A arm's GD run of seed s trains on seed s + AA_OFFSET 
 ARMS = ("sam", "gd", "aa", "randsam", "sam_equal", "gd_equal", "sam_swapped", "gd_swapped")
 LAYOUT_ARMS = ("sam_equal", "gd_equal", "sam_swapped", "gd_swapped")  # the patch layouts' arms: patch tasks only
 _NO_LAYOUTS = ("mnist_planted",)  # the major feature is the digit: no equal or swapped layout exists
-# The tiers at which the audit runs a model's claims. The MNIST rung's runs at the quick size cost about 25 min of
-# one core (12 seeds x 6 runs of 20-50 s on 2 shared cores), far beyond the 60 s the quick audit can spare for it.
+# The tiers at which the audit runs a model's claims. The MNIST rung's quick runs would cost 15-20 min of one core
+# (12 seeds x 6 runs of 2-60 s on 2 shared cores), far beyond the 60 s the quick audit can spare for it.
 AUDIT_TIERS = {"diag": TIERS, "gated_cnn": TIERS, "cnn": TIERS, "mnist_planted": ("full",)}
 
 _COMMON = dict(n_test=64, n_probe=4, batch_size=None, loss_target=LOSS_TARGET, schedule="dense", probe=False,

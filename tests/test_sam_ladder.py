@@ -204,3 +204,52 @@ def test_validate_ladder_prints_the_decision_and_its_controls(tiny_ladder, capsy
     out = json.loads(capsys.readouterr().out)
     assert out["decision"]["n"] == 3 and [c["name"] for c in out["controls"]] == ["aa", "randsam"]
     assert out["verdict"] == "confirmed" and out["decision"]["delta"] == tiny_ladder.DELTA
+
+
+MNIST_RUNG = "sam.torch.minor_first_major_last.mnist_planted"
+
+
+def test_the_mnist_rung_is_the_gated_cnn_on_planted_mnist_with_the_controls_its_task_has():
+    settings = lc.ladder_settings("mnist_planted", "full")
+    assert (settings["dataset"], settings["model"], len(settings["seeds"])) == ("mnist5k-planted", "gated_cnn", 32)
+    assert lc.control_arms("mnist_planted") == ("aa", "randsam")  # the digit is not a patch: no equal, no swapped
+    assert set(lc.LAYOUT_ARMS) <= set(lc.control_arms("gated_cnn"))
+    runs = lc.ladder_runs("mnist_planted", "full")
+    assert len(runs) == len(set(runs)) == 32 * (2 * len(lc.MULTIPLES) + 2)
+    with pytest.raises(InputError, match="arm"):
+        lc.run_config(lc.LadderRun("mnist_planted", "primary", "sam_swapped", 0), "full")
+    assert lc.AUDIT_TIERS["mnist_planted"] == ("full",)
+
+
+def test_the_mnist_rung_is_registered_with_its_contract_and_is_out_of_scope_at_quick(monkeypatch):
+    from biasaudit.claims.sam.torch.ladder import DELTA, POSITIVE_CONTROL, ladder_decision
+    from biasaudit.registry import get_claim
+
+    claim = get_claim(MNIST_RUNG)
+    contract = claim.contract
+    assert contract.role == "effect" and contract.positive_control == POSITIVE_CONTROL and contract.delta == DELTA
+    assert [c.name for c in contract.data_controls] == ["aa", "randsam"]
+    monkeypatch.setenv("BIASAUDIT_SAM_TORCH_TIER", "quick")
+    rec = run_claim(claim, profile="ci")
+    assert rec.verdict == Verdict.OUT_OF_SCOPE and "full tier only" in rec.detail
+    assert claim.runs() == ()
+    monkeypatch.setenv("BIASAUDIT_SAM_TORCH_TIER", "full")
+    assert len(claim.runs()) == 32 * (2 * len(lc.MULTIPLES) + 2)
+    with pytest.raises(InputError, match="^control:"):
+        ladder_decision("mnist_planted", "full", controls=("aa", "equal"))
+
+
+def test_one_arm_of_the_mnist_rung_runs_end_to_end_and_reads_the_planted_patch():
+    from dataclasses import replace
+
+    cfg = lc.run_config(lc.LadderRun("mnist_planted", "primary", "sam", 0), "full")
+    run = train_run(replace(cfg, n_train=64, n_eval=64, n_test=16, steps=60))
+    curves = run["curves"]
+    assert curves["step"][:3] == [0, 2, 4] and curves["step"][-1] <= 60
+    for metric in ("minor_margin_share", "grad_minor_share"):
+        values = np.array(curves[metric][1:], float)
+        assert np.isfinite(values).all() and np.all((values >= -1) & (values <= 1)), metric
+    # at the start the input gradient spreads over the image: the patch's share is near its share of the pixels
+    ds_masks = load_dataset("mnist5k-planted", n_train=8, n_test=2).info["masks"]
+    pooled_share = ds_masks["minor"].mean()
+    assert 0.2 * pooled_share < curves["grad_minor_share"][0] < 5 * pooled_share

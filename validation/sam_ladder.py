@@ -15,6 +15,8 @@ control        seed value of the statistic
 ``swapped``    (SAM against GD on the swapped layout) − (SAM against GD on the standard layout): the effect
                follows the feature's strength, not its position
 =============  =======================================================================================
+
+``equal`` and ``swapped`` exist on the patch images only (:func:`model_controls`).
 """
 
 from __future__ import annotations
@@ -22,12 +24,19 @@ from __future__ import annotations
 import functools
 import math
 
-from biasaudit.validation.sam_ladder_config import LadderRun, ladder_runs, ladder_settings, multiples, run_config
+from biasaudit.validation.sam_ladder_config import (LAYOUT_ARMS, LadderRun, control_arms, ladder_runs, ladder_settings,
+                                                    multiples, run_config)
 from biasaudit.validation.sam_ladder_stats import METRICS, STATISTICS, paired_values
 
-__all__ = ["CONTROLS", "cached_ladder_run", "ladder_values", "outcome_counts"]
+__all__ = ["CONTROLS", "model_controls", "cached_ladder_run", "ladder_values", "outcome_counts"]
 
 CONTROLS = ("aa", "randsam", "equal", "swapped")
+
+
+def model_controls(model: str) -> tuple[str, ...]:
+    """The data controls of ``model`` (:data:`CONTROLS` less the patch layouts' where its task has none)."""
+    layouts = set(LAYOUT_ARMS) <= set(control_arms(model))
+    return tuple(c for c in CONTROLS if layouts or c not in ("equal", "swapped"))
 
 
 def cached_ladder_run(run: LadderRun, tier: str, device: str = "auto", *, horizon=None) -> dict:
@@ -62,21 +71,20 @@ def ladder_values(model: str, tier: str, *, seeds=None, horizon=None) -> dict:
                 return paired_values(_pairs(records, multiple, sam_arm, gd_arm, seeds), statistic, metric)
 
             main = paired("primary", "sam", "gd")
-            swapped = paired("primary", "sam_swapped", "gd_swapped")
-            by_seed = dict(zip(main["seeds"], main["values"]))
-            diff = [v - by_seed[s] for s, v in zip(swapped["seeds"], swapped["values"]) if s in by_seed]
-            diff_seeds = [s for s in swapped["seeds"] if s in by_seed]
+            controls = {"aa": paired("primary", "aa", "gd"), "randsam": paired("primary", "randsam", "gd")}
+            if "equal" in model_controls(model):
+                swapped = paired("primary", "sam_swapped", "gd_swapped")
+                by_seed = dict(zip(main["seeds"], main["values"]))
+                diff = [v - by_seed[s] for s, v in zip(swapped["seeds"], swapped["values"]) if s in by_seed]
+                diff_seeds = [s for s in swapped["seeds"] if s in by_seed]
+                controls["equal"] = paired("primary", "sam_equal", "gd_equal")
+                controls["swapped"] = {"values": diff, "seeds": diff_seeds,
+                                       "missing": [{"seed": s, "note": "a swapped or standard pair left out"}
+                                                   for s in seeds if s not in diff_seeds]}
             out[metric][statistic] = {
                 "primary": main,
                 "dose": {m: paired(m, "sam", "gd") for m in multiples(model, tier)},
-                "controls": {
-                    "aa": paired("primary", "aa", "gd"),
-                    "randsam": paired("primary", "randsam", "gd"),
-                    "equal": paired("primary", "sam_equal", "gd_equal"),
-                    "swapped": {"values": diff, "seeds": diff_seeds,
-                                "missing": [{"seed": s, "note": "a swapped or standard pair left out"}
-                                            for s in seeds if s not in diff_seeds]},
-                },
+                "controls": controls,
             }
     return out
 

@@ -16,9 +16,10 @@ __all__ = ["register", "run"]
 
 def register(sub) -> None:
     """Add ``ladder`` and its options to the targets ``sub`` of ``biasaudit validate``."""
-    p = sub.add_parser("ladder", help="minor first, major last on the diagonal net, the gated CNN or the CNN: the "
+    p = sub.add_parser("ladder", help="minor first, major last on the diagonal net, the gated CNN, the CNN or the gated CNN on "
+                                      "planted MNIST: the "
                                       "seed-level decision of one statistic with its data controls")
-    p.add_argument("--model", default="diag", help="diag | gated_cnn | cnn (default: diag, the positive control)")
+    p.add_argument("--model", default="diag", help="diag | gated_cnn | cnn | mnist_planted (default: diag, the positive control)")
     p.add_argument("--tier", default="quick", help="quick | full (default: quick)")
     p.add_argument("--multiple", default="primary",
                    help="where to read, in units of alpha_50: near (1.1), primary (1.5), gd_like (3) (default: primary)")
@@ -27,7 +28,8 @@ def register(sub) -> None:
     p.add_argument("--metric", default="minor_margin_share",
                    help="minor_margin_share | grad_minor_share (default: minor_margin_share)")
     p.add_argument("--controls", default=None,
-                   help="comma-separated data controls among aa, randsam, equal, swapped (default: all four)")
+                   help="comma-separated data controls among aa, randsam, equal, swapped (default: the model's: "
+                        "all four on the patch images, aa and randsam on mnist_planted)")
     p.add_argument("--delta", type=float, default=None, help="equivalence margin > 0 (default: the claims', 0.024)")
     p.add_argument("--seeds", type=int, default=None, help="number of paired seeds, at least 3 (default: the tier's)")
     p.add_argument("--horizon", type=int, default=None,

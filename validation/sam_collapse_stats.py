@@ -27,10 +27,12 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["OUTCOMES", "POINTS", "collapse_indicator", "collapse_contrast", "paired_contrast", "rho_contrast"]
+__all__ = ["OUTCOMES", "POINTS", "MAX_MISSING_SHARE", "collapse_indicator", "collapse_contrast", "paired_contrast",
+           "rho_contrast", "study_verdict", "positive_control_record"]
 
 OUTCOMES = ("ok", "collapsed", "slow", "diverged")  # every outcome a run can end with
 POINTS = ("below", "above")  # the two alphas of a design: below SAM's boundary, and well above it
+MAX_MISSING_SHARE = 0.25  # more seeds than this with a slow or diverged run: the study is undecided
 _INDICATOR = {"ok": 0.0, "collapsed": 1.0}
 
 
@@ -157,3 +159,70 @@ def rho_contrast(high: list, low: list) -> dict:
         else:
             missing.append({"seed": seed, "high": h["status"], "low": lo["status"]})
     return {"values": values, "seeds": seeds, "missing": missing}
+
+
+def study_verdict(study: dict, positive_control: str | None, runs: str = "run") -> tuple[str, str]:
+    """(verdict, why) of a seed study of collapse outcomes (the boundary and the ρ claims): the contract's gated
+    verdict (:func:`biasaudit.validation.decision.gated_verdict`), undecided when more than
+    :data:`MAX_MISSING_SHARE` of the seeds had a slow or diverged run (those seeds are left out, not imputed).
+
+    Parameters
+    ----------
+    study : dict
+        ``decision``, ``controls``, ``values``, ``missing`` and ``missing_share`` of the study.
+    positive_control : str or None
+        The positive control's verdict (``None`` for a claim that is its own positive control).
+    runs : str
+        Which runs a missing seed lacks, in words (default ``"run"``; the ρ study reads only SAM's).
+
+    Returns
+    -------
+    tuple of str
+        The verdict and the reason.
+
+    Examples
+    --------
+    >>> from biasaudit.validation.decision import equivalence_control, three_way
+    >>> study = {"decision": three_way([1.0] * 12, direction=1, delta=0.25), "values": [1.0] * 12, "missing": [],
+    ...          "missing_share": 0.0, "controls": [equivalence_control("aa", [0.0] * 12, margin=0.25)]}
+    >>> study_verdict(study, "confirmed")[0], study_verdict({**study, "missing_share": 0.3}, "confirmed")[0]
+    ('confirmed', 'undecided')
+    """
+    from biasaudit.validation.decision import gated_verdict
+
+    verdict, why = gated_verdict(study["decision"], study["controls"], positive_control)
+    if study["missing_share"] > MAX_MISSING_SHARE:
+        n = len(study["values"]) + len(study["missing"])
+        verdict, why = "undecided", (f"{len(study['missing'])} of {n} seeds had a slow or diverged {runs} (more "
+                                     f"than {MAX_MISSING_SHARE:.0%})")
+    return verdict, why
+
+
+def positive_control_record(study: dict, claim: str, statistic: str) -> dict:
+    """The ``positive_control`` field of an effect claim's record, from its control's seed study.
+
+    Parameters
+    ----------
+    study : dict
+        The positive control's study (as :func:`study_verdict` reads it).
+    claim : str
+        The positive control's claim id.
+    statistic : str
+        The statistic both claims read.
+
+    Returns
+    -------
+    dict
+        ``claim``, ``statistic``, ``effect``, ``interval`` and ``verdict``.
+
+    Examples
+    --------
+    >>> from biasaudit.validation.decision import equivalence_control, three_way
+    >>> study = {"decision": three_way([1.0] * 12, direction=1, delta=0.25), "values": [1.0] * 12, "missing": [],
+    ...          "missing_share": 0.0, "controls": [equivalence_control("aa", [0.0] * 12, margin=0.25)]}
+    >>> positive_control_record(study, "x.diag", "m:f")["verdict"]
+    'confirmed'
+    """
+    return {"claim": claim, "statistic": statistic, "effect": study["decision"].mean,
+            "interval": list(study["decision"].interval), "verdict": study_verdict(study, None)[0]}
+

@@ -10,7 +10,7 @@ to its loss target or a horizon of at least 4 times GD's time to fit, and reads 
     C = [c(SAM, below) − c(GD, below)] − [c(SAM, above) − c(GD, above)],   c = 1 collapsed, 0 fitted,
 
 which is 1 on every seed in regime 1 and 0 without a SAM-specific boundary. Seeds with a slow or diverged run are
-left out and counted (more than :data:`MAX_MISSING_SHARE`: undecided).
+left out and counted (more than :data:`~biasaudit.validation.sam_collapse_stats.MAX_MISSING_SHARE`: undecided).
 
 =========================================  ======================================================================
 claim                                      design
@@ -56,7 +56,6 @@ DELTA = 0.25
 DELTA_REASON = ("a quarter of the effect where the theory guarantees it (C = 1 on every pilot seed of the diagonal "
                 "network): a boundary that changes the outcome of fewer than a quarter of the seeds is not regime 1, "
                 "where every run below alpha_c collapses; fixed before any claim seed ran")
-MAX_MISSING_SHARE = 0.25  # more seeds than this with a slow or diverged run: undecided
 
 CI_SIDE = Tolerance(
     "effect_ci_side", 0.0,
@@ -182,29 +181,21 @@ def collapse_decision(design: str, tier: str, *, delta: float = DELTA, data_dir:
 
 
 def _positive_control(tier: str) -> dict:
-    from biasaudit.validation.decision import gated_verdict
+    from biasaudit.validation.sam_collapse_stats import positive_control_record
 
-    c = collapse_decision("diag", tier, result=regime_result("diag", tier))
-    verdict, _ = gated_verdict(c["decision"], c["controls"], None)
-    if c["missing_share"] > MAX_MISSING_SHARE:
-        verdict = "undecided"
-    return {"claim": POSITIVE_CONTROL, "statistic": STATISTIC, "effect": c["decision"].mean,
-            "interval": list(c["decision"].interval), "verdict": verdict}
+    return positive_control_record(collapse_decision("diag", tier, result=regime_result("diag", tier)), POSITIVE_CONTROL, STATISTIC)
 
 
 def _collapse_evaluate(params, predicted):
     import math
 
-    from biasaudit.validation.decision import gated_verdict
+    from biasaudit.validation.sam_collapse_stats import study_verdict
 
     tier, design = _tier(), params["design"]
     r = collapse_decision(design, tier, result=regime_result(design, tier))
     decision = r["decision"]
     pc = None if design == "diag" else _positive_control(tier)
-    verdict, why = gated_verdict(decision, r["controls"], None if pc is None else pc["verdict"])
-    if r["missing_share"] > MAX_MISSING_SHARE:
-        verdict, why = "undecided", (f"{len(r['missing'])} of {len(r['values']) + len(r['missing'])} seeds had a "
-                                     f"slow or diverged run (more than {MAX_MISSING_SHARE:.0%})")
+    verdict, why = study_verdict(r, None if pc is None else pc["verdict"])
     observed = contract_observation(
         statistic={"name": STATISTIC, "alphas": r["alphas"], "mean": decision.mean,
                    "interval": list(decision.interval), "values": r["values"], "seeds": r["seeds"]},

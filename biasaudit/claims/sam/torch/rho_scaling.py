@@ -10,7 +10,7 @@ and reads each run's outcome as a signature. The statistic
     S = c(SAM, rho_hi) − c(SAM, rho_lo),   c = 1 collapsed, 0 fitted,
 
 1 on every seed where the boundary moves past alpha as rho grows, 0 where it does not. Seeds with a slow or
-diverged run are left out and counted (more than :data:`MAX_MISSING_SHARE`: undecided).
+diverged run are left out and counted (more than :data:`~biasaudit.validation.sam_collapse_stats.MAX_MISSING_SHARE`: undecided).
 
 =========================================  ======================================================================
 claim                                      design
@@ -54,7 +54,6 @@ DELTA = 0.25
 DELTA_REASON = ("a quarter of the effect where the theory guarantees it (S = 1 on every pilot seed of the diagonal "
                 "network): a radius that moves the outcome of fewer than a quarter of the seeds does not move a "
                 "boundary that every run on its far side obeys; fixed before any claim seed ran")
-MAX_MISSING_SHARE = 0.25  # more seeds than this with a slow or diverged run: undecided
 
 CI_SIDE = Tolerance(
     "effect_ci_side", 0.0,
@@ -125,29 +124,21 @@ def rho_decision(design: str, tier: str, *, delta: float = DELTA, result: dict |
 
 
 def _positive_control(tier: str) -> dict:
-    from biasaudit.validation.decision import gated_verdict
+    from biasaudit.validation.sam_collapse_stats import positive_control_record
 
-    c = rho_decision("diag", tier, result=rho_result("diag", tier))
-    verdict, _ = gated_verdict(c["decision"], c["controls"], None)
-    if c["missing_share"] > MAX_MISSING_SHARE:
-        verdict = "undecided"
-    return {"claim": POSITIVE_CONTROL, "statistic": STATISTIC, "effect": c["decision"].mean,
-            "interval": list(c["decision"].interval), "verdict": verdict}
+    return positive_control_record(rho_decision("diag", tier, result=rho_result("diag", tier)), POSITIVE_CONTROL, STATISTIC)
 
 
 def _evaluate(params, predicted):
     import math
 
-    from biasaudit.validation.decision import gated_verdict
+    from biasaudit.validation.sam_collapse_stats import study_verdict
 
     tier, design = _tier(), params["design"]
     r = rho_decision(design, tier, result=rho_result(design, tier))
     decision = r["decision"]
     pc = None if design == "diag" else _positive_control(tier)
-    verdict, why = gated_verdict(decision, r["controls"], None if pc is None else pc["verdict"])
-    if r["missing_share"] > MAX_MISSING_SHARE:
-        verdict, why = "undecided", (f"{len(r['missing'])} of {len(r['values']) + len(r['missing'])} seeds had a "
-                                     f"slow or diverged SAM run (more than {MAX_MISSING_SHARE:.0%})")
+    verdict, why = study_verdict(r, None if pc is None else pc["verdict"], runs="SAM run")
     share = r["collapsed"]
     observed = contract_observation(
         statistic={"name": STATISTIC, "alpha": r["alpha"], "rho_hi": r["rho_hi"], "rho_lo": r["rho_lo"],

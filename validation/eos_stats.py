@@ -1004,7 +1004,7 @@ def e5_one_sweep(sweep: dict, eta_c: float) -> dict:
     >>> res["break_multiple"], res["U"] > 0, res["decided"]
     (2.0, True, False)
     """
-    runs = [r for r in sweep["runs"] if r["outcome"] != "diverged"
+    runs = [r for r in sweep["runs"] if r["outcome"] == "converged"  # the runs relative_test_errors reads
             and math.isfinite(json_float((r.get("final") or {}).get("test_error")))]
     errs = [json_float(r["final"]["test_error"]) for r in runs]
     n = int(runs[0]["final"].get("n_test", 0)) if runs else 0

@@ -271,6 +271,12 @@ def _dense_kink_offset(config) -> float:
     return math.nan if kink is None else float(kink / eta_c - 1)
 
 
+def _next_seed_differences(values: list[float]) -> list[float]:
+    """v_s − v_(s+1 mod n): the A/A control's values (empty below two seeds)."""
+    n = len(values)
+    return [values[i] - values[(i + 1) % n] for i in range(n)] if n >= 2 else []
+
+
 @functools.cache
 def study(family: Family, arch: str, loss: str, tier: str) -> dict:
     """The seed values of ``family`` on ``arch`` (:data:`TOY`: the theory model) with ``loss`` at ``tier``, the
@@ -300,33 +306,32 @@ def study(family: Family, arch: str, loss: str, tier: str) -> dict:
                 ref = numerics_sweep(sw, c)
                 reference.append(f(ref, ec if family.reference == "same_grid_sweep_eta_c" else ref["gf"]["eta_c"]))
         values = [v - r for v, r in zip(readings, reference)]
-    n = len(readings)
-    # A/A on what the decision reads: the statistic (a positive control: torch minus numerics) of seed s and s + 1
-    aa = [values[i] - values[(i + 1) % n] for i in range(n)] if n >= 2 else []
-    if family.null == "flow_side":
-        null = [flow_side_error_slope(sw, ec) for sw, ec in zip(read, eta_cs)]
-    else:
-        null = [edge_share(sw, ec) for sw, ec in zip(sweeps, eta_cs)]
     if family.decision == "equivalence" or (arch == TOY and not teacher):  # the control recovers the theory's value
         decision = equivalence_decision(values, delta=family.delta, level=LEVEL)
-    elif teacher:  # the effect the theory guarantees
-        decision = three_way(values, direction=1, delta=family.delta, level=LEVEL)
     else:
         decision = three_way([v - family.offset for v in values], direction=family.direction, delta=family.delta,
                              level=LEVEL)
-    controls = [
-        equivalence_control("aa", aa, margin=family.delta, reads="the statistic of seed s minus that of seed s+1 "
-                                                                "(mod n)", level=LEVEL),
-        equivalence_control(family.null, null, margin=family.delta, reads=NULL_CONTROLS[family.null].meaning,
-                            level=LEVEL),
-    ]
     if teacher:  # the U is guaranteed and large; the controls read the teacher where no U is (module docstring)
         null = family.readings([teacher_sweep(sw, c, TEACHER_FLOW) for sw, c in zip(sweeps, configs)], eta_cs)
-        aa = [null[i] - null[(i + 1) % n] for i in range(n)]
+        aa = _next_seed_differences(null)
         controls = [
-            equivalence_control("aa", aa, margin=family.delta, reads="with the teacher at the flow's endpoint (no U), the statistic of seed s minus "
-                                      "that of seed s+1 (mod n)", level=LEVEL),
+            equivalence_control("aa", aa, margin=family.delta, level=LEVEL,
+                                reads="with the teacher at the flow's endpoint (no U), the statistic of seed s minus "
+                                      "that of seed s+1 (mod n)"),
             no_effect_control("hockey_stick", null, margin=family.delta, level=LEVEL, reads=_HOCKEY.meaning),
+        ]
+    else:
+        # A/A on what the decision reads: the statistic (a positive control: torch minus numerics) of seed s and s + 1
+        aa = _next_seed_differences(values)
+        if family.null == "flow_side":
+            null = [flow_side_error_slope(sw, ec) for sw, ec in zip(read, eta_cs)]
+        else:
+            null = [edge_share(sw, ec) for sw, ec in zip(sweeps, eta_cs)]
+        controls = [
+            equivalence_control("aa", aa, margin=family.delta, level=LEVEL,
+                                reads="the statistic of seed s minus that of seed s+1 (mod n)"),
+            equivalence_control(family.null, null, margin=family.delta, reads=NULL_CONTROLS[family.null].meaning,
+                                level=LEVEL),
         ]
     eps_change = [json_float(eps_sensitivity(sw["gf"])) for sw in sweeps]
     return {

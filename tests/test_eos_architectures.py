@@ -79,11 +79,11 @@ def _claim(cid):
     return next(c for c in arch_claims.CLAIMS if c.id == cid)
 
 
-def test_three_statistics_on_six_architectures_and_two_losses_with_their_positive_controls():
+def test_three_statistics_on_seven_architectures_and_two_losses_with_their_positive_controls():
     ids = {c.id for c in arch_claims.CLAIMS}
     for prefix in ("eos.torch.e2", "eos.torch.e1.tracking", "eos.torch.e1.plateau"):
         assert f"{prefix}.diag" in ids
-        for arch in ("fcn", "fcn_relu", "cnn", "vit", "resnet", "resnet_nobn"):
+        for arch in ("fcn", "fcn_relu", "cnn", "vit", "resnet", "resnet_nobn", "resnet_fixednorm"):
             assert {f"{prefix}.{arch}", f"{prefix}.{arch}.ce"} <= ids
     for claim in arch_claims.CLAIMS:
         assert claim.negative_control == () and claim.contract is not None
@@ -309,7 +309,7 @@ def test_cli_validate_eos_arch_uses_the_e2_sizes(monkeypatch, capsys):
     assert (config.gf_method, config.gf_fraction, config.gf_every) == ("exp", 0.25, 20)
 
 
-@pytest.mark.parametrize("arch", ["fcn", "cnn", "resnet", "vit", "fcn_relu", "resnet_nobn"])
+@pytest.mark.parametrize("arch", ["fcn", "cnn", "resnet", "vit", "fcn_relu", "resnet_nobn", "resnet_fixednorm"])
 def test_cross_entropy_per_architecture_is_the_mse_setting_with_ce(arch):
     from biasaudit.validation.eos_config import arch_config
 
@@ -324,3 +324,14 @@ def test_the_relu_fcn_is_the_e1_fcn_with_relu():
     tanh, relu = eos_config.arch_config("quick", "fcn"), eos_config.arch_config("quick", "fcn_relu")
     assert relu.activation == "relu" and relu.arch == "fcn"
     assert dataclasses.replace(relu, activation=tanh.activation) == tanh and relu.key() != tanh.key()
+
+
+def test_the_fixed_norm_resnet_is_the_batchnorm_resnet_with_its_statistics_held():
+    from biasaudit.validation.eos_config import arch_config
+
+    for tier in ("quick", "full"):
+        bn, fixed = arch_config(tier, "resnet"), arch_config(tier, "resnet_fixednorm")
+        assert fixed.arch == bn.arch == "resnet" and dict(fixed.model_kwargs)["norm"] == "fixed"
+        assert dict(fixed.model_kwargs)["width"] == dict(bn.model_kwargs)["width"]
+        assert fixed.multiples() == bn.multiples() and fixed.eps == bn.eps
+    assert arch_config("quick", "resnet_fixednorm").n_train == 100  # its flow sharpens: n = 300 does not fit

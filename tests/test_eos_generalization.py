@@ -122,7 +122,7 @@ def test_every_architecture_and_both_losses_with_the_teacher_as_positive_control
     ids = {c.id for c in e5.CLAIMS}
     assert "eos.torch.e5.u_shape.diag" in ids and "eos.torch.e5_u_shape" not in ids
     assert not any(".no_u." in i for i in ids)  # U is biased low on noise: "no U" is not a claim
-    for arch in ("fcn", "fcn_relu", "cnn", "resnet", "vit", "resnet_nobn"):
+    for arch in ("fcn", "fcn_relu", "cnn", "resnet", "vit", "resnet_nobn", "resnet_fixednorm"):
         assert {f"eos.torch.e5.u_shape.{arch}", f"eos.torch.e5.u_shape.{arch}.ce"} <= ids
     pc = _claim("eos.torch.e5.u_shape.diag").contract
     assert pc.role == "positive_control" and {c.name for c in pc.data_controls} == {"aa", "hockey_stick"}

@@ -75,7 +75,7 @@ def test_paper_2s_architecture_claims_read_the_kink_with_their_positive_control(
     e2 = [c for c in EXPERIMENTS if c.id.startswith(("eos.torch.e1.", "eos.torch.e2.", "eos.torch.e3.",
                                                      "eos.torch.e4."))]
     assert {c.id for c in e2} >= {f"eos.torch.e2.{a}" for a in ("diag", "fcn", "fcn_relu", "cnn", "vit", "resnet",
-                                                              "resnet_nobn")}
+                                                              "resnet_nobn", "resnet_fixednorm")}
     assert BY_ID["eos.torch.e2.diag"].contract.role == "positive_control"
     for claim in e2:
         family = claim.id.rsplit(".", 2 if claim.id.endswith(".ce") else 1)[0]

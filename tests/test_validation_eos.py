@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from biasaudit.plumbing import InputError
 from biasaudit.validation.eos_config import SweepConfig
 from biasaudit.validation.eos_data import teacher_dataset
-from biasaudit.validation.gd_trainer import check_sweep_inputs, make_problem, parameter_norms, train_gd
+from biasaudit.validation.gd_trainer import check_sweep_inputs, make_problem, measure, parameter_norms, train_gd
 from biasaudit.validation.gf_proxy import eps_sensitivity, gradient_flow_sharpness
 from biasaudit.validation.sharpness import (FlatLoss, adaptive_sharpness, average_sharpness, dense_hessian,
                                             hutchinson_trace, hvp, lanczos_eigenvalues, power_iteration, top_eigenvalue)
@@ -198,10 +198,12 @@ def test_trainer_sharpness_path_and_measures():
     assert all(p["converged"] for p in run.sharpness_path)
     final = run.final
     for key in ("l1", "l2", "nuclear", "train_loss", "test_loss", "train_error", "test_error", "S", "lambda_max",
-                "lambda_min", "trace", "avg_sharpness", "adaptive_sharpness"):
+                "trace", "avg_sharpness", "adaptive_sharpness"):
         assert key in final
     assert len(final["nuclear"]) == 3  # depth 2: three weight matrices
-    assert final["lambda_min"]["value"] <= final["lambda_max"]["value"]
+    assert "lambda_min" not in final  # opt-in (slow): measure(..., lambda_min=True)
+    lo = measure(problem, problem.theta_init, lambda_min=True)
+    assert lo["lambda_min"]["value"] <= lo["lambda_max"]["value"]
     theta = problem.theta_init
     norms = parameter_norms(problem, theta)
     assert norms["l1"] == pytest.approx(float(theta.abs().sum())) and norms["l2"] >= 0

@@ -258,3 +258,24 @@ def test_torch_settings_restores_denormals_and_threads():
     with torch_settings(1):
         assert float(torch.tensor([1e-40]) * 1.0) == 0.0
     assert float(torch.tensor([1e-40]) * 1.0) > 0.0 and torch.get_num_threads() == before
+
+
+def test_fixed_norm_resnet_is_the_batchnorm_resnet_at_init_and_loses_its_scale_invariance():
+    from biasaudit.validation.models import calibrate_fixed_norms
+
+    torch.manual_seed(0)
+    X = torch.rand(12, 1, 8, 8, dtype=torch.float64)
+    bn = make_model("resnet", num_classes=3, in_channels=1, image_size=8, width=4, seed=3).double()
+    fixed = make_model("resnet_fixednorm", num_classes=3, in_channels=1, image_size=8, width=4, seed=3).double()
+    with pytest.raises(RuntimeError, match="calibrate_fixed_norms"):
+        fixed(X)  # uncalibrated: no placeholder statistics
+    assert calibrate_fixed_norms(fixed, X) == 6 and calibrate_fixed_norms(bn, X) == 0
+    bn.train()
+    torch.testing.assert_close(fixed(X), bn(X))  # the same function at θ0 on the calibration batch
+    # held afterwards: scaling a convolution's filters by 3 changes the output, where BatchNorm cancels it
+    with torch.no_grad():
+        fixed.stem[0].weight.mul_(3.0)
+        bn.stem[0].weight.mul_(3.0)
+    assert not torch.allclose(fixed(X), bn(X))
+    state = fixed.state_dict()
+    assert bool(state["stem.1.calibrated"]) and state["stem.1.var"].shape == (4,)

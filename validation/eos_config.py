@@ -140,8 +140,12 @@ def tier_config(tier: str, loss: str = "mse", **overrides) -> SweepConfig:
 # against ~2,000 at 2e-2; notes/validation-eos.md). The ResNet takes n = 300: at n = 100 its whole flow was
 # ~200 steps with S rising ~5 % per step at the stop, so every endpoint hung on the step that crossed eps.
 # The full tier runs them at 28 x 28, n = 1000, eps = 1e-2.
-# fcn_relu: the E1 FCN with ReLU instead of tanh; resnet_nobn: the same ResNet without its BatchNorm layers
-ARCHS_E2 = ("fcn", "cnn", "resnet", "vit", "fcn_relu", "resnet_nobn")
+# fcn_relu: the E1 FCN with ReLU instead of tanh; resnet_nobn: the same ResNet without its BatchNorm layers;
+# resnet_fixednorm: the same ResNet with each BatchNorm's statistics fixed at θ0's (validation.models), so nothing is
+# scale-invariant. It takes n = 100: its flow sharpens steadily (S from ~25 to 120-170 at eps with MSE, ~2800 with
+# cross-entropy), and at n = 300 the proxy had not reached eps = 0.02 after 4000 steps (36 s; S 173 and rising),
+# while at n = 100 it does in 1500-2600 steps (10-20 s) and a seed's sweep costs 50-90 s with MSE, ~145 s with CE.
+ARCHS_E2 = ("fcn", "cnn", "resnet", "vit", "fcn_relu", "resnet_nobn", "resnet_fixednorm")
 _E2_GRID = dict(coarse=(0.75, 1.25, 2.0), fine=(0.93, 0.97, 1.03, 1.07), track_every=0)
 _E2_FULL_GRID = dict(coarse=(0.5, 0.75, 1.25, 1.5, 2.0, 3.0), fine=(0.9, 0.95, 0.98, 1.02, 1.05, 1.1),
                      track_every=0, dataset="mnist", n_train=1000, n_test=10000, eps=1e-2, max_steps=200_000)
@@ -157,6 +161,9 @@ ARCH_SWEEP_CONFIGS: dict[str, dict[str, SweepConfig]] = {
         "fcn_relu": dataclasses.replace(SWEEP_CONFIGS["quick"]["mse"], activation="relu"),
         "resnet_nobn": SweepConfig(arch="resnet", n_train=300, image_pool=4,
                                    model_kwargs=(("width", 8), ("norm", "none")), eps=2e-2, gf_every=100, **_E2_GRID),
+        "resnet_fixednorm": SweepConfig(arch="resnet", n_train=100, image_pool=4,
+                                        model_kwargs=(("width", 8), ("norm", "fixed")), eps=2e-2, gf_every=100,
+                                        **_E2_GRID),
     },
     "full": {
         "fcn": SWEEP_CONFIGS["full"]["mse"],
@@ -165,6 +172,8 @@ ARCH_SWEEP_CONFIGS: dict[str, dict[str, SweepConfig]] = {
         "vit": SweepConfig(arch="vit", model_kwargs=(("dim", 32), ("patch", 7)), **_E2_FULL_GRID),
         "fcn_relu": dataclasses.replace(SWEEP_CONFIGS["full"]["mse"], activation="relu"),
         "resnet_nobn": SweepConfig(arch="resnet", model_kwargs=(("width", 16), ("norm", "none")), **_E2_FULL_GRID),
+        "resnet_fixednorm": SweepConfig(arch="resnet", model_kwargs=(("width", 16), ("norm", "fixed")),
+                                        **_E2_FULL_GRID),
     },
 }
 

@@ -13,6 +13,11 @@ name             architecture (``width`` = w, default 16 for the CNN, 16 for the
                  ReLU conv BN + shortcut (1x1 conv + BN when the shape changes), ReLU.
 ``resnet_nobn``  the same ResNet without its BatchNorm layers (``_resnet(norm="none")``): α is not cancelled by a
                  normalisation layer, so it scales the network's function as in the theory.
+``resnet_fixednorm``  the same ResNet with each BatchNorm's statistics held fixed (``_resnet(norm="fixed")``):
+                 :func:`calibrate_fixed_norms` sets every layer's per-channel mean and variance once, from the
+                 training batch at θ₀, and they stay; the gains and shifts train. At θ₀ it computes what the
+                 BatchNorm ResNet computes on that batch, but afterwards it is an ordinary network: no filter is
+                 scale-invariant.
 ===============  ==================================================================================================
 
 ``init_scale`` (the paper's alpha): after torch's default initialisation, *every* parameter (conv/linear
@@ -31,7 +36,7 @@ from collections.abc import Callable
 
 from biasaudit.plumbing import InputError, finite_scalar, positive_int
 
-__all__ = ["MODELS", "make_model", "register_model", "count_parameters"]
+__all__ = ["MODELS", "make_model", "register_model", "count_parameters", "calibrate_fixed_norms"]
 
 _BUILDERS: dict[str, Callable] = {}
 
@@ -73,17 +78,18 @@ def _cnn(*, num_classes: int, in_channels: int, image_size: int, width: int = 16
 
 def _resnet(*, num_classes: int, in_channels: int, image_size: int, width: int = 16, norm: str = "batch"):
     """``norm="batch"``: BatchNorm after every convolution (the default); ``"none"``: no normalisation, so the
-    init scale α is not cancelled by a normalisation layer and no filter is scale-invariant."""
+    init scale α is not cancelled by a normalisation layer and no filter is scale-invariant; ``"fixed"``: a
+    normalisation whose statistics are set once by :func:`calibrate_fixed_norms` and then held."""
     import torch.nn as nn
     import torch.nn.functional as F
 
     from biasaudit.plumbing import choice
 
     w = positive_int("width", width)
-    choice("norm", norm, ("batch", "none"))
+    choice("norm", norm, ("batch", "none", "fixed"))
 
     def Norm(channels):  # noqa: N802 (a layer factory, named like the layers it builds)
-        return nn.BatchNorm2d(channels) if norm == "batch" else nn.Identity()
+        return {"batch": nn.BatchNorm2d, "fixed": _fixed_norm_class()}.get(norm, lambda c: nn.Identity())(channels)
 
     class BasicBlock(nn.Module):
         def __init__(self, cin, cout, stride):
@@ -118,6 +124,62 @@ def _resnet(*, num_classes: int, in_channels: int, image_size: int, width: int =
             return self.head(self.blocks(self.stem(x)))
 
     return SmallResNet()
+
+
+@functools.cache
+def _fixed_norm_class():
+    import torch
+    import torch.nn as nn
+
+    class FixedNorm2d(nn.Module):
+        r"""y = γ (x − m)/√(v + ε) + β per channel, with (m, v) buffers set by :func:`calibrate_fixed_norms` (the
+        batch's mean and biased variance, as BatchNorm normalises with) and then held; γ, β train. Uncalibrated, it
+        refuses to run, so no network trains on placeholder statistics."""
+
+        eps = 1e-5  # BatchNorm2d's default
+
+        def __init__(self, channels):
+            super().__init__()
+            self.weight = nn.Parameter(torch.ones(channels))
+            self.bias = nn.Parameter(torch.zeros(channels))
+            self.register_buffer("mean", torch.zeros(channels))
+            self.register_buffer("var", torch.ones(channels))
+            self.register_buffer("calibrated", torch.tensor(False))
+            self.calibrating = False
+
+        def forward(self, x):
+            if self.calibrating:
+                with torch.no_grad():
+                    self.mean.copy_(x.mean(dim=(0, 2, 3)))
+                    self.var.copy_(x.var(dim=(0, 2, 3), unbiased=False))
+                    self.calibrated.fill_(True)
+            elif not bool(self.calibrated):
+                raise RuntimeError("FixedNorm2d: call calibrate_fixed_norms(model, X) before using the model")
+            shape = (1, -1, 1, 1)
+            return (x - self.mean.view(shape)) / torch.sqrt(self.var.view(shape) + self.eps) * self.weight.view(
+                shape) + self.bias.view(shape)
+
+    return FixedNorm2d
+
+
+def calibrate_fixed_norms(model, X) -> int:
+    """Set the statistics of every fixed normalisation in ``model`` from one forward pass on the batch ``X`` (each
+    layer sees its input as normalised by the layers before it, as in BatchNorm); the number of layers set.
+    A model without such layers is left as it is (0)."""
+    import torch
+
+    layers = [m for m in model.modules() if isinstance(m, _fixed_norm_class())]
+    if not layers:
+        return 0
+    for m in layers:
+        m.calibrating = True
+    try:
+        with torch.no_grad():
+            model(X)
+    finally:
+        for m in layers:
+            m.calibrating = False
+    return len(layers)
 
 
 def _diag2(*, num_classes: int, in_channels: int, image_size: int, width: int | None = None):
@@ -169,7 +231,8 @@ register_model("resnet", _resnet)
 register_model("diag2", _diag2)
 register_model("gated_cnn", _gated_cnn)
 register_model("resnet_nobn", functools.partial(_resnet, norm="none"))
-MODELS = ("cnn", "resnet", "diag2", "gated_cnn", "resnet_nobn")
+register_model("resnet_fixednorm", functools.partial(_resnet, norm="fixed"))
+MODELS = ("cnn", "resnet", "diag2", "gated_cnn", "resnet_nobn", "resnet_fixednorm")
 
 
 def make_model(name: str, *, num_classes: int, in_channels: int, image_size: int, init_scale: float = 1.0,

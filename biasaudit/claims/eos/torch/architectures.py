@@ -13,7 +13,8 @@ claims                      statistic (:mod:`biasaudit.validation.eos_stats`)   
 ``eos.torch.e1.plateau.``   p = max over η ≤ 0.95 η_c of |S η_c/2 − 1|                   0.10    p < δ
 ==========================  ===========================================================  ======  =============
 
-each on the FCN (tanh and ReLU), the CNN, the ViT, the ResNet with BatchNorm and the same ResNet without it, with
+each on the FCN (tanh and ReLU), the CNN, the ViT, the ResNet with BatchNorm, the same ResNet without it and the same
+ResNet with its normalisation statistics held at their initial values, with
 MSE and (``.ce``) cross-entropy; ``.diag`` is each statistic's positive control on the theory model. The
 decision (:func:`biasaudit.validation.decision.equivalence_decision`): confirmed when the 90 % seed interval lies
 inside ±δ, refuted when the 95 % interval lies wholly outside it, undecided otherwise.
@@ -37,9 +38,12 @@ ARCHITECTURES = {  # arch -> how the quick tier builds it (the record's notes)
     "fcn_relu": "FCN 784-32-32-10 ReLU (the E1 FCN with ReLU for tanh), MNIST-5k n=500, eps=1e-2 with MSE",
     "resnet_nobn": "the same ResNet without its BatchNorm layers (the init scale and the filters' scale are not "
                    "cancelled by a normalisation), MNIST-5k n=300 at 7x7, eps=2e-2 with MSE",
+    "resnet_fixednorm": "the same ResNet with each BatchNorm's per-channel statistics computed once on the training "
+                        "batch at the initialisation and then held (the gains and shifts train; no filter is "
+                        "scale-invariant), MNIST-5k n=100 at 7x7, eps=2e-2 with MSE",
 }
 NAMES = {"fcn": "FCN", "cnn": "CNN", "resnet": "ResNet with BatchNorm", "vit": "ViT", "fcn_relu": "ReLU FCN",
-         "resnet_nobn": "ResNet without BatchNorm"}
+         "resnet_nobn": "ResNet without BatchNorm", "resnet_fixednorm": "ResNet with its normalisation held fixed"}
 _SOURCE = "paper 2, §Experiments (E1, E2: the transition at 2/s_GF across architectures and losses)"
 _SEEN = ("fixed before seeds 1 and 2 of any architecture ran (seed 0's single-seed readings with MSE were seen: "
          "kink +2.4 % FCN, +0.2 % CNN, +4.3 % ViT, -0.7 % ReLU FCN, +14.1 % ResNet; EoS-side gap 0.014-0.086)")

@@ -150,16 +150,20 @@ def test_the_torch_theory_model_recovers_the_numerics_statistics(_private_cache,
 import biasaudit.claims.eos.torch.dynamics as e4  # noqa: E402
 
 
-def e4_sweep(level=1.04, growth=0.15, s_gf=8.0, swing=0.01):
-    """An E3 sweep whose run at 2 eta_c is tracked: S_t climbs to ``level``·2/eta by step 100 and stays there
-    (+-``swing``, alternating between measurements), while the per-step l1 norm swings by +-0.5 (period 2) about a trend that grows by ``growth``."""
+def e4_sweep(level=1.04, growth=0.15, s_gf=8.0, swing=0.01, noise=0.0, seed=0):
+    """An E3 sweep whose run at 2 eta_c is tracked in bursts of 4 steps every 25: S_t climbs to ``level``·2/eta by
+    step 100 and stays there, +-``swing`` alternating from step to step (period 2), plus i.i.d. ``noise`` (relative
+    sd), while the per-step l1 norm swings by +-0.5 (period 2) about a trend that grows by ``growth``."""
     sw = e3_sweep(s_gf=s_gf)
     run = next(r for r in sw["runs"] if r["multiple"] == 2.0)
     eta, steps = run["eta"], 400
-    S = [(2 / eta) * (min(1.0, 0.5 + k / 200) * level + (swing if k % 50 else -swing)) for k in range(0, steps, 25)]
+    rng = np.random.default_rng(seed)
+    measured = [k + j for k in range(0, steps, 25) for j in range(4)]
+    S = [(2 / eta) * (min(1.0, 0.5 + k / 200) * level + swing * (-1) ** k + noise * rng.standard_normal())
+         for k in measured]
     trend = 10 * (1 + growth * np.clip((np.arange(steps + 1) - 100) / 300, 0, 1))
     run.update(tracked=True, steps=steps, l1=(trend + 0.5 * (-1.0) ** np.arange(steps + 1)).tolist(),
-               sharpness_path=[{"step": k, "S": s, "converged": True} for k, s in zip(range(0, steps, 25), S)])
+               sharpness_path=[{"step": k, "S": s, "converged": True} for k, s in zip(measured, S)])
     return sw
 
 
@@ -204,6 +208,23 @@ def test_sharpness_away_from_the_edge_and_a_flat_norm_are_refuted(fake_e4):
     assert run_claim(next(c for c in e4.CLAIMS if c.id == "eos.torch.e4.crosses.fcn_relu")).verdict is Verdict.REFUTED
     assert eos_stats.eos_side_balance(e4_sweep(), 0.25) == 0.0
     assert eos_stats.eos_side_balance(e4_sweep(level=1.0, swing=0.05), 0.25) > 0.4
+
+
+def test_a_noisy_or_monotone_path_does_not_alternate(fake_e4):
+    """The period-2 claim sees a step-to-step zigzag; noise about 2/eta (which crosses it often) and a monotone
+    path do not read as one."""
+    from biasaudit.claims.eos.torch import _study
+
+    claim = next(c for c in e4.CLAIMS if c.id == "eos.torch.e4.period2.fcn")
+    fake_e4["fcn"] = [e4_sweep(level=1.0, swing=0.0, noise=0.03, seed=i) for i in range(3)]
+    noisy = run_claim(claim)
+    assert noisy.verdict is not Verdict.CONFIRMED, noisy.detail
+    assert all(abs(v - eos_stats.ZIGZAG_NOISE_SHARE) < 0.25 for v in noisy.observed["statistic"]["values"])
+    assert eos_stats.eos_side_balance(fake_e4["fcn"][0], 0.25) > 0.3  # ...though it spends time on both sides
+    fake_e4["fcn"] = [e4_sweep(level=1.0 + 0.01 * i, swing=0.0) for i in range(3)]  # a climb, then flat: no zigzag
+    _study.study.cache_clear()
+    assert run_claim(claim).verdict is Verdict.REFUTED
+    assert eos_stats.eos_period2_share(e4_sweep(swing=0.01), 0.25) == 1.0
 
 
 @pytest.mark.parametrize("family", e4.FAMILIES, ids=lambda f: f.prefix)

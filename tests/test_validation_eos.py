@@ -195,6 +195,11 @@ def test_trainer_sharpness_path_and_measures():
     problem = tiny()
     run = train_gd(problem, 0.1, eps=1e-9, max_steps=20, sharpness_every=5)
     assert [p["step"] for p in run.sharpness_path] == [0, 5, 10, 15, 20]
+    bursts = train_gd(problem, 0.1, eps=1e-9, max_steps=12, sharpness_every=5, sharpness_burst=2,
+                      final_measures=False)
+    assert [p["step"] for p in bursts.sharpness_path] == [0, 1, 5, 6, 10, 11]
+    with pytest.raises(InputError, match="^sharpness_burst:"):
+        train_gd(problem, 0.1, max_steps=2, sharpness_every=5, sharpness_burst=0)
     assert all(p["converged"] for p in run.sharpness_path)
     final = run.final
     for key in ("l1", "l2", "nuclear", "train_loss", "test_loss", "train_error", "test_error", "S", "lambda_max",

@@ -62,6 +62,7 @@ class SweepConfig:
     gf_method: str = "gd"
     track_multiple: float = 2.0
     track_every: int = 25
+    track_burst: int = 4  # the tracked run measures S at this many consecutive steps from every track_every-th
     seed: int = 0
     mse_convention: str = "mean"
     init_scale: float = 1.0
@@ -82,6 +83,7 @@ class SweepConfig:
         if int(self.track_every) != self.track_every or self.track_every < 0:
             raise InputError("track_every", "must be an integer >= 0 (0: no tracked run)", self.track_every)
         positive_scalar("track_multiple", self.track_multiple)
+        positive_int("track_burst", self.track_burst)  # >= track_every: every step
         positive_int("image_pool", self.image_pool)
         if not all(isinstance(kv, tuple) and len(kv) == 2 and isinstance(kv[0], str) for kv in self.model_kwargs):
             raise InputError("model_kwargs", "must be a tuple of (name, value) pairs", self.model_kwargs)

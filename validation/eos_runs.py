@@ -128,7 +128,8 @@ def _eta_run(config: SweepConfig, multiple: float, eta_c: float, run_dir, progre
         times = (eta / eta_c if eta_c else math.nan) if config.absolute else multiple
         say(f"GD eta={eta:.4g}" + (f" ({times:.4g} x eta_c)" if math.isfinite(times) else "") + " ...")
         run = train_gd(build_problem(config), eta, eps=config.eps, max_steps=config.max_steps,
-                       sharpness_every=config.track_every if tracked else 0, seed=config.seed)
+                       sharpness_every=config.track_every if tracked else 0, sharpness_burst=config.track_burst,
+                       seed=config.seed)
         say(f"  {run.outcome} after {run.steps} steps, {run.seconds:.1f} s")
         return {"multiple": None if config.absolute else multiple, "tracked": bool(tracked), **run.to_json()}
 

@@ -45,7 +45,8 @@ __all__ = ["SIDE_MARGIN", "EDGE_DELTA", "MEASURES", "json_float", "final_sharpne
            "kink_offset", "edge_share",
            "NULL_GRID_BELOW", "eos_median_gap",
            "flow_plateau_dev", "l1_growth_rate", "avg_sharpness_fall_rate", "adaptive_sharpness_fall_rate",
-           "l1_curvature_share", "E3_MIN_RUNS", "eos_time_gap", "eos_side_balance", "eos_norm_time_growth", "E4_MIN_POINTS"]
+           "l1_curvature_share", "E3_MIN_RUNS", "eos_time_gap", "eos_side_balance", "eos_norm_time_growth", "E4_MIN_POINTS",
+           "eos_period2_share", "ZIGZAG_NOISE_SHARE"]
 
 SIDE_MARGIN = 0.05  # runs within ±5 % of the predicted η_c are neither "flow side" nor "EoS side"
 EDGE_DELTA = 0.05  # a run is at the edge of stability when ηS/2 ≥ 1 − EDGE_DELTA
@@ -680,6 +681,57 @@ def eos_side_balance(sweep: dict, eta_c: float) -> float:
         return 0.0
     g = g[reached[0]:]  # from the first measurement at or above 2/eta: the approach from below is not a crossing
     return float(min(np.mean(g > 1), np.mean(g < 1)))
+
+
+ZIGZAG_NOISE_SHARE = 5 / 12  # of 4 exchangeable continuous values, 10 of the 24 orders zigzag (Euler's A_4 = 5, twice)
+BURST = 4  # consecutive measurements a burst needs: three differences, two sign changes
+
+
+def eos_period2_share(sweep: dict, eta_c: float) -> float:
+    r"""E4's "the sharpness oscillates" as one number per seed: in the sweep's tracked run, whose sharpness is measured
+    in bursts of consecutive steps (``SweepConfig.track_burst``), the share of the EoS phase's bursts (as
+    :func:`eos_time_gap`'s phase) whose first :data:`BURST` values zigzag, :math:`(S_{k+1}-S_k)(S_{k+2}-S_{k+1}) < 0`
+    and :math:`(S_{k+2}-S_{k+1})(S_{k+3}-S_{k+2}) < 0`: a period-2 alternation from one step to the next.
+    A monotone path gives 0, a period-2 one 1, and noise without memory :data:`ZIGZAG_NOISE_SHARE` = 5/12, so a
+    sampled path that is merely noisy about 2/η does not read as alternating. NaN with fewer than
+    :data:`E4_MIN_POINTS` bursts in the phase. ``eta_c`` is not read.
+
+    Parameters
+    ----------
+    sweep : dict
+        A stored sweep with one run marked ``tracked`` (its ``sharpness_path`` in bursts of consecutive steps).
+    eta_c : float
+        The predicted critical step (unused: the signature of every seed statistic).
+
+    Returns
+    -------
+    float
+        The share of zigzag bursts, in [0, 1]; NaN when undecided.
+
+    Examples
+    --------
+    >>> def run(values, every=5):
+    ...     path = [{"step": every * b + j, "S": s, "converged": True}
+    ...             for b, burst in enumerate(values) for j, s in enumerate(burst)]
+    ...     return {"runs": [{"eta": 1.0, "tracked": True, "outcome": "converged", "sharpness_path": path}]}
+    >>> eos_period2_share(run([[2.0, 2.1, 2.0, 2.1], [2.02, 1.98, 2.03, 1.97], [2.0, 2.01, 2.02, 2.03]]), 0.5)
+    0.6666666666666666
+    >>> eos_period2_share(run([[1.96, 1.97, 1.98, 1.99], [2.0, 2.01, 2.02, 2.03], [2.04, 2.05, 2.06, 2.07]]), 0.5)
+    0.0
+    """
+    _, phase = _eos_phase(sweep)
+    bursts, current = [], []
+    for point in phase:
+        if current and int(point["step"]) != int(current[-1]["step"]) + 1:
+            bursts.append(current)
+            current = []
+        current.append(point)
+    bursts.append(current)
+    bursts = [b[:BURST] for b in bursts if len(b) >= BURST]
+    if len(bursts) < E4_MIN_POINTS:
+        return math.nan
+    steps = [np.diff([json_float(p["S"]) for p in b]) for b in bursts]
+    return float(np.mean([bool(np.all(d[:-1] * d[1:] < 0)) for d in steps]))
 
 
 def eos_norm_time_growth(sweep: dict, eta_c: float) -> float:

@@ -321,15 +321,20 @@ class GDRun:
 
 
 def train_gd(problem: Problem, eta: float, *, eps: float = 1e-2, max_steps: int = 20_000, sharpness_every: int = 0,
-             final_measures: bool = True, extra_measures: bool = True, keep_theta: bool = False,
-             seed: int = 0) -> GDRun:
-    """Full-batch GD from ``problem``'s fixed init until L < eps, divergence, or ``max_steps`` (module doc)."""
+             sharpness_burst: int = 1, final_measures: bool = True, extra_measures: bool = True,
+             keep_theta: bool = False, seed: int = 0) -> GDRun:
+    """Full-batch GD from ``problem``'s fixed init until L < eps, divergence, or ``max_steps`` (module doc).
+
+    ``sharpness_every`` = m > 0 measures S at steps k with k mod m < ``sharpness_burst`` (b consecutive steps from
+    every m-th; b >= m: every step): a burst shows whether S_t alternates from one step to the next, which one
+    measurement per m steps cannot)."""
     eta = positive_scalar("eta", eta)
     eps = positive_scalar("eps", eps)
     max_steps = positive_int("max_steps", max_steps)
     sharpness_every = int(sharpness_every)
     if sharpness_every < 0:
         raise InputError("sharpness_every", "must be >= 0 (0: off)", sharpness_every)
+    sharpness_burst = positive_int("sharpness_burst", sharpness_burst)
     t0 = time.perf_counter()
     f = problem.train_loss
     theta = problem.theta_init.clone()
@@ -352,7 +357,7 @@ def train_gd(problem: Problem, eta: float, *, eps: float = 1e-2, max_steps: int 
         if lv < eps:
             outcome = "converged"
             break
-        if sharpness_every and k % sharpness_every == 0:
+        if sharpness_every and k % sharpness_every < sharpness_burst:
             est = top_eigenvalue(f, theta, "LM", v0=v0, seed=seed)
             v0 = est.vector
             path.append({"step": k, "S": est.value, "converged": est.converged, "residual": est.residual,

@@ -335,3 +335,21 @@ def test_the_fixed_norm_resnet_is_the_batchnorm_resnet_with_its_statistics_held(
         assert dict(fixed.model_kwargs)["width"] == dict(bn.model_kwargs)["width"]
         assert fixed.multiples() == bn.multiples() and fixed.eps == bn.eps
     assert arch_config("quick", "resnet_fixednorm").n_train == 100  # its flow sharpens: n = 300 does not fit
+
+
+@pytest.mark.parametrize("arch,loss", [("resnet_fixednorm", "ce"), ("fcn_relu", "mse"), ("fcn", "ce")])
+def test_cli_validate_eos_runs_every_e2_architecture_with_its_setting(monkeypatch, arch, loss):
+    from biasaudit.cli import main
+    from biasaudit.validation.eos_config import arch_config, tier_config
+
+    seen = {}
+
+    def fake_run_sweep(config, out=None, progress=None):
+        seen["config"] = config
+        raise SystemExit(0)
+
+    monkeypatch.setattr(eos_runs, "run_sweep", fake_run_sweep)
+    with pytest.raises(SystemExit):
+        main(["validate", "eos", "--arch", arch, "--loss", loss, "--device", "cpu"])
+    expected = tier_config("quick", "ce") if arch == "fcn" else arch_config("quick", arch, loss)
+    assert dataclasses.replace(seen["config"], device="cpu") == dataclasses.replace(expected, device="cpu")

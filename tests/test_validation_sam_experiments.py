@@ -133,6 +133,11 @@ def test_minor_mass_train_run_records_curves_and_statuses():
     assert sam_training.train_run(sam_training.TrainConfig(optimizer="gd", steps=2, **{**TINY, "lr": 1e-6}))["status"] == "not trained"
 
 
+def test_the_fixed_norm_resnet_trains_under_sam_with_its_statistics_set():
+    run = sam_training.train_run(sam_training.TrainConfig(optimizer="sam", steps=2, **{**TINY, "model": "resnet_fixednorm"}))
+    assert run["curves"]["step"] == [0, 2] and all(np.isfinite(run["curves"]["loss"]))
+
+
 def test_keep_maps_sets_how_many_probe_maps_a_record_stores():
     """The curves do not depend on it; the regime designs store maps for their first ``map_seeds`` seeds only
     (their claims read curves; the overlay figure reads those maps)."""

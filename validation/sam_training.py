@@ -327,7 +327,7 @@ def _train_run(cfg: TrainConfig, n_keep_maps: int) -> dict:
     import torch.nn.functional as F
 
     from biasaudit.validation.device import autocast, pick_device
-    from biasaudit.validation.models import make_model
+    from biasaudit.validation.models import calibrate_fixed_norms, make_model
     from biasaudit.validation.sam import SAM
 
     device = pick_device(cfg.device)
@@ -344,6 +344,7 @@ def _train_run(cfg: TrainConfig, n_keep_maps: int) -> dict:
     model = make_model(cfg.model, num_classes=ds.num_classes, in_channels=ds.in_channels,
                        image_size=ds.image_size, init_scale=cfg.init_scale, seed=cfg.seed,
                        width=cfg.width).to(device)
+    calibrate_fixed_norms(model, X)  # a fixed normalisation's statistics: the training set's at θ0
     if cfg.optimizer in ("sam", PLACEBO):
         opt = SAM(model.parameters(), torch.optim.SGD, rho=cfg.rho, norm=cfg.norm, normalization=cfg.normalization,
                   lr=cfg.lr, model=model, direction="random" if cfg.optimizer == PLACEBO else "gradient",

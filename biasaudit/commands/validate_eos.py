@@ -16,8 +16,12 @@ __all__ = ["register", "run"]
 def register(sub) -> None:
     """Add ``eos`` and its options to the targets ``sub`` of ``biasaudit validate``."""
     p = sub.add_parser("eos", help="full-batch GD eta sweep: sharpness vs 2/eta, norms, test error (paper 2)")
-    p.add_argument("--arch", default="fcn", help="fcn | cnn | resnet | vit (default: fcn); with mse, the sizes of "
-                   "the tier's E2 sweep of that architecture (biasaudit.validation.eos_config.ARCH_SWEEP_CONFIGS)")
+    p.add_argument("--arch", default="fcn",
+                   help="fcn | cnn | resnet | vit | fcn_relu | resnet_nobn | resnet_fixednorm (default: fcn): the "
+                        "tier's E2 sweep of that architecture (biasaudit.validation.eos_config.ARCH_SWEEP_CONFIGS; "
+                        "fcn_relu: the FCN with ReLU; resnet_nobn: the ResNet without BatchNorm; resnet_fixednorm: "
+                        "with its normalisation statistics fixed at the initialisation's); with ce, the FCN runs the "
+                        "tier's cross-entropy sweep and the others their E2 setting with cross-entropy")
     p.add_argument("--loss", default="mse", help="mse | ce (default: mse)")
     p.add_argument("--dataset", default=None,
                    help="mnist5k | digits | fashion-mnist | mnist | cifar10 | svhn | teacher (default: the tier's)")
@@ -48,9 +52,11 @@ def run(args) -> int:
     from biasaudit.plumbing import atomic_write_text
     from biasaudit.plumbing import InputError, choice, parse_float_list, positive_scalar
 
-    choice("arch", args.arch, ("fcn", "cnn", "resnet", "vit"))
+    from biasaudit.validation.eos_config import ARCHS_E2
+
+    choice("arch", args.arch, ARCHS_E2)
     choice("loss", args.loss, ("mse", "ce"))
-    overrides: dict = {"arch": args.arch}
+    overrides: dict = {}  # the network comes from the architecture's E2 setting
     if args.dataset is not None:
         choice("dataset", args.dataset, ("mnist5k", "digits", "fashion-mnist", "mnist", "cifar10", "svhn",
                                          "teacher"))
@@ -98,8 +104,8 @@ def run(args) -> int:
     overrides["device"] = str(device)
     import dataclasses
 
-    base = (eos_config.arch_config(args.tier, args.arch) if args.loss == "mse"
-            else eos_config.tier_config(args.tier, args.loss))
+    base = (eos_config.tier_config(args.tier, "ce") if (args.arch, args.loss) == ("fcn", "ce")
+            else eos_config.arch_config(args.tier, args.arch, args.loss))
     config = dataclasses.replace(base, **overrides)  # validates eta/eps/arch/loss again
     if config.dataset != "teacher":
         from biasaudit.validation.data import require_dataset

@@ -17,9 +17,10 @@ def register(sub) -> None:
     """Add ``sam`` and its options to the targets ``sub`` of ``biasaudit validate``."""
     p = sub.add_parser("sam", help="GD vs SAM on a trained CNN/ResNet: Grad-CAM mass on low-intensity pixels")
     p.add_argument("--model", default="cnn",
-                   help="cnn | resnet | diag2 | gated_cnn | resnet_nobn (diag2: the diagonal linear network u*v; "
-                        "gated_cnn: the CNN behind an elementwise input gate; resnet_nobn: the ResNet without "
-                        "BatchNorm) (default: cnn)")
+                   help="cnn | resnet | diag2 | gated_cnn | resnet_nobn | resnet_fixednorm (diag2: the diagonal "
+                        "linear network u*v; gated_cnn: the CNN behind an elementwise input gate; resnet_nobn: the "
+                        "ResNet without BatchNorm; resnet_fixednorm: the ResNet with its normalisation statistics "
+                        "fixed at the initialisation's) (default: cnn)")
     p.add_argument("--dataset", default="mnist5k",
                    help="mnist5k | digits | fashion-mnist | mnist | cifar10 | svhn | synthetic-patches | "
                         "synthetic-patches-swapped | synthetic-patches-equal | mnist5k-planted")

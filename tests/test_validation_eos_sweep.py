@@ -238,7 +238,24 @@ def test_cli_validate_eos_runs_and_writes_summary(tmp_path, capsys):
     assert (out / "summary.json").exists() and len(list((out / "figures").glob("*.png"))) == 4
 
 
+def test_cli_validate_eos_seed_study_reads_each_seed_and_decides_over_seeds(tmp_path, capsys):
+    out = tmp_path / "study"
+    code = main(["validate", "eos", "--dataset", "teacher", "--n-train", "40", "--n-test", "40", "--eta-grid",
+                 "0.5,0.93,1.07,2", "--eps", "0.1", "--max-steps", "300", "--device", "cpu", "--seeds", "3",
+                 "--out", str(out)])
+    assert code == 0
+    text = capsys.readouterr().out
+    assert [line.split(":")[0] for line in text.splitlines()[:3]] == ["seed 0", "seed 1", "seed 2"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["seeds"] == [0, 1, 2] and len({row["eta_c"] for row in summary["per_seed"]}) == 3  # own inits
+    assert set(summary["statistics"]) == {"kink_offset", "eos_median_gap", "flow_plateau_dev"}
+    for stat in summary["statistics"].values():
+        assert len(stat["values"]) == 3 and stat["decision"]["verdict"] in ("confirmed", "refuted", "undecided")
+    assert all((out / f"seed{i}").is_dir() for i in range(3))
+
+
 @pytest.mark.parametrize("argv,param", [
+    (["--seeds", "2"], "seeds"), (["--seeds", "0"], "seeds"),
     (["--eps", "0"], "eps"), (["--eta-grid", "0.5,-1"], "eta"), (["--eta-grid", ""], "eta_grid"),
     (["--eta-grid", "2,1"], "eta_grid"),
     (["--arch", "mlp"], "arch"), (["--loss", "hinge"], "loss"), (["--dataset", "imagenet"], "dataset"),

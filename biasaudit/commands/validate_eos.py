@@ -41,6 +41,10 @@ def register(sub) -> None:
     p.add_argument("--max-steps", type=int, default=None)
     p.add_argument("--dtype", default=None, help="float32 | float64 (default: float32)")
     p.add_argument("--device", default="auto", help="auto | cpu | cuda (default: auto)")
+    p.add_argument("--seeds", type=int, default=None,
+                   help="run a seed study instead of one sweep: the sweeps of init seeds 0..N-1 (N >= 3; each its "
+                        "own init, data subset and eta_c) and the audit's kink, tracking and plateau statistics with "
+                        "their seed-level decisions (default: one sweep, seed 0)")
     p.add_argument("--out", default=None, help="directory for the runs (JSON), summary.json and the figures")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(run=run)
@@ -85,6 +89,14 @@ def run(args) -> int:
         value = getattr(args, name)
         if value is not None:
             overrides[name] = count_in_range(name, value, maximum)
+    n_seeds = None
+    if args.seeds is not None:
+        from biasaudit.plumbing.ranges import MAX_SEEDS
+
+        n_seeds = count_in_range("seeds", args.seeds, MAX_SEEDS)
+        if n_seeds < 3:
+            raise InputError("seeds", "a seed study needs at least 3 init seeds (its intervals are over seeds)",
+                             args.seeds)
     if args.gf_method is not None:
         from biasaudit.validation.gf_proxy import METHODS
 
@@ -116,6 +128,8 @@ def run(args) -> int:
 
         writable_dir("out", args.out, make=("figures",))
     progress = None if args.json else (lambda msg: print(msg, file=sys.stderr, flush=True))
+    if n_seeds is not None:
+        return _seed_study(config, n_seeds, args, progress)
     sweep = eos_runs.run_sweep(config, args.out, progress=progress)
     eta_c = eos_stats.json_float(sweep["gf"]["eta_c"])
     summary = {"config": sweep["config"], "dir": sweep["dir"], "s_gf": sweep["gf"]["s_gf"], "eta_c": eta_c,
@@ -146,6 +160,57 @@ def run(args) -> int:
     for name, check in summary["checks"].items():
         state = "undecided" if not check.get("decided") else f"error {check['error']:.3g}"
         print(f"{name}: {state}: {check['detail']}")
+    return 0
+
+
+def _seed_study(config, n_seeds: int, args, progress) -> int:
+    """The sweeps of seeds 0..n_seeds-1 of ``config`` and, for each of the audit's E2 families (kink, tracking,
+    plateau: :mod:`biasaudit.claims.eos.torch.architectures`), its value per seed and the equivalence decision
+    over seeds with the family's δ (the audit's effect claims add a positive control and data controls)."""
+    import dataclasses
+    from pathlib import Path
+
+    from biasaudit.claims.eos.torch._study import LEVEL
+    from biasaudit.claims.eos.torch.architectures import FAMILIES
+    from biasaudit.plumbing import atomic_write_text
+    from biasaudit.validation import eos_runs, eos_stats
+    from biasaudit.validation.decision import equivalence_decision
+
+    sweeps = []
+    for seed in range(n_seeds):
+        out = None if args.out is None else str(Path(args.out) / f"seed{seed}")
+        sweeps.append(eos_runs.run_sweep(dataclasses.replace(config, seed=seed), out, progress=progress))
+    eta_cs = [eos_stats.json_float(sw["gf"]["eta_c"]) for sw in sweeps]
+    per_seed = [{"seed": i, "s_gf": sw["gf"]["s_gf"], "eta_c": ec} for i, (sw, ec) in enumerate(zip(sweeps, eta_cs))]
+    statistics = {}
+    for family in FAMILIES:
+        values = family.readings(sweeps, eta_cs)
+        decision = equivalence_decision(values, delta=family.delta, level=LEVEL)
+        name = family.statistic.split(":")[1]
+        statistics[name] = {"symbol": family.symbol, "delta": family.delta, "values": values,
+                            "decision": decision.to_json()}
+        for row, value in zip(per_seed, values):
+            row[name] = value
+    summary = {"config": sweeps[0]["config"], "seeds": list(range(n_seeds)), "per_seed": per_seed,
+               "statistics": statistics}
+    if args.out:
+        atomic_write_text(Path(args.out) / "summary.json", json.dumps(_public(summary)))
+    if args.json:
+        json.dump(_public(summary), sys.stdout, indent=1)
+        print()
+        return 0
+    def num(value, fmt: str = "+.4f") -> str:  # a number that does not exist is "-", never "nan"
+        value = eos_stats.json_float(value)
+        return format(value, fmt) if value == value and abs(value) != float("inf") else "-"
+
+    for row in per_seed:
+        print(f"seed {row['seed']}: s_GF = {num(row['s_gf'], '.4g')}, eta_c = {num(row['eta_c'], '.4g')}; "
+              + ", ".join(f"{s['symbol']} = {num(row[name])}" for name, s in statistics.items()))
+    for name, s in statistics.items():
+        d = s["decision"]
+        lo, hi = d["tost_interval"]
+        print(f"{name} ({s['symbol']}): mean {num(d['mean'])}, 90 % seed interval [{num(lo)}, {num(hi)}] over "
+              f"{d['n']} seeds: {d['verdict']} by '{d['rule']}' (|{s['symbol']}| < {s['delta']:g})")
     return 0
 
 

@@ -27,8 +27,8 @@ TIERS = ("quick", "full")
 PROFILE_OF_TIER = {"quick": "ci", "full": "thorough"}
 # The one stated run-time of `biasaudit audit` at the quick tier, in minutes on 2 cores with cold caches
 # (README, `audit --help`; tests/test_docs.py checks the README says the same). Measured from a fresh clone
-# on 2026-12-06: 24 min 34 s with the install (notes/status.md).
-QUICK_AUDIT_MINUTES = 25
+# on 2026-12-06: 20 min 5 s with the install (notes/status.md).
+QUICK_AUDIT_MINUTES = 20
 
 
 def experiment_tier(default: str = "quick") -> str:

@@ -443,7 +443,9 @@ def study_claim(family: Family, arch: str, loss: str = "mse", *, name: str = "",
     elif family.decision == "equivalence":
         statement = sp.Lt(sp.Abs(statistic), sp.Float(family.delta, 2))
     else:
-        statement = sp.Gt(family.direction * (statistic - sp.Float(family.offset, 2)), 0)
+        offset = (sp.Float(family.offset, 2) if round(family.offset, 2) == family.offset  # 0.1 as 0.1, 5/12 as 5/12
+                  else sp.nsimplify(family.offset, rational=True, tolerance=1e-12))
+        statement = sp.Gt(family.direction * (statistic - offset), 0)
     stat_name = family.statistic.split(":")[1]
     if teacher:
         title = (f"on {_TOY_NAME}, with each run's test error its risk against a teacher at GD's endpoint at "

@@ -291,8 +291,8 @@ def test_e2_figure_job_illustrates_the_kink_claims():
     assert all(job.illustrates(c.id) for c in arch_claims.CLAIMS if c.id.startswith("eos.torch.e2."))
 
 
-def test_cli_validate_eos_arch_uses_the_e2_sizes(monkeypatch, capsys):
-    """`validate eos --arch cnn` sweeps the audited quick CNN (7 x 7, n = 100), with exp's proxy settings."""
+def _swept_config(monkeypatch, *argv):
+    """The sweep configuration ``biasaudit validate eos *argv`` would run (stopped before any training)."""
     from biasaudit.cli import main
 
     seen = {}
@@ -303,8 +303,13 @@ def test_cli_validate_eos_arch_uses_the_e2_sizes(monkeypatch, capsys):
 
     monkeypatch.setattr(eos_runs, "run_sweep", fake_run_sweep)
     with pytest.raises(SystemExit):
-        main(["validate", "eos", "--arch", "cnn", "--gf-method", "exp", "--device", "cpu"])
-    config = seen["config"]
+        main(["validate", "eos", *argv, "--device", "cpu"])
+    return seen["config"]
+
+
+def test_cli_validate_eos_arch_uses_the_e2_sizes(monkeypatch, capsys):
+    """`validate eos --arch cnn` sweeps the audited quick CNN (7 x 7, n = 100), with exp's proxy settings."""
+    config = _swept_config(monkeypatch, "--arch", "cnn", "--gf-method", "exp")
     assert (config.arch, config.image_pool, config.n_train, dict(config.model_kwargs)) == ("cnn", 4, 100, {"width": 8})
     assert (config.gf_method, config.gf_fraction, config.gf_every) == ("exp", 0.25, 20)
 
@@ -339,17 +344,8 @@ def test_the_fixed_norm_resnet_is_the_batchnorm_resnet_with_its_statistics_held(
 
 @pytest.mark.parametrize("arch,loss", [("resnet_fixednorm", "ce"), ("fcn_relu", "mse"), ("fcn", "ce")])
 def test_cli_validate_eos_runs_every_e2_architecture_with_its_setting(monkeypatch, arch, loss):
-    from biasaudit.cli import main
     from biasaudit.validation.eos_config import arch_config, tier_config
 
-    seen = {}
-
-    def fake_run_sweep(config, out=None, progress=None):
-        seen["config"] = config
-        raise SystemExit(0)
-
-    monkeypatch.setattr(eos_runs, "run_sweep", fake_run_sweep)
-    with pytest.raises(SystemExit):
-        main(["validate", "eos", "--arch", arch, "--loss", loss, "--device", "cpu"])
+    config = _swept_config(monkeypatch, "--arch", arch, "--loss", loss)
     expected = tier_config("quick", "ce") if arch == "fcn" else arch_config("quick", arch, loss)
-    assert dataclasses.replace(seen["config"], device="cpu") == dataclasses.replace(expected, device="cpu")
+    assert dataclasses.replace(config, device="cpu") == dataclasses.replace(expected, device="cpu")

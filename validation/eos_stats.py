@@ -42,7 +42,7 @@ from biasaudit.plumbing.jsonable import json_float  # re-exported: the statistic
 __all__ = ["SIDE_MARGIN", "EDGE_DELTA", "MEASURES", "json_float", "final_sharpness", "usable_runs",
            "e1_phase_transition", "e2_kink", "e3_measures", "e4_dynamics", "wilson_interval", "u_arm_slopes",
            "u_break_multiple", "flow_side_error_slope", "relative_test_errors", "E5_MIN_ARM", "e5_one_sweep",
-           "kink_offset", "edge_share",
+           "kink_offset", "edge_share", "example_sweep",
            "NULL_GRID_BELOW", "eos_median_gap",
            "flow_plateau_dev", "l1_growth_rate", "avg_sharpness_fall_rate", "adaptive_sharpness_fall_rate",
            "l1_curvature_share", "E3_MIN_RUNS", "eos_time_gap", "eos_side_balance", "eos_norm_time_growth", "E4_MIN_POINTS",
@@ -91,11 +91,7 @@ def usable_runs(sweep) -> tuple[list[dict], list[str]]:
 
     Examples
     --------
-    >>> def run(eta):  # eta_c = 1: S = 2 on the flow side, 2/eta on the EoS side, where every norm rises
-    ...     s, norm = min(2.0, 2 / eta), 1 + max(0.0, eta - 1)
-    ...     return {"eta": eta, "outcome": "converged", "final": {"S": {"value": s, "converged": True}, "l1": norm,
-    ...             "l2": norm, "nuclear_sum": norm, "avg_sharpness": {"value": s}, "adaptive_sharpness": {"value": s}}}
-    >>> sweep = {"runs": [run(eta) for eta in (0.5, 0.7, 0.9, 1.2, 1.5, 2.0)]}
+    >>> sweep = example_sweep((0.5, 0.7, 0.9, 1.2, 1.5, 2.0))   # eta_c = 1; every norm 1 + max(0, eta - 1)
     >>> runs, notes = usable_runs({"runs": sweep["runs"] + [{"eta": 3.0, "outcome": "diverged"}]})
     >>> len(runs), notes
     (6, ['eta=3 diverged'])
@@ -144,11 +140,7 @@ def e1_phase_transition(sweep: dict, eta_c: float) -> dict:
 
     Examples
     --------
-    >>> def run(eta):  # eta_c = 1: S = 2 on the flow side, 2/eta on the EoS side, where every norm rises
-    ...     s, norm = min(2.0, 2 / eta), 1 + max(0.0, eta - 1)
-    ...     return {"eta": eta, "outcome": "converged", "final": {"S": {"value": s, "converged": True}, "l1": norm,
-    ...             "l2": norm, "nuclear_sum": norm, "avg_sharpness": {"value": s}, "adaptive_sharpness": {"value": s}}}
-    >>> sweep = {"runs": [run(eta) for eta in (0.5, 0.7, 0.9, 1.2, 1.5, 2.0)]}
+    >>> sweep = example_sweep((0.5, 0.7, 0.9, 1.2, 1.5, 2.0))   # eta_c = 1; every norm 1 + max(0, eta - 1)
     >>> e1 = e1_phase_transition(sweep, 1.0)
     >>> e1["error"], e1["decided"], e1["n_flow"], e1["n_eos"]
     (0.0, True, 3, 3)
@@ -198,11 +190,7 @@ def e2_kink(sweep: dict, eta_kink: float) -> dict:
 
     Examples
     --------
-    >>> def run(eta):  # eta_c = 1: S = 2 on the flow side, 2/eta on the EoS side, where every norm rises
-    ...     s, norm = min(2.0, 2 / eta), 1 + max(0.0, eta - 1)
-    ...     return {"eta": eta, "outcome": "converged", "final": {"S": {"value": s, "converged": True}, "l1": norm,
-    ...             "l2": norm, "nuclear_sum": norm, "avg_sharpness": {"value": s}, "adaptive_sharpness": {"value": s}}}
-    >>> sweep = {"runs": [run(eta) for eta in (0.5, 0.7, 0.9, 1.2, 1.5, 2.0)]}
+    >>> sweep = example_sweep((0.5, 0.7, 0.9, 1.2, 1.5, 2.0))   # eta_c = 1; every norm 1 + max(0, eta - 1)
     >>> e2 = e2_kink(sweep, 1.0)
     >>> round(e2["kink"], 12), e2["bracket"]
     (1.0, (0.9, 1.2))
@@ -254,11 +242,7 @@ def kink_offset(sweep: dict, eta_c: float) -> float:
 
     Examples
     --------
-    >>> def run(eta):  # eta_c = 1: S = 2 on the flow side, 2/eta on the EoS side, where every norm rises
-    ...     s, norm = min(2.0, 2 / eta), 1 + max(0.0, eta - 1)
-    ...     return {"eta": eta, "outcome": "converged", "final": {"S": {"value": s, "converged": True}, "l1": norm,
-    ...             "l2": norm, "nuclear_sum": norm, "avg_sharpness": {"value": s}, "adaptive_sharpness": {"value": s}}}
-    >>> sweep = {"runs": [run(eta) for eta in (0.5, 0.7, 0.9, 1.2, 1.5, 2.0)]}
+    >>> sweep = example_sweep((0.5, 0.7, 0.9, 1.2, 1.5, 2.0))   # eta_c = 1; every norm 1 + max(0, eta - 1)
     >>> round(kink_offset(sweep, 1.0), 12), round(kink_offset(sweep, 1.25), 12)
     (0.0, -0.2)
     """
@@ -286,11 +270,7 @@ def eos_median_gap(sweep: dict, eta_c: float) -> float:
 
     Examples
     --------
-    >>> def run(eta):  # eta_c = 1: S = 2 on the flow side, 2/eta on the EoS side, where every norm rises
-    ...     s, norm = min(2.0, 2 / eta), 1 + max(0.0, eta - 1)
-    ...     return {"eta": eta, "outcome": "converged", "final": {"S": {"value": s, "converged": True}, "l1": norm,
-    ...             "l2": norm, "nuclear_sum": norm, "avg_sharpness": {"value": s}, "adaptive_sharpness": {"value": s}}}
-    >>> sweep = {"runs": [run(eta) for eta in (0.5, 0.7, 0.9, 1.2, 1.5, 2.0)]}
+    >>> sweep = example_sweep((0.5, 0.7, 0.9, 1.2, 1.5, 2.0))   # eta_c = 1; every norm 1 + max(0, eta - 1)
     >>> eos_median_gap(sweep, 1.0)
     0.0
     """
@@ -318,11 +298,7 @@ def flow_plateau_dev(sweep: dict, eta_c: float) -> float:
 
     Examples
     --------
-    >>> def run(eta):  # eta_c = 1: S = 2 on the flow side, 2/eta on the EoS side, where every norm rises
-    ...     s, norm = min(2.0, 2 / eta), 1 + max(0.0, eta - 1)
-    ...     return {"eta": eta, "outcome": "converged", "final": {"S": {"value": s, "converged": True}, "l1": norm,
-    ...             "l2": norm, "nuclear_sum": norm, "avg_sharpness": {"value": s}, "adaptive_sharpness": {"value": s}}}
-    >>> sweep = {"runs": [run(eta) for eta in (0.5, 0.7, 0.9, 1.2, 1.5, 2.0)]}
+    >>> sweep = example_sweep((0.5, 0.7, 0.9, 1.2, 1.5, 2.0))   # eta_c = 1; every norm 1 + max(0, eta - 1)
     >>> flow_plateau_dev(sweep, 1.0), round(flow_plateau_dev(sweep, 0.8), 12)
     (0.0, 0.2)
     """
@@ -353,11 +329,7 @@ def edge_share(sweep: dict, eta_c: float, below: float = NULL_GRID_BELOW) -> flo
 
     Examples
     --------
-    >>> def run(eta):  # eta_c = 1: S = 2 on the flow side, 2/eta on the EoS side, where every norm rises
-    ...     s, norm = min(2.0, 2 / eta), 1 + max(0.0, eta - 1)
-    ...     return {"eta": eta, "outcome": "converged", "final": {"S": {"value": s, "converged": True}, "l1": norm,
-    ...             "l2": norm, "nuclear_sum": norm, "avg_sharpness": {"value": s}, "adaptive_sharpness": {"value": s}}}
-    >>> sweep = {"runs": [run(eta) for eta in (0.5, 0.7, 0.9, 1.2, 1.5, 2.0)]}
+    >>> sweep = example_sweep((0.5, 0.7, 0.9, 1.2, 1.5, 2.0))   # eta_c = 1; every norm 1 + max(0, eta - 1)
     >>> edge_share(sweep, 1.0), edge_share(sweep, 2.0)        # eta_c too large: the edge shows below it
     (0.0, 0.4)
     """
@@ -401,11 +373,7 @@ def e3_measures(sweep: dict, eta_c: float, directions: dict | None = None) -> di
 
     Examples
     --------
-    >>> def run(eta):  # eta_c = 1: S = 2 on the flow side, 2/eta on the EoS side, where every norm rises
-    ...     s, norm = min(2.0, 2 / eta), 1 + max(0.0, eta - 1)
-    ...     return {"eta": eta, "outcome": "converged", "final": {"S": {"value": s, "converged": True}, "l1": norm,
-    ...             "l2": norm, "nuclear_sum": norm, "avg_sharpness": {"value": s}, "adaptive_sharpness": {"value": s}}}
-    >>> sweep = {"runs": [run(eta) for eta in (0.5, 0.7, 0.9, 1.2, 1.5, 2.0)]}
+    >>> sweep = example_sweep((0.5, 0.7, 0.9, 1.2, 1.5, 2.0))   # eta_c = 1; every norm 1 + max(0, eta - 1)
     >>> e3 = e3_measures(sweep, 1.0)
     >>> e3["error"], e3["spearman"]["l1"], e3["spearman"]["avg_sharpness"]
     (0.0, 1.0, -1.0)
@@ -446,6 +414,23 @@ def _eos_side(sweep: dict, eta_c: float, read) -> tuple[np.ndarray, np.ndarray]:
     return np.array([m for m, _ in pairs]), np.array([q for _, q in pairs])
 
 
+def example_sweep(etas, *, norm=lambda eta: 1 + max(0.0, eta - 1)) -> dict:
+    r"""A sweep as the statistics read it, for examples and tests: η_c = 1, every run converged, the final sharpness
+    (worst-case, average and adaptive alike) :math:`\min(2, 2/\eta)` and every norm (l1, l2, nuclear sum)
+    ``norm(eta)``, by default :math:`1 + \max(0, \eta - 1)`: flat on the flow side, rising on the EoS side.
+
+    >>> [run["final"]["S"]["value"] for run in example_sweep((0.5, 2.0))["runs"]]
+    [2.0, 1.0]
+    """
+    def run(eta):
+        s, q = min(2.0, 2 / eta), float(norm(eta))
+        return {"eta": float(eta), "outcome": "converged",
+                "final": {"S": {"value": s, "converged": True}, "l1": q, "l2": q, "nuclear_sum": q,
+                          "avg_sharpness": {"value": s}, "adaptive_sharpness": {"value": s}}}
+
+    return {"runs": [run(eta) for eta in etas]}
+
+
 def _log_rate(sweep: dict, eta_c: float, read) -> float:
     """The least-squares slope of ln q against m = η/η_c over the EoS side (:func:`_eos_side`): how fast q grows per
     unit of η/η_c, relative to itself; NaN with fewer than :data:`E3_MIN_RUNS` runs there."""
@@ -478,11 +463,7 @@ def l1_growth_rate(sweep: dict, eta_c: float) -> float:
 
     Examples
     --------
-    >>> def run(eta):  # eta_c = 1: S = 2 on the flow side, 2/eta on the EoS side, where every norm rises
-    ...     s, norm = min(2.0, 2 / eta), 1 + max(0.0, eta - 1)
-    ...     return {"eta": eta, "outcome": "converged", "final": {"S": {"value": s, "converged": True}, "l1": norm,
-    ...             "l2": norm, "nuclear_sum": norm, "avg_sharpness": {"value": s}, "adaptive_sharpness": {"value": s}}}
-    >>> sweep = {"runs": [run(eta) for eta in (0.5, 0.7, 0.9, 1.2, 1.5, 2.0)]}
+    >>> sweep = example_sweep((0.5, 0.7, 0.9, 1.2, 1.5, 2.0))   # eta_c = 1; every norm 1 + max(0, eta - 1)
     >>> round(l1_growth_rate(sweep, 1.0), 4), l1_growth_rate(sweep, 1.5)   # only 1 EoS-side run at eta_c = 1.5
     (0.6321, nan)
     """
@@ -508,11 +489,7 @@ def avg_sharpness_fall_rate(sweep: dict, eta_c: float) -> float:
 
     Examples
     --------
-    >>> def run(eta):  # eta_c = 1: S = 2 on the flow side, 2/eta on the EoS side, where every norm rises
-    ...     s, norm = min(2.0, 2 / eta), 1 + max(0.0, eta - 1)
-    ...     return {"eta": eta, "outcome": "converged", "final": {"S": {"value": s, "converged": True}, "l1": norm,
-    ...             "l2": norm, "nuclear_sum": norm, "avg_sharpness": {"value": s}, "adaptive_sharpness": {"value": s}}}
-    >>> sweep = {"runs": [run(eta) for eta in (0.5, 0.7, 0.9, 1.2, 1.5, 2.0)]}
+    >>> sweep = example_sweep((0.5, 0.7, 0.9, 1.2, 1.5, 2.0))   # eta_c = 1; every norm 1 + max(0, eta - 1)
     >>> round(avg_sharpness_fall_rate(sweep, 1.0), 4)
     0.6321
     """
@@ -538,11 +515,7 @@ def adaptive_sharpness_fall_rate(sweep: dict, eta_c: float) -> float:
 
     Examples
     --------
-    >>> def run(eta):  # eta_c = 1: S = 2 on the flow side, 2/eta on the EoS side, where every norm rises
-    ...     s, norm = min(2.0, 2 / eta), 1 + max(0.0, eta - 1)
-    ...     return {"eta": eta, "outcome": "converged", "final": {"S": {"value": s, "converged": True}, "l1": norm,
-    ...             "l2": norm, "nuclear_sum": norm, "avg_sharpness": {"value": s}, "adaptive_sharpness": {"value": s}}}
-    >>> sweep = {"runs": [run(eta) for eta in (0.5, 0.7, 0.9, 1.2, 1.5, 2.0)]}
+    >>> sweep = example_sweep((0.5, 0.7, 0.9, 1.2, 1.5, 2.0))   # eta_c = 1; every norm 1 + max(0, eta - 1)
     >>> round(adaptive_sharpness_fall_rate(sweep, 1.0), 4)
     0.6321
     """
@@ -572,14 +545,10 @@ def l1_curvature_share(sweep: dict, eta_c: float) -> float:
 
     Examples
     --------
-    >>> def run(eta):  # eta_c = 1: S = 2 on the flow side, 2/eta on the EoS side, where every norm rises
-    ...     s, norm = min(2.0, 2 / eta), 1 + max(0.0, eta - 1)
-    ...     return {"eta": eta, "outcome": "converged", "final": {"S": {"value": s, "converged": True}, "l1": norm,
-    ...             "l2": norm, "nuclear_sum": norm, "avg_sharpness": {"value": s}, "adaptive_sharpness": {"value": s}}}
-    >>> sweep = {"runs": [run(eta) for eta in (0.5, 0.7, 0.9, 1.2, 1.5, 2.0)]}
+    >>> sweep = example_sweep((0.5, 0.7, 0.9, 1.2, 1.5, 2.0))   # eta_c = 1; every norm 1 + max(0, eta - 1)
     >>> round(l1_curvature_share(sweep, 1.0), 12)                  # the norm 1 + (eta - 1) is a line
     0.0
-    >>> bent = {"runs": [{**run(eta), "final": {**run(eta)["final"], "l1": 1 + (eta - 1) ** 2}} for eta in (1.2, 1.5, 2.0)]}
+    >>> bent = example_sweep((1.2, 1.5, 2.0), norm=lambda eta: 1 + (eta - 1) ** 2)
     >>> round(l1_curvature_share(bent, 1.0), 3)
     0.667
     """

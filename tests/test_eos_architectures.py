@@ -4,6 +4,7 @@ gradient-flow proxy and the top-k eigenpair block it uses."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 
 import numpy as np
@@ -349,3 +350,25 @@ def test_cli_validate_eos_runs_every_e2_architecture_with_its_setting(monkeypatc
     config = _swept_config(monkeypatch, "--arch", arch, "--loss", loss)
     expected = tier_config("quick", "ce") if arch == "fcn" else arch_config("quick", arch, loss)
     assert dataclasses.replace(config, device="cpu") == dataclasses.replace(expected, device="cpu")
+
+
+def test_cli_seed_study_runs_the_audits_sweeps_and_respects_the_proxy_check(monkeypatch, capsys):
+    from biasaudit.cli import main
+    from biasaudit.validation.eos_config import arch_config
+
+    config = _swept_config(monkeypatch, "--arch", "fcn", "--loss", "ce", "--seeds", "3")
+    assert dataclasses.replace(config, device="cpu") == dataclasses.replace(arch_config("quick", "fcn", "ce"),
+                                                                            device="cpu")  # the audit's E2 sweep
+
+    def ideal(reached):
+        sweep = eos_stats.example_sweep((0.5, 0.75, 0.93, 0.97, 1.03, 1.07, 1.25, 2.0))  # eta_c = 1, kink at 1
+        sweep["config"], sweep["gf"] = {}, {"s_gf": 2.0, "eta_c": 1.0, "eps": 0.01, "steps": 10, "reached_eps": reached,
+                       "all_converged": True}
+        return sweep
+
+    for reached, verdict in ((True, "confirmed"), (False, "undecided")):
+        monkeypatch.setattr(eos_runs, "run_sweep", lambda config, out=None, progress=None: ideal(reached))
+        assert main(["validate", "eos", "--seeds", "3", "--device", "cpu", "--json"]) == 0
+        summary = json.loads(capsys.readouterr().out)
+        assert summary["statistics"]["kink_offset"]["decision"]["verdict"] == verdict
+        assert bool(summary["problems"]) is not reached

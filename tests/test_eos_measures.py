@@ -225,6 +225,12 @@ def test_a_noisy_or_monotone_path_does_not_alternate(fake_e4):
     _study.study.cache_clear()
     assert run_claim(claim).verdict is Verdict.REFUTED
     assert eos_stats.eos_period2_share(e4_sweep(swing=0.01), 0.25) == 1.0
+    every_step = e4_sweep(swing=0.01)
+    tracked = next(r for r in every_step["runs"] if r.get("tracked"))
+    eta = tracked["eta"]
+    tracked["sharpness_path"] = [{"step": k, "S": (2 / eta) * (1.02 + 0.01 * (-1) ** k), "converged": True}
+                                 for k in range(40)]  # measured at every step: cut into 10 blocks of 4
+    assert eos_stats.eos_period2_share(every_step, 0.25) == 1.0
 
 
 @pytest.mark.parametrize("family", e4.FAMILIES, ids=lambda f: f.prefix)

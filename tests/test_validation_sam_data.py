@@ -279,3 +279,6 @@ def test_fixed_norm_resnet_is_the_batchnorm_resnet_at_init_and_loses_its_scale_i
     assert not torch.allclose(fixed(X), bn(X))
     state = fixed.state_dict()
     assert bool(state["stem.1.calibrated"]) and state["stem.1.var"].shape == (4,)
+    fresh = make_model("resnet_fixednorm", num_classes=3, in_channels=1, image_size=8, width=4, seed=3).double()
+    fresh.load_state_dict(state)  # calibrated statistics travel with the state_dict
+    torch.testing.assert_close(fresh(X), fixed(X))

@@ -62,7 +62,7 @@ class SweepConfig:
     gf_method: str = "gd"
     track_multiple: float = 2.0
     track_every: int = 25
-    track_burst: int = 4  # the tracked run measures S at this many consecutive steps from every track_every-th
+    track_burst: int = 4  # S at this many consecutive steps from every track_every-th (E4's period 2 needs >= 4)
     seed: int = 0
     mse_convention: str = "mean"
     init_scale: float = 1.0

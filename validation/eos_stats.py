@@ -659,8 +659,10 @@ BURST = 4  # consecutive measurements a burst needs: three differences, two sign
 def eos_period2_share(sweep: dict, eta_c: float) -> float:
     r"""E4's "the sharpness oscillates" as one number per seed: in the sweep's tracked run, whose sharpness is measured
     in bursts of consecutive steps (``SweepConfig.track_burst``), the share of the EoS phase's bursts (as
-    :func:`eos_time_gap`'s phase) whose first :data:`BURST` values zigzag, :math:`(S_{k+1}-S_k)(S_{k+2}-S_{k+1}) < 0`
-    and :math:`(S_{k+2}-S_{k+1})(S_{k+3}-S_{k+2}) < 0`: a period-2 alternation from one step to the next.
+    :func:`eos_time_gap`'s phase) whose :data:`BURST` values zigzag, :math:`(S_{k+1}-S_k)(S_{k+2}-S_{k+1}) < 0`
+    and :math:`(S_{k+2}-S_{k+1})(S_{k+3}-S_{k+2}) < 0`: a period-2 alternation from one step to the next. A
+    longer run of consecutive measured steps is cut into disjoint blocks of :data:`BURST` (a path measured at every
+    step is one long run); a sampling in bursts shorter than that gives no reading.
     A monotone path gives 0, a period-2 one 1, and noise without memory :data:`ZIGZAG_NOISE_SHARE` = 5/12, so a
     sampled path that is merely noisy about 2/η does not read as alternating. NaN with fewer than
     :data:`E4_MIN_POINTS` bursts in the phase. ``eta_c`` is not read.
@@ -689,14 +691,15 @@ def eos_period2_share(sweep: dict, eta_c: float) -> float:
     0.0
     """
     _, phase = _eos_phase(sweep)
-    bursts, current = [], []
+    runs, current = [], []  # maximal runs of consecutive measured steps
     for point in phase:
         if current and int(point["step"]) != int(current[-1]["step"]) + 1:
-            bursts.append(current)
+            runs.append(current)
             current = []
         current.append(point)
-    bursts.append(current)
-    bursts = [b[:BURST] for b in bursts if len(b) >= BURST]
+    runs.append(current)
+    # each run cut into disjoint blocks of BURST (a path measured at every step is one long run)
+    bursts = [run[i:i + BURST] for run in runs for i in range(0, len(run) - BURST + 1, BURST)]
     if len(bursts) < E4_MIN_POINTS:
         return math.nan
     steps = [np.diff([json_float(p["S"]) for p in b]) for b in bursts]

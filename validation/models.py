@@ -144,8 +144,13 @@ def _fixed_norm_class():
             self.bias = nn.Parameter(torch.zeros(channels))
             self.register_buffer("mean", torch.zeros(channels))
             self.register_buffer("var", torch.ones(channels))
-            self.register_buffer("calibrated", torch.tensor(False))
+            self.register_buffer("calibrated", torch.tensor(False))  # travels with the state_dict
             self.calibrating = False
+            self.ready = False  # the same as a Python flag: forward never reads a device tensor on the host
+
+        def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
+            super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+            self.ready = bool(self.calibrated)
 
         def forward(self, x):
             if self.calibrating:
@@ -153,7 +158,8 @@ def _fixed_norm_class():
                     self.mean.copy_(x.mean(dim=(0, 2, 3)))
                     self.var.copy_(x.var(dim=(0, 2, 3), unbiased=False))
                     self.calibrated.fill_(True)
-            elif not bool(self.calibrated):
+                self.ready = True
+            elif not self.ready:
                 raise RuntimeError("FixedNorm2d: call calibrate_fixed_norms(model, X) before using the model")
             shape = (1, -1, 1, 1)
             return (x - self.mean.view(shape)) / torch.sqrt(self.var.view(shape) + self.eps) * self.weight.view(

@@ -19,6 +19,7 @@ from biasaudit.plumbing import InputError, choice, nonnegative_scalar, positive_
 
 __all__ = ["RUN_CODE", "OPTIMIZERS", "PLACEBO", "SCHEDULES", "COLLAPSE_BAND", "TrainConfig", "validate_config", "train_run",
            "trained_threshold", "run_outcome"]
+CALIBRATION_EXAMPLES = 2048  # training images whose statistics a fixed normalisation takes (one forward pass)
 
 # The code a training run executes: its cache key hashes these sources (biasaudit.plumbing.runcache).
 RUN_CODE = ("biasaudit.validation.sam_training", "biasaudit.validation.models", "biasaudit.validation.sam",
@@ -344,7 +345,7 @@ def _train_run(cfg: TrainConfig, n_keep_maps: int) -> dict:
     model = make_model(cfg.model, num_classes=ds.num_classes, in_channels=ds.in_channels,
                        image_size=ds.image_size, init_scale=cfg.init_scale, seed=cfg.seed,
                        width=cfg.width).to(device)
-    calibrate_fixed_norms(model, X)  # a fixed normalisation's statistics: the training set's at θ0
+    calibrate_fixed_norms(model, X[:CALIBRATION_EXAMPLES])  # a fixed normalisation's statistics at θ0
     if cfg.optimizer in ("sam", PLACEBO):
         opt = SAM(model.parameters(), torch.optim.SGD, rho=cfg.rho, norm=cfg.norm, normalization=cfg.normalization,
                   lr=cfg.lr, model=model, direction="random" if cfg.optimizer == PLACEBO else "gradient",

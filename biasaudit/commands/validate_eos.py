@@ -116,8 +116,9 @@ def run(args) -> int:
     overrides["device"] = str(device)
     import dataclasses
 
-    base = (eos_config.tier_config(args.tier, "ce") if (args.arch, args.loss) == ("fcn", "ce")
-            else eos_config.arch_config(args.tier, args.arch, args.loss))
+    # one sweep of the FCN with cross-entropy: the tier's cross-entropy sweep; a seed study: the audit's E2 setting
+    e1_ce = (args.arch, args.loss) == ("fcn", "ce") and n_seeds is None
+    base = eos_config.tier_config(args.tier, "ce") if e1_ce else eos_config.arch_config(args.tier, args.arch, args.loss)
     config = dataclasses.replace(base, **overrides)  # validates eta/eps/arch/loss again
     if config.dataset != "teacher":
         from biasaudit.validation.data import require_dataset
@@ -166,12 +167,14 @@ def run(args) -> int:
 def _seed_study(config, n_seeds: int, args, progress) -> int:
     """The sweeps of seeds 0..n_seeds-1 of ``config`` and, for each of the audit's E2 families (kink, tracking,
     plateau: :mod:`biasaudit.claims.eos.torch.architectures`), its value per seed and the equivalence decision
-    over seeds with the family's δ (the audit's effect claims add a positive control and data controls)."""
+    over seeds with the family's δ (the audit's effect claims add a positive control and data controls). As in
+    the audit, a seed whose gradient-flow proxy cannot be trusted makes every decision undecided."""
     import dataclasses
     from pathlib import Path
 
     from biasaudit.claims.eos.torch._study import LEVEL
     from biasaudit.claims.eos.torch.architectures import FAMILIES
+    from biasaudit.claims.eos.torch.sweeps import _gf_problem
     from biasaudit.plumbing import atomic_write_text
     from biasaudit.validation import eos_runs, eos_stats
     from biasaudit.validation.decision import equivalence_decision
@@ -182,17 +185,19 @@ def _seed_study(config, n_seeds: int, args, progress) -> int:
         sweeps.append(eos_runs.run_sweep(dataclasses.replace(config, seed=seed), out, progress=progress))
     eta_cs = [eos_stats.json_float(sw["gf"]["eta_c"]) for sw in sweeps]
     per_seed = [{"seed": i, "s_gf": sw["gf"]["s_gf"], "eta_c": ec} for i, (sw, ec) in enumerate(zip(sweeps, eta_cs))]
+    problems = [f"seed {i}: {p}" for i, sw in enumerate(sweeps) if (p := _gf_problem(sw))]
     statistics = {}
     for family in FAMILIES:
         values = family.readings(sweeps, eta_cs)
-        decision = equivalence_decision(values, delta=family.delta, level=LEVEL)
+        decision = equivalence_decision(values, delta=family.delta, level=LEVEL).to_json()
+        if problems:
+            decision.update(verdict="undecided", rule="the gradient-flow proxy cannot be trusted")
         name = family.statistic.split(":")[1]
-        statistics[name] = {"symbol": family.symbol, "delta": family.delta, "values": values,
-                            "decision": decision.to_json()}
+        statistics[name] = {"symbol": family.symbol, "delta": family.delta, "values": values, "decision": decision}
         for row, value in zip(per_seed, values):
             row[name] = value
     summary = {"config": sweeps[0]["config"], "seeds": list(range(n_seeds)), "per_seed": per_seed,
-               "statistics": statistics}
+               "statistics": statistics, "problems": problems}
     if args.out:
         atomic_write_text(Path(args.out) / "summary.json", json.dumps(_public(summary)))
     if args.json:
@@ -206,6 +211,8 @@ def _seed_study(config, n_seeds: int, args, progress) -> int:
     for row in per_seed:
         print(f"seed {row['seed']}: s_GF = {num(row['s_gf'], '.4g')}, eta_c = {num(row['eta_c'], '.4g')}; "
               + ", ".join(f"{s['symbol']} = {num(row[name])}" for name, s in statistics.items()))
+    for problem in problems:
+        print(f"undecided: {problem}")
     for name, s in statistics.items():
         d = s["decision"]
         lo, hi = d["tost_interval"]

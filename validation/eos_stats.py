@@ -419,6 +419,20 @@ def example_sweep(etas, *, norm=lambda eta: 1 + max(0.0, eta - 1)) -> dict:
     (worst-case, average and adaptive alike) :math:`\min(2, 2/\eta)` and every norm (l1, l2, nuclear sum)
     ``norm(eta)``, by default :math:`1 + \max(0, \eta - 1)`: flat on the flow side, rising on the EoS side.
 
+    Parameters
+    ----------
+    etas : sequence of float
+        The runs' step sizes (multiples of η_c = 1).
+    norm : callable, optional
+        η -> the run's final norm.
+
+    Returns
+    -------
+    dict
+        ``{"runs": [...]}``, each run with ``eta``, ``outcome`` and ``final``.
+
+    Examples
+    --------
     >>> [run["final"]["S"]["value"] for run in example_sweep((0.5, 2.0))["runs"]]
     [2.0, 1.0]
     """

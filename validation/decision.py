@@ -38,8 +38,8 @@ import numpy as np
 
 from biasaudit.plumbing import InputError
 
-__all__ = ["Decision", "ControlResult", "seed_interval", "three_way", "equivalence_decision", "equivalence_control", "no_effect_control",
-           "gated_verdict",
+__all__ = ["Decision", "ControlResult", "seed_interval", "three_way", "equivalence_decision", "equivalence_control",
+           "no_effect_control", "gated_verdict",
            "VERDICTS", "DEFAULT_LEVEL", "MIN_SEEDS", "N_BOOT"]
 
 VERDICTS = ("confirmed", "refuted", "undecided")
@@ -375,12 +375,7 @@ def equivalence_control(name: str, values, *, margin: float, reads: str = "",
     >>> c.equivalent, c.n
     (True, 4)
     """
-    _check(margin, level)
-    v = _finite(values)
-    interval = seed_interval(v, 1 - 2 * level) if v.size >= 2 else (math.nan, math.nan)
-    equivalent = bool(v.size >= min_seeds and -margin < interval[0] and interval[1] < margin)
-    return ControlResult(name, reads, float(v.mean()) if v.size else math.nan, interval, float(margin),
-                         int(v.size), equivalent)
+    return _control(name, values, margin, reads, level, min_seeds, lambda lo, hi: -margin < lo and hi < margin)
 
 
 def no_effect_control(name: str, values, *, margin: float, reads: str = "",
@@ -416,12 +411,18 @@ def no_effect_control(name: str, values, *, margin: float, reads: str = "",
     >>> no_effect_control("hockey stick", [0.2, 0.3, 0.25], margin=0.05).equivalent
     False
     """
+    return _control(name, values, margin, reads, level, min_seeds, lambda lo, hi: hi < margin)
+
+
+def _control(name, values, margin, reads, level, min_seeds, passes) -> ControlResult:
+    """A data control's (1 − 2·level) seed interval and whether ``passes(lo, hi)`` holds on it (never below
+    ``min_seeds`` finite values)."""
     _check(margin, level)
     v = _finite(values)
     interval = seed_interval(v, 1 - 2 * level) if v.size >= 2 else (math.nan, math.nan)
-    passes = bool(v.size >= min_seeds and interval[1] < margin)
+    ok = bool(v.size >= min_seeds and passes(*interval))
     return ControlResult(name, reads, float(v.mean()) if v.size else math.nan, interval, float(margin),
-                         int(v.size), passes)
+                         int(v.size), ok)
 
 
 def gated_verdict(decision: Decision, controls: list[ControlResult],

@@ -47,7 +47,7 @@ from biasaudit.domain import Domain
 from biasaudit.ledger import Claim, Observation, OutOfScope, Tolerance
 from biasaudit.tier import AuditTier
 
-__all__ = ["Family", "TOY", "LEVEL", "seed_sweeps", "numerics_sweep", "study", "study_claim", "DATA_CONTROLS"]
+__all__ = ["Family", "TOY", "LEVEL", "seed_sweeps", "numerics_sweep", "study", "study_claim", "NULL_CONTROLS"]
 
 TOY = "toy"  # the theory model's key among the architectures; its claims end in ".diag"
 LEVEL = 0.05
@@ -60,7 +60,6 @@ NULL_CONTROLS = {
                              "the slope of the relative test error against ln eta where GD follows the flow: 0 where "
                              "eta cannot change what is learned"),
 }
-DATA_CONTROLS = (_AA, NULL_CONTROLS["null_grid"])
 N_TEACHER_TEST = 1000  # Gaussian test inputs of the theory model's teacher risk: as many as the networks' test images
 TEACHER_U = 1.2  # the U teacher: GD's endpoint at 1.2 eta_c, inside the quick grid's EoS side (1.07-1.4 eta_c)
 TEACHER_FLOW = 0.5  # the hockey-stick teacher: GD's endpoint at 0.5 eta_c, on the flow (below every grid point)

@@ -41,7 +41,8 @@ from biasaudit.plumbing.jsonable import json_float  # re-exported: the statistic
 
 __all__ = ["SIDE_MARGIN", "EDGE_DELTA", "MEASURES", "json_float", "final_sharpness", "usable_runs",
            "e1_phase_transition", "e2_kink", "e3_measures", "e4_dynamics", "wilson_interval", "u_arm_slopes",
-           "u_break_multiple", "flow_side_error_slope", "relative_test_errors", "E5_MIN_ARM", "e5_one_sweep",
+           "u_break_multiple", "flow_side_error_slope", "relative_test_errors", "relative_errors_by_multiple",
+           "E5_MIN_ARM", "e5_one_sweep",
            "kink_offset", "edge_share", "example_sweep",
            "NULL_GRID_BELOW", "eos_median_gap",
            "flow_plateau_dev", "l1_growth_rate", "avg_sharpness_fall_rate", "adaptive_sharpness_fall_rate",
@@ -919,16 +920,43 @@ def u_break_multiple(sweeps, eta_cs) -> float:
     ...                   sweep({0.5: 0.3, 1.0: 0.25, 2.0: 0.2, 4.0: 0.3})], [1.0, 1.0])
     2.0
     """
+    table = relative_errors_by_multiple(sweeps, eta_cs)
+    interior = sorted(table)[1:-1]
+    if not interior:
+        return math.nan
+    return min(interior, key=lambda mi: float(np.mean(table[mi])))
+
+
+def relative_errors_by_multiple(sweeps, eta_cs) -> dict[float, list[float]]:
+    r"""The relative test errors (:func:`relative_test_errors`) of several seeds' sweeps, gathered by grid multiple
+    m = η/η_c (rounded to 3 decimals, so the seeds' grids meet): what :func:`u_break_multiple` averages and the E5
+    figure draws.
+
+    Parameters
+    ----------
+    sweeps : list of dict
+        The seeds' sweeps.
+    eta_cs : list of float
+        Their critical steps.
+
+    Returns
+    -------
+    dict
+        m -> the seeds' relative errors there.
+
+    Examples
+    --------
+    >>> def sweep(errors):
+    ...     return {"runs": [{"eta": m, "outcome": "converged", "final": {"test_error": e}} for m, e in errors.items()]}
+    >>> relative_errors_by_multiple([sweep({1.0: 0.25, 2.0: 0.75}), sweep({1.0: 0.5, 2.0: 0.5})], [1.0, 1.0])
+    {1.0: [0.5, 1.0], 2.0: [1.5, 1.0]}
+    """
     table: dict[float, list[float]] = {}
     for sw, ec in zip(sweeps, eta_cs):
         m, e = relative_test_errors(sw, ec)
         for mi, ei in zip(np.round(m, 3), e):
             table.setdefault(float(mi), []).append(float(ei))
-    grid = sorted(table)
-    interior = grid[1:-1]
-    if not interior:
-        return math.nan
-    return min(interior, key=lambda mi: float(np.mean(table[mi])))
+    return table
 
 
 def u_arm_slopes(sweep: dict, eta_c: float, break_multiple: float) -> float:

@@ -8,6 +8,7 @@ Finished runs are stored atomically under ``--out`` (default: the cache dir), so
 from __future__ import annotations
 
 import json
+import math
 import sys
 
 __all__ = ["register", "run"]
@@ -174,16 +175,16 @@ def _seed_study(config, n_seeds: int, args, progress) -> int:
 
     from biasaudit.claims.eos.torch._study import LEVEL
     from biasaudit.claims.eos.torch.architectures import FAMILIES
-    from biasaudit.claims.eos.torch.sweeps import _gf_problem
+    from biasaudit.claims.eos.torch.sweeps import _eta_c, _gf_problem
     from biasaudit.plumbing import atomic_write_text
-    from biasaudit.validation import eos_runs, eos_stats
+    from biasaudit.validation import eos_runs
     from biasaudit.validation.decision import equivalence_decision
 
     sweeps = []
     for seed in range(n_seeds):
         out = None if args.out is None else str(Path(args.out) / f"seed{seed}")
         sweeps.append(eos_runs.run_sweep(dataclasses.replace(config, seed=seed), out, progress=progress))
-    eta_cs = [eos_stats.json_float(sw["gf"]["eta_c"]) for sw in sweeps]
+    eta_cs = [_eta_c(sw) for sw in sweeps]  # as the audit reads them
     per_seed = [{"seed": i, "s_gf": sw["gf"]["s_gf"], "eta_c": ec} for i, (sw, ec) in enumerate(zip(sweeps, eta_cs))]
     problems = [f"seed {i}: {p}" for i, sw in enumerate(sweeps) if (p := _gf_problem(sw))]
     statistics = {}
@@ -204,20 +205,16 @@ def _seed_study(config, n_seeds: int, args, progress) -> int:
         json.dump(_public(summary), sys.stdout, indent=1)
         print()
         return 0
-    def num(value, fmt: str = "+.4f") -> str:  # a number that does not exist is "-", never "nan"
-        value = eos_stats.json_float(value)
-        return format(value, fmt) if value == value and abs(value) != float("inf") else "-"
-
     for row in per_seed:
-        print(f"seed {row['seed']}: s_GF = {num(row['s_gf'], '.4g')}, eta_c = {num(row['eta_c'], '.4g')}; "
-              + ", ".join(f"{s['symbol']} = {num(row[name])}" for name, s in statistics.items()))
+        print(f"seed {row['seed']}: s_GF = {_number(row['s_gf'], '.4g')}, "
+              f"eta_c = {_number(row['eta_c'], '.4g')}; " + ", ".join(f"{s['symbol']} = {_number(row[name])}" for name, s in statistics.items()))
     for problem in problems:
         print(f"undecided: {problem}")
     for name, s in statistics.items():
         d = s["decision"]
         lo, hi = d["tost_interval"]
-        print(f"{name} ({s['symbol']}): mean {num(d['mean'])}, 90 % seed interval [{num(lo)}, {num(hi)}] over "
-              f"{d['n']} seeds: {d['verdict']} by '{d['rule']}' (|{s['symbol']}| < {s['delta']:g})")
+        print(f"{name} ({s['symbol']}): mean {_number(d['mean'])}, 90 % seed interval [{_number(lo)}, "
+              f"{_number(hi)}] over {d['n']} seeds: {d['verdict']} by '{d['rule']}' (|{s['symbol']}| < {s['delta']:g})")
     return 0
 
 
@@ -225,20 +222,25 @@ def format_run_row(r: dict, eta_c: float) -> str:
     """One row of the human table. ``x eta_c`` is the run's multiple (with --absolute, eta/eta_c); a quantity
     that does not exist is ``-``, never ``nan``: every quantity of a diverged run (as ``biasaudit sweep eos``
     shows them), and S (so eta*S/2) where the sharpness did not converge."""
-    import math
-
     multiple = r.get("multiple")
     if multiple is None and math.isfinite(eta_c) and eta_c > 0:
         multiple = r["eta"] / eta_c
     diverged = r["outcome"] == "diverged"
 
     def cell(value, fmt: str, width: int) -> str:
-        ok = value is not None and not diverged and math.isfinite(value)
-        return f"{value:{width}{fmt}}" if ok else f"{'-':>{width}s}"
+        return f"{_number(None if diverged else value, fmt):>{width}s}"
 
     mult = f"{multiple:.3g}" if multiple is not None and math.isfinite(multiple) else "-"
     return (f"{r['eta']:10.4g} {mult:>8s} {r['outcome']:>11s} {r['steps']:7d} {cell(r['S'], '.4g', 9)} "
             f"{cell(r['eta'] * r['S'] / 2, '.3f', 8)} {cell(r['l1'], '.4g', 9)} {cell(r['test_error'], '.3f', 8)}")
+
+
+def _number(value, fmt: str = "+.4f") -> str:
+    """``value`` in ``fmt``, or ``-`` where there is no finite number (never ``nan``)."""
+    from biasaudit.validation.eos_stats import json_float
+
+    value = json_float(value)
+    return format(value, fmt) if math.isfinite(value) else "-"
 
 
 def _final_numbers(run) -> dict:

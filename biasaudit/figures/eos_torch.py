@@ -166,7 +166,7 @@ def make_e5_figure(outdir, panels: dict) -> list[str]:
     """E5: test error relative to its mean over the sweep, against η/η_c, one panel per entry of ``panels``
     (title -> {label: [one sweep per seed]}); a thin line per seed, a thick one for the seeds' mean. Writes
     ``eos_e5_test_error.png``."""
-    from biasaudit.validation.eos_stats import relative_test_errors
+    from biasaudit.validation.eos_stats import relative_errors_by_multiple, relative_test_errors
 
     plt = pyplot()
     outdir = Path(outdir)
@@ -174,13 +174,12 @@ def make_e5_figure(outdir, panels: dict) -> list[str]:
     fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.6), squeeze=False)
     for ax, (title, curves) in zip(axes[0], panels.items()):
         for i, (label, sweeps) in enumerate(curves.items()):
-            table: dict[float, list[float]] = {}
-            for sweep in sweeps:
-                m, e = relative_test_errors(sweep, json_float(sweep["gf"]["eta_c"]))
+            eta_cs = [json_float(sweep["gf"]["eta_c"]) for sweep in sweeps]
+            for sweep, eta_c in zip(sweeps, eta_cs):
+                m, e = relative_test_errors(sweep, eta_c)
                 if m.size:
                     ax.plot(m, e, "-", color=f"C{i}", lw=0.6, alpha=0.5)
-                for mi, ei in zip(np.round(m, 3), e):
-                    table.setdefault(float(mi), []).append(float(ei))
+            table = relative_errors_by_multiple(sweeps, eta_cs)
             if table:
                 grid = sorted(table)
                 ax.plot(grid, [np.mean(table[g]) for g in grid], "o-", color=f"C{i}", ms=3, lw=1.6,

@@ -216,10 +216,9 @@ def make_problem(arch: str, loss: str, X_train, y_train, X_test, y_test, *, num_
     model = build_model(arch, num_classes=num_classes, input_shape=tuple(Xtr.shape[1:]), width=width, depth=depth,
                         activation=activation, init_scale=init_scale, model_kwargs=model_kwargs
                         ).to(device=device, dtype=tdtype)
-    if arch in ("cnn", "resnet"):  # a fixed normalisation takes its statistics from the training batch at θ₀
-        from biasaudit.validation.models import calibrate_fixed_norms
+    from biasaudit.validation.models import calibrate_fixed_norms
 
-        calibrate_fixed_norms(model, Xtr)
+    calibrate_fixed_norms(model, Xtr)  # a fixed normalisation takes its statistics from the training batch at θ₀
     init_state = copy.deepcopy(model.state_dict())
     desc = {"arch": arch, "loss": loss, "dtype": dtype, "seed": seed, "width": width, "depth": depth,
             "activation": activation, "init_scale": init_scale, "mse_convention": mse_convention,

@@ -88,8 +88,9 @@ def _resnet(*, num_classes: int, in_channels: int, image_size: int, width: int =
     w = positive_int("width", width)
     choice("norm", norm, ("batch", "none", "fixed"))
 
-    def Norm(channels):  # noqa: N802 (a layer factory, named like the layers it builds)
-        return {"batch": nn.BatchNorm2d, "fixed": _fixed_norm_class()}.get(norm, lambda c: nn.Identity())(channels)
+    # the normalisation's layer factory, named like the layers it builds
+    Norm = {"batch": nn.BatchNorm2d, "fixed": _fixed_norm_class(),  # noqa: N806
+            "none": lambda channels: nn.Identity()}[norm]
 
     class BasicBlock(nn.Module):
         def __init__(self, cin, cout, stride):

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 
 __all__ = ["OUTCOMES", "POINTS", "MAX_MISSING_SHARE", "collapse_indicator", "collapse_contrast", "paired_contrast",
-           "rho_contrast", "study_verdict", "positive_control_record"]
+           "rho_contrast", "arm_readings", "study_verdict", "positive_control_record"]
 
 OUTCOMES = ("ok", "collapsed", "slow", "diverged")  # every outcome a run can end with
 POINTS = ("below", "above")  # the two alphas of a design: below SAM's boundary, and well above it
@@ -159,6 +159,40 @@ def rho_contrast(high: list, low: list) -> dict:
         else:
             missing.append({"seed": seed, "high": h["status"], "low": lo["status"]})
     return {"values": values, "seeds": seeds, "missing": missing}
+
+
+def arm_readings(runs: dict) -> tuple[dict, dict, dict]:
+    """What a design's arms did, read off their runs: per arm the count of each outcome, the collapsed share with its
+    95 % Clopper-Pearson interval, and the median steps of the runs that reached the target (None without one).
+
+    Parameters
+    ----------
+    runs : dict
+        arm -> its runs (one per seed), each a record with ``status`` and ``curves["step"]``.
+
+    Returns
+    -------
+    tuple of dict
+        ``outcomes`` ({arm: {outcome: count}}), ``collapsed`` ({arm: [share, [lo, hi]]}) and ``fit_steps``
+        ({arm: median steps or None}).
+
+    Examples
+    --------
+    >>> run = lambda status, steps: {"status": status, "curves": {"step": [0, steps]}}
+    >>> outcomes, collapsed, fit_steps = arm_readings({"sam": [run("collapsed", 90), run("ok", 40), run("ok", 60)]})
+    >>> outcomes["sam"]["collapsed"], round(collapsed["sam"][0], 3), fit_steps["sam"]
+    (1, 0.333, 50.0)
+    """
+    import numpy as np
+
+    from biasaudit.validation.sam_stats import clopper_pearson
+
+    outcomes = {arm: {o: sum(r["status"] == o for r in rs) for o in OUTCOMES} for arm, rs in runs.items()}
+    collapsed = {arm: [c["collapsed"] / len(runs[arm]), list(clopper_pearson(c["collapsed"], len(runs[arm])))]
+                 for arm, c in outcomes.items()}
+    fit_steps = {arm: (float(np.median([r["curves"]["step"][-1] for r in rs if r["status"] == "ok"]))
+                       if any(r["status"] == "ok" for r in rs) else None) for arm, rs in runs.items()}
+    return outcomes, collapsed, fit_steps
 
 
 def study_verdict(study: dict, positive_control: str | None, runs: str = "run") -> tuple[str, str]:

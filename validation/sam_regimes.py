@@ -128,11 +128,8 @@ def regime_experiment(design: str, tier: str = "quick", *, device: str = "cpu", 
         runs that reached the target}}) and ``contrast`` ({arm: :func:`~biasaudit.validation.sam_collapse_stats.
         paired_contrast` with that arm in SAM's place}, for ``sam``, ``aa`` and ``randsam``).
     """
-    import numpy as np
-
-    from biasaudit.validation.sam_collapse_stats import OUTCOMES, paired_contrast
+    from biasaudit.validation.sam_collapse_stats import arm_readings, paired_contrast
     from biasaudit.validation.sam_runs import cached_run
-    from biasaudit.validation.sam_stats import clopper_pearson
     from biasaudit.validation.sam_training import validate_config
 
     settings = design_settings(design, tier)
@@ -150,14 +147,8 @@ def regime_experiment(design: str, tier: str = "quick", *, device: str = "cpu", 
                 if progress:
                     progress(f"[{i}/{len(configs)}] {design} {arm} alpha={cfg.init_scale} seed={cfg.seed}")
                 runs[point][arm].append(cached_run(cfg, use_cache=use_cache))
-    outcomes = {p: {arm: {o: sum(r["status"] == o for r in rs) for o in OUTCOMES} for arm, rs in by_arm.items()}
-                for p, by_arm in runs.items()}
-    n = len(settings["seeds"])
-    collapsed = {p: {arm: [c["collapsed"] / n, list(clopper_pearson(c["collapsed"], n))] for arm, c in by.items()}
-                 for p, by in outcomes.items()}
-    fit_steps = {p: {arm: (float(np.median([r["curves"]["step"][-1] for r in rs if r["status"] == "ok"]))
-                           if any(r["status"] == "ok" for r in rs) else None) for arm, rs in by.items()}
-                 for p, by in runs.items()}
+    readings = {p: arm_readings(by_arm) for p, by_arm in runs.items()}
+    outcomes, collapsed, fit_steps = ({p: r[k] for p, r in readings.items()} for k in range(3))
     return {"design": design, "tier": tier, "settings": _jsonable(settings), "alphas": points, "runs": runs,
             "outcomes": outcomes, "collapsed": collapsed, "fit_steps": fit_steps,
             "contrast": {arm: paired_contrast(runs, arm) for arm in ("sam", "aa", "randsam")}}

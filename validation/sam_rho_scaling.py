@@ -99,12 +99,9 @@ def rho_experiment(design: str, tier: str = "quick", *, device: str = "cpu",
         ({control: :func:`~biasaudit.validation.sam_collapse_stats.rho_contrast`} for the claim's pair ``sam``
         and the controls ``aa`` and ``randsam``).
     """
-    import numpy as np
-
     from biasaudit.plumbing import jsonable
-    from biasaudit.validation.sam_collapse_stats import OUTCOMES, rho_contrast
+    from biasaudit.validation.sam_collapse_stats import arm_readings, rho_contrast
     from biasaudit.validation.sam_runs import cached_run
-    from biasaudit.validation.sam_stats import clopper_pearson
     from biasaudit.validation.sam_training import validate_config
 
     settings = design_settings(design, tier)
@@ -118,11 +115,7 @@ def rho_experiment(design: str, tier: str = "quick", *, device: str = "cpu",
             progress(f"[{i + 1}/{len(configs)}] {design} {arm} rho={cfg.rho:g} alpha={cfg.init_scale:g} "
                      f"seed={cfg.seed}")
         runs[arm].append(cached_run(cfg, use_cache=use_cache))
-    outcomes = {arm: {o: sum(r["status"] == o for r in rs) for o in OUTCOMES} for arm, rs in runs.items()}
-    n = len(settings["seeds"])
-    collapsed = {arm: [c["collapsed"] / n, list(clopper_pearson(c["collapsed"], n))] for arm, c in outcomes.items()}
-    fit_steps = {arm: (float(np.median([r["curves"]["step"][-1] for r in rs if r["status"] == "ok"]))
-                       if any(r["status"] == "ok" for r in rs) else None) for arm, rs in runs.items()}
+    outcomes, collapsed, fit_steps = arm_readings(runs)
     pairs = {"sam": ("sam_hi", "sam_lo"), "aa": ("aa", "sam_lo"), "randsam": ("randsam_hi", "randsam_lo")}
     return {"design": design, "tier": tier, "settings": jsonable(settings), "runs": runs, "outcomes": outcomes,
             "collapsed": collapsed, "fit_steps": fit_steps,

@@ -27,7 +27,7 @@ TIERS = ("quick", "full")
 PROFILE_OF_TIER = {"quick": "ci", "full": "thorough"}
 # The one stated run-time of `biasaudit audit` at the quick tier, in minutes on 2 cores with cold caches
 # (README, `audit --help`; tests/test_docs.py checks the README says the same). Measured from a fresh clone
-# on 2026-12-06: 20 min 18 s with the install (notes/status.md).
+# on 2026-12-06: 20 min 18 s and 22 min 50 s with the install, two runs (notes/status.md).
 QUICK_AUDIT_MINUTES = 20
 
 

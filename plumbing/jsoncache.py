@@ -6,9 +6,9 @@ write it atomically. Behind every cached experiment run (the EoS sweeps' pieces,
     with exclusive(".<name>.lock"):                 # one process per file; a second one waits, then reads
         data = read(path)                           # missing, unreadable or damaged: None
         if data["key"] == key: count reused, return data
-        data = {"key": key, **compute()}
-        atomic write of json.dumps(encode(data))    # temp file + rename: never a partial file
-        count computed, return data
+        text = json.dumps(encode({"key": key, **compute()}))
+        atomic write of text                        # temp file + rename: never a partial file
+        count computed, return json.loads(text)    # as a later read would see it
 
 Every call is counted as one run computed or reused (:func:`biasaudit.plumbing.runcache.count_run`), so
 the audit can say how many runs it trained and how many it found in the cache.
@@ -61,7 +61,8 @@ def cached_json(path: Path, compute: Callable[[], dict], *, key: str,
     second caller waits (``on_wait`` is told once; default :func:`biasaudit.plumbing.status.status`), then
     reads what the first one wrote. A file holding another key, or damaged, is recomputed and replaced.
     ``encode`` turns the record into what ``json.dumps`` writes (e.g. :func:`~biasaudit.plumbing.jsonable`);
-    the computed record itself is returned. A write that fails (a read-only cache) costs only resumability:
+    the record is returned as written (its JSON round trip: lists, not tuples; ``'nan'`` where ``encode`` writes
+    it so), so a run computed in this process reads exactly like the same run read from the cache. A write that fails (a read-only cache) costs only resumability:
     the record is returned and a status line says so. Counted: reused or computed
     (:func:`~biasaudit.plumbing.runcache.count_run`). If ``compute`` raises, nothing is written.
     """
@@ -72,8 +73,10 @@ def cached_json(path: Path, compute: Callable[[], dict], *, key: str,
             count_run(computed=False, written_at=_mtime(path))
             return data
         data = {"key": key, **compute()}
+        text = json.dumps(data if encode is None else encode(data))
+        data = json.loads(text)
         try:
-            atomic_write_text(path, json.dumps(data if encode is None else encode(data)))
+            atomic_write_text(path, text)
         except OSError as exc:
             status(f"could not store {path} ({exc.strerror or exc}); the run will be recomputed next time")
         count_run(computed=True)

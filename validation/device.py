@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 
 from biasaudit.plumbing import InputError, positive_int
 
-__all__ = ["DEVICES", "pick_device", "setup_torch", "torch_settings", "autocast", "default_threads"]
+__all__ = ["DEVICES", "pick_device", "setup_torch", "torch_settings", "flush_denormal_enabled", "autocast",
+           "default_threads"]
 
 DEVICES = ("auto", "cpu", "cuda")
 
@@ -53,24 +55,63 @@ def setup_torch(threads: int | None = None) -> None:
         torch.set_num_threads(n)
 
 
-@contextlib.contextmanager
-def torch_settings(threads: int | None = None):
-    """:func:`setup_torch` for the duration of a block, then back to torch's defaults.
+def flush_denormal_enabled() -> bool:
+    """Whether denormal floats are flushed to zero in this thread now (torch has no getter: a probe).
 
-    Flush-to-zero is *process-global* CPU state: left on, it breaks every later computation that relies on
-    subnormal floats in the same process (hypothesis refuses to generate floats, for one). Library code
-    (``train_run``) therefore uses this context; only a CLI process may call :func:`setup_torch` for good.
+    The flag is the CPU's (MXCSR's flush-to-zero and denormals-are-zero), so it holds for numpy, numba and
+    ``math`` in the thread as much as for torch: half the smallest normal float64 reads 0 when it is on.
     """
     import torch
 
-    before = torch.get_num_threads()
-    setup_torch(threads)
+    return float(torch.tensor([2.2250738585072014e-308], dtype=torch.float64) / 4) == 0.0
+
+
+_THREADS_LOCK = threading.Lock()
+_open_blocks: dict[int, int] = {}  # open torch_settings blocks per thread
+_threads_at_first_block = [0]  # the process's thread count before any block was open
+
+
+@contextlib.contextmanager
+def torch_settings(threads: int | None = None, *, flush_denormal: bool = True):
+    """Torch's thread count (:func:`default_threads` unless ``threads``) and the flush of denormals
+    (``flush_denormal``, default on as :func:`setup_torch`) for the duration of a block, then back to the state
+    before it (so the context nests).
+
+    Both are process state: left changed, they change every later computation (another thread count sums in
+    another order; flush-to-zero also rounds numpy's, numba's and ``math``'s subnormals to 0, and hypothesis
+    refuses to generate floats under it). Library code (``train_run``, the EoS sweeps' runs) therefore uses this
+    context; only a CLI process may call :func:`setup_torch` for good. The audit runs every unit inside
+    ``torch_settings(flush_denormal=False)``, so a unit computes the same thing whatever ran before it in the
+    same worker. The flush is the calling thread's (the CPU's control register) and is restored per block. The
+    thread count is the process's: a closing block restores it only while no other thread has a block open (a
+    Dask worker runs several units in threads of one process: none may change the count under another's feet),
+    and the last block to close restores the count from before the first.
+    """
+    import torch
+
+    me = threading.get_ident()
+    flush_before = flush_denormal_enabled()
+    n = default_threads() if threads is None else positive_int("threads", threads)
+    with _THREADS_LOCK:
+        threads_before = torch.get_num_threads()
+        if not _open_blocks:
+            _threads_at_first_block[0] = threads_before
+        _open_blocks[me] = _open_blocks.get(me, 0) + 1
+        if threads_before != n:
+            torch.set_num_threads(n)
+    torch.set_flush_denormal(bool(flush_denormal))
     try:
         yield
     finally:
-        torch.set_flush_denormal(False)  # torch's default; there is no getter to restore a custom state
-        if torch.get_num_threads() != before:
-            torch.set_num_threads(before)
+        torch.set_flush_denormal(flush_before)
+        with _THREADS_LOCK:
+            _open_blocks[me] -= 1
+            if not _open_blocks[me]:
+                del _open_blocks[me]
+            others = any(t != me for t in _open_blocks)
+            restore = None if others else threads_before if me in _open_blocks else _threads_at_first_block[0]
+            if restore is not None and torch.get_num_threads() != restore:
+                torch.set_num_threads(restore)
 
 
 def pick_device(device: str = "auto"):

@@ -34,7 +34,7 @@ __all__ = ["RUN_CODE", "SweepConfig", "SWEEP_CONFIGS", "tier_config", "ARCHS_E2"
 # sweeps of every architecture and loss and fails when they load a module of validation/ or numerics/ that is not
 # listed here.
 RUN_CODE = tuple(f"biasaudit.validation.{m}" for m in (
-    "data", "device", "eos_data", "eos_runs", "eos_toy", "fcn", "gd_trainer", "gf_proxy", "models", "sharpness",
+    "data", "device", "eos_data", "eos_runs", "eos_toy", "fcn", "gd_trainer", "gf_proxy", "models", "seeding", "sharpness",
     "vit")) + ("biasaudit.numerics.tableau",)
 
 

@@ -83,7 +83,7 @@ def _sweep_dir(config: SweepConfig, run_dir) -> Path:
 def sweep_gf(config: SweepConfig, run_dir=None, *, progress: Callable | None = None, threads: int | None = None
              ) -> dict:
     """The sweep's gradient-flow proxy (``gf.json``: s_GF, η_c = 2/s_GF), computed once and cached."""
-    from biasaudit.validation.device import setup_torch
+    from biasaudit.validation.device import torch_settings
 
     say = progress or (lambda msg: None)
     run_dir = _sweep_dir(config, run_dir)
@@ -91,12 +91,12 @@ def sweep_gf(config: SweepConfig, run_dir=None, *, progress: Callable | None = N
     def compute():
         from biasaudit.validation.gf_proxy import gradient_flow_sharpness
 
-        setup_torch(threads)
-        say(f"gradient-flow proxy ({config.arch}, {config.loss}, eps={config.eps:g}) ...")
-        res = gradient_flow_sharpness(build_problem(config), config.eps, method=config.gf_method,
-                                      fraction=config.gf_fraction, every=config.gf_every, seed=config.seed,
-                                      progress=say)
-        return res.to_json()
+        with torch_settings(threads):
+            say(f"gradient-flow proxy ({config.arch}, {config.loss}, eps={config.eps:g}) ...")
+            res = gradient_flow_sharpness(build_problem(config), config.eps, method=config.gf_method,
+                                          fraction=config.gf_fraction, every=config.gf_every, seed=config.seed,
+                                          progress=say)
+            return res.to_json()
 
     return cached_json(run_dir / "gf.json", compute, key=config.key(), encode=jsonable)
 
@@ -111,7 +111,7 @@ def sweep_eta_run(config: SweepConfig, multiple: float, run_dir=None, *, progres
 
 def _eta_run(config: SweepConfig, multiple: float, eta_c: float, run_dir, progress: Callable | None,
              threads: int | None) -> dict:
-    from biasaudit.validation.device import setup_torch
+    from biasaudit.validation.device import torch_settings
 
     say = progress or (lambda msg: None)
     run_dir = _sweep_dir(config, run_dir)
@@ -122,14 +122,14 @@ def _eta_run(config: SweepConfig, multiple: float, eta_c: float, run_dir, progre
     def compute():
         from biasaudit.validation.gd_trainer import train_gd
 
-        setup_torch(threads)
         tracked = not config.absolute and config.track_every and math.isclose(multiple, config.track_multiple)
         # with --absolute the grid holds step sizes: the multiple is eta/eta_c (left out when eta_c is unknown)
         times = (eta / eta_c if eta_c else math.nan) if config.absolute else multiple
         say(f"GD eta={eta:.4g}" + (f" ({times:.4g} x eta_c)" if math.isfinite(times) else "") + " ...")
-        run = train_gd(build_problem(config), eta, eps=config.eps, max_steps=config.max_steps,
-                       sharpness_every=config.track_every if tracked else 0, sharpness_burst=config.track_burst,
-                       seed=config.seed)
+        with torch_settings(threads):
+            run = train_gd(build_problem(config), eta, eps=config.eps, max_steps=config.max_steps,
+                           sharpness_every=config.track_every if tracked else 0, sharpness_burst=config.track_burst,
+                           seed=config.seed)
         say(f"  {run.outcome} after {run.steps} steps, {run.seconds:.1f} s")
         return {"multiple": None if config.absolute else multiple, "tracked": bool(tracked), **run.to_json()}
 

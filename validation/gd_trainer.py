@@ -192,7 +192,8 @@ def make_problem(arch: str, loss: str, X_train, y_train, X_test, y_test, *, num_
                  device="cpu", seed: int = 0, width: int = 32, depth: int = 2, activation: str = "tanh",
                  init_scale: float = 1.0, mse_convention: str = "mean", hvp_method: str = "forward-over-reverse",
                  model_kwargs: dict | None = None, description: dict | None = None) -> Problem:
-    """Validate, move the data to ``device``/``dtype``, build the model with ``torch.manual_seed(seed)``.
+    """Validate, move the data to ``device``/``dtype``, build the model from ``seed``
+    (:func:`~biasaudit.validation.seeding.seeded_global_rng`: safe beside other threads).
     ``device``: a torch device or ``"auto"`` | ``"cpu"`` | ``"cuda[:N]"`` (:func:`biasaudit.validation.device.pick_device`)."""
     from biasaudit.validation.device import pick_device
 
@@ -212,10 +213,12 @@ def make_problem(arch: str, loss: str, X_train, y_train, X_test, y_test, *, num_
         raise InputError("X_train", "must be non-empty with one label per row", tuple(Xtr.shape))
     if not regression and (ytr.min() < 0 or ytr.max() >= num_classes):
         raise InputError("y_train", f"labels must lie in 0..{num_classes - 1}", (int(ytr.min()), int(ytr.max())))
-    torch.manual_seed(seed)
-    model = build_model(arch, num_classes=num_classes, input_shape=tuple(Xtr.shape[1:]), width=width, depth=depth,
-                        activation=activation, init_scale=init_scale, model_kwargs=model_kwargs
-                        ).to(device=device, dtype=tdtype)
+    from biasaudit.validation.seeding import seeded_global_rng
+
+    with seeded_global_rng(seed):  # one thread at a time: a threaded Dask worker builds several models at once
+        model = build_model(arch, num_classes=num_classes, input_shape=tuple(Xtr.shape[1:]), width=width,
+                            depth=depth, activation=activation, init_scale=init_scale, model_kwargs=model_kwargs
+                            ).to(device=device, dtype=tdtype)
     from biasaudit.validation.models import calibrate_fixed_norms
 
     calibrate_fixed_norms(model, Xtr)  # a fixed normalisation takes its statistics from the training batch at θ₀

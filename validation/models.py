@@ -258,8 +258,9 @@ def make_model(name: str, *, num_classes: int, in_channels: int, image_size: int
     if seed is None:
         model = _BUILDERS[name](num_classes=num_classes, in_channels=in_channels, image_size=image_size, **kw)
     else:
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(int(seed))
+        from biasaudit.validation.seeding import seeded_global_rng
+
+        with seeded_global_rng(seed):
             model = _BUILDERS[name](num_classes=num_classes, in_channels=in_channels, image_size=image_size, **kw)
     if alpha != 1.0:
         with torch.no_grad():

@@ -23,7 +23,8 @@ CALIBRATION_EXAMPLES = 2048  # training images whose statistics a fixed normalis
 
 # The code a training run executes: its cache key hashes these sources (biasaudit.plumbing.runcache).
 RUN_CODE = ("biasaudit.validation.sam_training", "biasaudit.validation.models", "biasaudit.validation.sam",
-            "biasaudit.validation.data", "biasaudit.validation.device", "biasaudit.validation.gradcam")
+            "biasaudit.validation.data", "biasaudit.validation.device", "biasaudit.validation.gradcam",
+            "biasaudit.validation.seeding")
 OPTIMIZERS = ("gd", "sam")  # the paired comparison of every design
 PLACEBO = "randsam"  # a random perturbation of norm rho in SAM's place (validation.sam): the placebo arm
 SCHEDULES = ("every", "dense")  # evaluations every eval_every steps; or every 2 steps to step 40, then every eval_every

@@ -137,9 +137,17 @@ def execute(unit: ClaimUnit | FigureUnit | RunUnit) -> dict:
     """Run one unit and return its record (a JSON-ready dict). Never raises for a failing check.
 
     The record's ``runs`` counts the experiment runs the unit computed and those it found cached; status
-    lines of the work (:func:`biasaudit.plumbing.status.status`) become ``("status", key, text)`` events."""
+    lines of the work (:func:`biasaudit.plumbing.status.status`) become ``("status", key, text)`` events.
+
+    Every unit starts from the same process state, whatever the worker ran before it (a run that flushed
+    denormals, a test that changed torch's threads): torch's thread count pinned to
+    :func:`~biasaudit.validation.device.default_threads` and no flush of denormals
+    (:func:`~biasaudit.validation.device.torch_settings`, restored afterwards). Without that, a claim that
+    computes with torch or with subnormal floats would read differently on a resumed audit or a Dask worker
+    than in the process that trained its runs."""
     from biasaudit.plumbing.runcache import reset_run_counts, run_counts
     from biasaudit.plumbing.status import set_status_sink
+    from biasaudit.validation.device import torch_settings
 
     kinds = {ClaimUnit: _execute_claim, FigureUnit: _execute_figure, RunUnit: _execute_run}
     if type(unit) not in kinds:
@@ -148,7 +156,8 @@ def execute(unit: ClaimUnit | FigureUnit | RunUnit) -> dict:
     if _reporter is not None:
         set_status_sink(functools.partial(_emit, "status", unit.key))
     try:
-        record = kinds[type(unit)](unit)
+        with torch_settings(flush_denormal=False):
+            record = kinds[type(unit)](unit)
     finally:
         set_status_sink(None)
     record["runs"] = run_counts()

@@ -71,9 +71,8 @@ def _config(arch: str, seed: int):
 def seed_run(arch: str, seed: int) -> dict:
     """GD and the central flow of ``arch`` (``"fcn"`` or ``"toy"``) at init ``seed``: η_c, T, per η the path errors
     (:func:`~biasaudit.validation.central_flow.path_errors`; on the theory model also against the solve_ivp
-    flow), the flow's edge time and drift, and the costs."""
-    import time
-
+    flow), the flow's edge time and drift, and its Hessian-vector products. No wall times: the record goes into
+    the evidence, which must be the same on every computation (resumed, on Dask)."""
     from biasaudit.claims.eos.torch._study import _toy_truth
     from biasaudit.validation.central_flow import flow_path, gd_path, path_errors, toy_reference_path
     from biasaudit.validation.eos_config import CENTRAL_FLOW_TOY_T
@@ -82,23 +81,20 @@ def seed_run(arch: str, seed: int) -> dict:
 
     config = _config(arch, seed)
     problem = build_problem(config)
-    t0 = time.perf_counter()
     if arch == "toy":
         x, y, w0, eta_c = _toy_truth(config)
         t_end = CENTRAL_FLOW_TOY_T
     else:
         gf = gradient_flow_sharpness(problem, config.eps, every=config.gf_every, seed=seed)
         eta_c, t_end = gf.eta_c, float(gf.path[-1]["t"])
-    proxy_seconds = time.perf_counter() - t0
-    out = {"seed": seed, "eta_c": eta_c, "t_end": t_end, "proxy_seconds": proxy_seconds, "runs": []}
+    out = {"seed": seed, "eta_c": eta_c, "t_end": t_end, "runs": []}
     for m in config.coarse:
         eta = m * eta_c
         gd = gd_path(problem, eta, max(1, int(round(t_end / eta))), sharpness_every=GD_SHARPNESS_EVERY, seed=seed)
         flow = flow_path(problem, eta, t_end, seed=seed, **FLOW_SETTINGS[arch])
         run = {"multiple": m, "eta": eta, "steps": gd.steps, "errors": path_errors(gd, flow, WINDOW),
                "t_edge": flow.t_edge, "edge_drift": flow.edge_drift, "max_at_edge": int(flow.n_edge.max()),
-               "gd_seconds": gd.seconds, "gd_sharpness_seconds": gd.sharpness_seconds,
-               "flow_seconds": flow.seconds, "flow_hvp": flow.n_hvp}
+               "flow_hvp": flow.n_hvp}
         if arch == "toy":
             ref = toy_reference_path(x, y, w0, eta, flow.t)
             run["reference_errors"] = path_errors(gd, ref, WINDOW)

@@ -108,6 +108,9 @@ def torch_settings(threads: int | None = None, *, flush_denormal: bool = True):
             _open_blocks[me] -= 1
             if not _open_blocks[me]:
                 del _open_blocks[me]
+            alive = {t.ident for t in threading.enumerate()}
+            for t in [t for t in _open_blocks if t not in alive]:  # a thread that ended inside a block
+                del _open_blocks[t]
             others = any(t != me for t in _open_blocks)
             restore = None if others else threads_before if me in _open_blocks else _threads_at_first_block[0]
             if restore is not None and torch.get_num_threads() != restore:

@@ -162,7 +162,10 @@ def test_torch_settings_nests_and_restores_what_was_there():
         torch.set_flush_denormal(False)
 
 
-def test_torch_settings_keeps_the_thread_count_while_another_thread_holds_a_block():
+def test_torch_settings_in_one_thread_leaves_another_threads_count_alone():
+    """A Dask worker runs several units in threads of one process: one unit's block must not change the thread
+    count under another's feet (the count is per thread, as the flush is)."""
+    before = torch.get_num_threads()
     inside, release, seen = threading.Event(), threading.Event(), []
 
     def other():
@@ -174,12 +177,11 @@ def test_torch_settings_keeps_the_thread_count_while_another_thread_holds_a_bloc
     t = threading.Thread(target=other)
     t.start()
     inside.wait(10)
-    with torch_settings(1):
-        pass  # closing this block must not put the count back under the other thread
-    seen.append(torch.get_num_threads())
+    with torch_settings(3):
+        seen.append(torch.get_num_threads())
     release.set()
     t.join()
-    assert seen == [1, 1]
+    assert seen == [3, 1] and torch.get_num_threads() == before
 
 
 def test_models_built_in_concurrent_threads_get_their_own_seeds():

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import threading
 
 from biasaudit.plumbing import InputError, positive_int
 
@@ -49,7 +48,7 @@ def setup_torch(threads: int | None = None) -> None:
     """Flush denormals to zero and set torch's intra-op thread count explicitly (idempotent)."""
     import torch
 
-    n = default_threads() if threads is None else positive_int("threads", threads)
+    n = _thread_count(threads)
     torch.set_flush_denormal(True)
     if torch.get_num_threads() != n:
         torch.set_num_threads(n)
@@ -66,55 +65,38 @@ def flush_denormal_enabled() -> bool:
     return float(torch.tensor([2.2250738585072014e-308], dtype=torch.float64) / 4) == 0.0
 
 
-_THREADS_LOCK = threading.Lock()
-_open_blocks: dict[int, int] = {}  # open torch_settings blocks per thread
-_threads_at_first_block = [0]  # the process's thread count before any block was open
+def _thread_count(threads: int | None) -> int:
+    """``threads``, validated, or :func:`default_threads` when None."""
+    return default_threads() if threads is None else positive_int("threads", threads)
 
 
 @contextlib.contextmanager
 def torch_settings(threads: int | None = None, *, flush_denormal: bool = True):
     """Torch's thread count (:func:`default_threads` unless ``threads``) and the flush of denormals
-    (``flush_denormal``, default on as :func:`setup_torch`) for the duration of a block, then back to the state
-    before it (so the context nests).
+    (``flush_denormal``, default on as :func:`setup_torch`) for the duration of a block, then back to what the
+    block found (so the context nests).
 
-    Both are process state: left changed, they change every later computation (another thread count sums in
-    another order; flush-to-zero also rounds numpy's, numba's and ``math``'s subnormals to 0, and hypothesis
-    refuses to generate floats under it). Library code (``train_run``, the EoS sweeps' runs) therefore uses this
-    context; only a CLI process may call :func:`setup_torch` for good. The audit runs every unit inside
-    ``torch_settings(flush_denormal=False)``, so a unit computes the same thing whatever ran before it in the
-    same worker. The flush is the calling thread's (the CPU's control register) and is restored per block. The
-    thread count is the process's: a closing block restores it only while no other thread has a block open (a
-    Dask worker runs several units in threads of one process: none may change the count under another's feet),
-    and the last block to close restores the count from before the first.
+    Both are state of the calling thread (the flush is the CPU's control register; the count is OpenMP's, which a
+    thread sets for itself and a new thread takes from the one that set it last), and left changed they change
+    every later computation there: another thread count sums in another order; flush-to-zero also rounds numpy's,
+    numba's and ``math``'s subnormals to 0, and hypothesis refuses to generate floats under it. Library code
+    (``train_run``, the EoS sweeps' runs) therefore uses this context; only a CLI process may call
+    :func:`setup_torch` for good. The audit runs every unit inside ``torch_settings(flush_denormal=False)``, so a
+    unit computes the same thing whatever ran before it in the same worker.
     """
     import torch
 
-    me = threading.get_ident()
-    flush_before = flush_denormal_enabled()
-    n = default_threads() if threads is None else positive_int("threads", threads)
-    with _THREADS_LOCK:
-        threads_before = torch.get_num_threads()
-        if not _open_blocks:
-            _threads_at_first_block[0] = threads_before
-        _open_blocks[me] = _open_blocks.get(me, 0) + 1
-        if threads_before != n:
-            torch.set_num_threads(n)
+    flush_before, threads_before = flush_denormal_enabled(), torch.get_num_threads()
+    n = _thread_count(threads)
     torch.set_flush_denormal(bool(flush_denormal))
+    if threads_before != n:
+        torch.set_num_threads(n)
     try:
         yield
     finally:
         torch.set_flush_denormal(flush_before)
-        with _THREADS_LOCK:
-            _open_blocks[me] -= 1
-            if not _open_blocks[me]:
-                del _open_blocks[me]
-            alive = {t.ident for t in threading.enumerate()}
-            for t in [t for t in _open_blocks if t not in alive]:  # a thread that ended inside a block
-                del _open_blocks[t]
-            others = any(t != me for t in _open_blocks)
-            restore = None if others else threads_before if me in _open_blocks else _threads_at_first_block[0]
-            if restore is not None and torch.get_num_threads() != restore:
-                torch.set_num_threads(restore)
+        if torch.get_num_threads() != threads_before:
+            torch.set_num_threads(threads_before)
 
 
 def pick_device(device: str = "auto"):

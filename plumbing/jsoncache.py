@@ -62,8 +62,8 @@ def cached_json(path: Path, compute: Callable[[], dict], *, key: str,
     reads what the first one wrote. A file holding another key, or damaged, is recomputed and replaced.
     ``encode`` turns the record into what ``json.dumps`` writes (e.g. :func:`~biasaudit.plumbing.jsonable`);
     the record is returned as written (its JSON round trip: lists, not tuples; ``'nan'`` where ``encode`` writes
-    it so), so a run computed in this process reads exactly like the same run read from the cache. A write that fails (a read-only cache) costs only resumability:
-    the record is returned and a status line says so. Counted: reused or computed
+    it so), so a run computed in this process reads exactly like the same run read from the cache. A write that
+    fails (a read-only cache) costs only resumability: the record is returned and a status line says so. Counted: reused or computed
     (:func:`~biasaudit.plumbing.runcache.count_run`). If ``compute`` raises, nothing is written.
     """
     path = Path(path)

@@ -125,8 +125,8 @@ def test_every_architecture_and_both_losses_with_the_teacher_as_positive_control
     for arch in ("fcn", "fcn_relu", "cnn", "resnet", "vit", "resnet_nobn", "resnet_fixednorm"):
         assert {f"eos.torch.e5.u_shape.{arch}", f"eos.torch.e5.u_shape.{arch}.ce"} <= ids
     pc = _claim("eos.torch.e5.u_shape.diag").contract
-    assert pc.role == "positive_control" and {c.name for c in pc.data_controls} == {"aa", "hockey_stick"}
-    assert {c.name for c in _claim("eos.torch.e5.u_shape.cnn").contract.data_controls} == {"aa", "flow_side"}
+    assert pc.role == "positive_control" and {c.name for c in pc.data_controls} == {"hockey_stick"}
+    assert {c.name for c in _claim("eos.torch.e5.u_shape.cnn").contract.data_controls} == {"flow_side"}
 
 
 @pytest.mark.parametrize("claim", [c for c in e5.CLAIMS if "resnet_nobn" not in c.id], ids=lambda c: c.id)

@@ -15,17 +15,18 @@ from biasaudit.validation import eos_stats
 MULTS = (0.75, 0.93, 0.97, 1.03, 1.07, 1.25, 2.0)
 
 
-def e3_sweep(l1_rate=0.05, measure_rate=0.6, l1_curve=0.0, s_gf=8.0, mults=MULTS):
+def e3_sweep(l1_rate=0.05, measure_rate=0.6, l1_curve=0.0, s_gf=8.0, mults=MULTS, tilt=0.0):
     """Final S on the plateau then 2/η; on the EoS side (m = η/η_c ≥ 1) ‖θ‖₁ = 10(1 + l1_rate (m - 1) +
-    l1_curve (m - 1)²) and both sharpness measures fall as exp(−measure_rate (m − 1))."""
+    l1_curve (m - 1)²) and both sharpness measures fall as exp(−measure_rate (m − 1)); ``tilt``: a drift with η on
+    both sides (a pipeline bias), ‖θ‖₁ times exp(tilt·m) and the measures times exp(−tilt·m)."""
     eta_c = 2 / s_gf
     runs = []
     for m in mults:
         eos = max(0.0, m - 1)
         S = s_gf if m < 1 else 2 / (m * eta_c)
-        measure = 0.3 * math.exp(-measure_rate * eos)
+        measure = 0.3 * math.exp(-measure_rate * eos - tilt * m)
         runs.append({"eta": m * eta_c, "multiple": m, "outcome": "converged", "steps": 100,
-                     "final": {"S": {"value": S, "converged": True}, "l1": 10 * (1 + l1_rate * eos + l1_curve * eos**2),
+                     "final": {"S": {"value": S, "converged": True}, "l1": 10 * (1 + l1_rate * eos + l1_curve * eos**2) * math.exp(tilt * m),
                                "avg_sharpness": {"value": measure}, "adaptive_sharpness": {"value": measure}}})
     gf = {"s_gf": s_gf, "eta_c": eta_c, "eps": 2e-2, "reached_eps": True, "all_converged": True, "path": [],
           "steps": 100}
@@ -49,6 +50,18 @@ def test_the_curvature_share_is_zero_for_a_line_and_sees_growth_that_speeds_up_o
     assert 0 < bent[0] < bent[1] < bent[2] and bent[1] > 0.25 > bent[0]  # power: (m-1)^2 at 5 % of the rate
     assert eos_stats.l1_curvature_share(e3_sweep(l1_rate=0.2, l1_curve=-0.08), 0.25) < -0.25  # slowing down
     assert math.isnan(eos_stats.l1_curvature_share(e3_sweep(l1_rate=0.0), 0.25))  # a constant norm: no rise
+
+
+def test_the_flow_side_reads_the_same_rate_below_eta_c_and_the_contrast_removes_a_drift_on_both_sides():
+    drift = e3_sweep(l1_rate=0.0, measure_rate=0.0, tilt=0.05)  # a bias: every reading moves with eta, no EoS effect
+    for f in (eos_stats.l1_growth_rate, eos_stats.avg_sharpness_fall_rate):
+        assert f(drift, 0.25) == pytest.approx(0.05) == f(drift, 0.25, side="flow")  # the EoS side alone sees it
+        assert abs(eos_stats.side_contrast(f, drift, 0.25)) < 1e-12
+    real = e3_sweep(l1_rate=0.0, measure_rate=0.6, tilt=0.05)
+    assert eos_stats.side_contrast(eos_stats.avg_sharpness_fall_rate, real, 0.25) == pytest.approx(0.6)
+    assert math.isnan(eos_stats.l1_growth_rate(e3_sweep(mults=(0.75, 1.07, 1.25, 2.0)), 0.25, side="flow"))
+    with pytest.raises(ValueError, match="side"):
+        eos_stats.l1_growth_rate(real, 0.25, side="below")
 
 
 def test_the_statistics_are_undecided_with_two_eos_runs_and_without_eta_c():
@@ -109,6 +122,17 @@ def test_a_flat_norm_does_not_rise_and_a_curved_one_is_not_linear(fake_sweeps):
     fake_sweeps["vit"] = [e3_sweep(l1_rate=0.05, l1_curve=0.3 + 0.001 * i) for i in range(3)]
     assert run_claim(_claim("eos.torch.e3.norm.vit")).verdict is Verdict.CONFIRMED
     assert run_claim(_claim("eos.torch.e3.linear.vit")).verdict is Verdict.REFUTED
+
+
+def test_a_drift_with_eta_on_both_sides_of_eta_c_is_no_eos_effect(fake_sweeps):
+    fake_sweeps["cnn"] = [e3_sweep(l1_rate=0.0, measure_rate=0.0, tilt=0.05 + 0.001 * i) for i in range(3)]
+    for prefix in ("eos.torch.e3.norm", "eos.torch.e3.avg_sharpness", "eos.torch.e3.adaptive_sharpness"):
+        ev = run_claim(_claim(f"{prefix}.cnn"))
+        assert ev.verdict is Verdict.REFUTED, ev.detail  # the EoS side alone would read 0.05-0.052 > delta
+        arm = ev.observed["null_arm"]
+        assert arm["values"] == pytest.approx([0.05, 0.051, 0.052]) and "flow side" in ev.detail
+    fake_sweeps["vit"] = [e3_sweep(l1_rate=0.05, measure_rate=0.6, tilt=-0.1 + 0.001 * i) for i in range(3)]
+    assert run_claim(_claim("eos.torch.e3.avg_sharpness.vit")).verdict is Verdict.CONFIRMED  # against a drift
 
 
 def test_a_rising_adaptive_sharpness_refutes_the_fall_and_confirms_the_rise(fake_sweeps):

@@ -17,6 +17,7 @@ function                               what it measures
 :func:`l1_curvature_share`             E3's "roughly linearly": the quadratic term's share of ‖θ‖₁'s rise
 :func:`avg_sharpness_fall_rate`        E3's seed statistics for the sharpness measures: −d ln(measure) / d(η/η_c)
 :func:`adaptive_sharpness_fall_rate`
+:func:`side_contrast`                  a rate on the EoS side minus the same rate on the flow side (E3's decisions)
 :func:`eos_time_gap`                   E4's seed statistic: median ``|ηS_t/2 − 1|`` over the tracked run's EoS phase
 :func:`eos_side_balance`               E4's seed statistic: the smaller share of the EoS phase on one side of 2/η
 :func:`eos_norm_time_growth`           E4's seed statistic: growth of the 2-step averaged ‖θ‖₁ over that phase
@@ -46,10 +47,11 @@ __all__ = ["SIDE_MARGIN", "EDGE_DELTA", "MEASURES", "json_float", "final_sharpne
            "kink_offset", "edge_share", "example_sweep",
            "NULL_GRID_BELOW", "eos_median_gap",
            "flow_plateau_dev", "l1_growth_rate", "avg_sharpness_fall_rate", "adaptive_sharpness_fall_rate",
-           "l1_curvature_share", "E3_MIN_RUNS", "eos_time_gap", "eos_side_balance", "eos_norm_time_growth", "E4_MIN_POINTS",
+           "l1_curvature_share", "E3_MIN_RUNS", "SIDES", "SIDE_MIN_RUNS", "side_contrast", "eos_time_gap", "eos_side_balance", "eos_norm_time_growth", "E4_MIN_POINTS",
            "eos_period2_share", "ZIGZAG_NOISE_SHARE"]
 
 SIDE_MARGIN = 0.05  # runs within ±5 % of the predicted η_c are neither "flow side" nor "EoS side"
+SIDES = ("eos", "flow")  # the two sides of η_c a side statistic reads
 EDGE_DELTA = 0.05  # a run is at the edge of stability when ηS/2 ≥ 1 − EDGE_DELTA
 Z95 = 1.959963984540054  # two-sided 95 % normal quantile
 
@@ -404,13 +406,18 @@ def e3_measures(sweep: dict, eta_c: float, directions: dict | None = None) -> di
             + ", ".join(f"{k}={v:+.2f}" for k, v in rhos.items()) + f"; worst {worst}"}
 
 
-def _eos_side(sweep: dict, eta_c: float, read) -> tuple[np.ndarray, np.ndarray]:
-    """(m = η/η_c, read(final)) over the usable EoS-side runs (η ≥ (1 + SIDE_MARGIN) η_c) with a finite, positive
-    reading; empty arrays when η_c is not a positive number."""
+def _eos_side(sweep: dict, eta_c: float, read, side: str = "eos") -> tuple[np.ndarray, np.ndarray]:
+    """(m = η/η_c, read(final)) over the usable runs of one side with a finite, positive reading: ``"eos"`` the EoS
+    side (η ≥ (1 + SIDE_MARGIN) η_c), ``"flow"`` the flow side (η ≤ (1 − SIDE_MARGIN) η_c); empty arrays when η_c
+    is not a positive number."""
+    if side not in SIDES:
+        raise ValueError(f"side must be one of {SIDES}, not {side!r}")
     if not (math.isfinite(eta_c) and eta_c > 0):
         return np.array([]), np.array([])
     runs, _ = usable_runs(sweep)
-    pairs = [(r["eta"] / eta_c, json_float(read(r["final"]))) for r in runs if r["eta"] >= (1 + SIDE_MARGIN) * eta_c]
+    on_side = ((lambda eta: eta >= (1 + SIDE_MARGIN) * eta_c) if side == "eos"
+               else (lambda eta: eta <= (1 - SIDE_MARGIN) * eta_c))
+    pairs = [(r["eta"] / eta_c, json_float(read(r["final"]))) for r in runs if on_side(r["eta"])]
     pairs = [(m, q) for m, q in pairs if math.isfinite(q) and q > 0]
     return np.array([m for m, _ in pairs]), np.array([q for _, q in pairs])
 
@@ -446,20 +453,53 @@ def example_sweep(etas, *, norm=lambda eta: 1 + max(0.0, eta - 1)) -> dict:
     return {"runs": [run(eta) for eta in etas]}
 
 
-def _log_rate(sweep: dict, eta_c: float, read) -> float:
-    """The least-squares slope of ln q against m = η/η_c over the EoS side (:func:`_eos_side`): how fast q grows per
-    unit of η/η_c, relative to itself; NaN with fewer than :data:`E3_MIN_RUNS` runs there."""
-    m, q = _eos_side(sweep, eta_c, read)
-    if m.size < E3_MIN_RUNS:
+def _log_rate(sweep: dict, eta_c: float, read, side: str = "eos") -> float:
+    """The least-squares slope of ln q against m = η/η_c over one side of the sweep (:func:`_eos_side`): how fast q
+    grows per unit of η/η_c, relative to itself; NaN with fewer than :data:`SIDE_MIN_RUNS` runs there."""
+    m, q = _eos_side(sweep, eta_c, read, side)
+    if m.size < SIDE_MIN_RUNS[side]:
         return math.nan
     return float(np.polyfit(m, np.log(q), 1)[0])
 
 
 FLAT_NORM = 1e-12  # a rise below this share of the norm is the round-off of a constant's least-squares slope
 E3_MIN_RUNS = 3  # EoS-side runs a seed needs for a rate (a line through 2 points has no check on its shape)
+# The flow side is the null arm of a rate (side_contrast): its slope only has to be read, not checked for shape, so
+# 2 runs do (the quick grid has 0.75 and 0.93 eta_c there; the FCN adds 0.5).
+SIDE_MIN_RUNS = {"eos": E3_MIN_RUNS, "flow": 2}
 
 
-def l1_growth_rate(sweep: dict, eta_c: float) -> float:
+def side_contrast(statistic, sweep: dict, eta_c: float) -> float:
+    r"""A rate's contrast between the two sides of η_c: ``statistic(sweep, η_c, side="eos")`` minus the same
+    function over the flow side (η ≤ 0.95 η_c), where GD follows the gradient flow and η cannot move the reading.
+    A bias of the pipeline that makes the rate non-zero everywhere moves both arms alike and cancels; what is left
+    is how much faster the quantity moves with η above η_c than below it. NaN when either arm is.
+
+    Parameters
+    ----------
+    statistic : callable
+        A rate ``f(sweep, eta_c, side=...)`` (:func:`l1_growth_rate`, :func:`avg_sharpness_fall_rate`,
+        :func:`adaptive_sharpness_fall_rate`).
+    sweep : dict
+        A stored sweep.
+    eta_c : float
+        The predicted critical step.
+
+    Returns
+    -------
+    float
+        The EoS side's rate minus the flow side's.
+
+    Examples
+    --------
+    >>> sweep = example_sweep((0.5, 0.7, 0.9, 1.2, 1.5, 2.0))   # flat below eta_c = 1, rising above it
+    >>> round(side_contrast(l1_growth_rate, sweep, 1.0), 4), l1_growth_rate(sweep, 1.0, side="flow")
+    (0.6321, 0.0)
+    """
+    return float(statistic(sweep, eta_c, side="eos") - statistic(sweep, eta_c, side="flow"))
+
+
+def l1_growth_rate(sweep: dict, eta_c: float, side: str = "eos") -> float:
     r"""E3's norm as one number per seed: the slope of :math:`\ln\|\theta\|_1` (the paper's norm, all parameters)
     against :math:`m = \eta/\eta_c` over the usable EoS-side runs (η ≥ 1.05 η_c): the norm's relative growth per
     unit of η/η_c. Positive when the norm rises with η; NaN with fewer than 3 EoS-side runs.
@@ -470,6 +510,9 @@ def l1_growth_rate(sweep: dict, eta_c: float) -> float:
         A stored sweep: ``sweep["runs"]``, each run with ``eta``, ``outcome`` and ``final`` (its final measures).
     eta_c : float
         The predicted critical step :math:`\eta_c = 2/s_{GF}`.
+    side : {"eos", "flow"}
+        Which side of η_c the runs come from: ``"flow"`` reads the same slope over η ≤ 0.95 η_c (2 runs do), the
+        null arm of :func:`side_contrast`.
 
     Returns
     -------
@@ -482,10 +525,10 @@ def l1_growth_rate(sweep: dict, eta_c: float) -> float:
     >>> round(l1_growth_rate(sweep, 1.0), 4), l1_growth_rate(sweep, 1.5)   # only 1 EoS-side run at eta_c = 1.5
     (0.6321, nan)
     """
-    return _log_rate(sweep, eta_c, lambda final: final.get("l1"))
+    return _log_rate(sweep, eta_c, lambda final: final.get("l1"), side)
 
 
-def avg_sharpness_fall_rate(sweep: dict, eta_c: float) -> float:
+def avg_sharpness_fall_rate(sweep: dict, eta_c: float, side: str = "eos") -> float:
     r"""E3's average sharpness :math:`E[L(\theta+\rho u)] - L(\theta)` as one number per seed: minus the slope of
     its logarithm against :math:`m = \eta/\eta_c` over the usable EoS-side runs; positive when it falls with η
     (2/η gives :math:`\ln(2/1.07)/0.93 = 0.67` over 1.07-2 η_c); NaN with fewer than 3 EoS-side runs.
@@ -496,6 +539,9 @@ def avg_sharpness_fall_rate(sweep: dict, eta_c: float) -> float:
         A stored sweep: ``sweep["runs"]``, each run with ``eta``, ``outcome`` and ``final`` (its final measures).
     eta_c : float
         The predicted critical step :math:`\eta_c = 2/s_{GF}`.
+    side : {"eos", "flow"}
+        Which side of η_c the runs come from: ``"flow"`` reads the same slope over η ≤ 0.95 η_c (2 runs do), the
+        null arm of :func:`side_contrast`.
 
     Returns
     -------
@@ -508,10 +554,10 @@ def avg_sharpness_fall_rate(sweep: dict, eta_c: float) -> float:
     >>> round(avg_sharpness_fall_rate(sweep, 1.0), 4)
     0.6321
     """
-    return -_log_rate(sweep, eta_c, lambda final: (final.get("avg_sharpness") or {}).get("value"))
+    return -_log_rate(sweep, eta_c, lambda final: (final.get("avg_sharpness") or {}).get("value"), side)
 
 
-def adaptive_sharpness_fall_rate(sweep: dict, eta_c: float) -> float:
+def adaptive_sharpness_fall_rate(sweep: dict, eta_c: float, side: str = "eos") -> float:
     r"""E3's adaptive sharpness as one number per seed: minus the slope of its logarithm against
     :math:`m = \eta/\eta_c` over the usable EoS-side runs; positive when it falls with η, negative when it rises;
     NaN with fewer than 3 EoS-side runs.
@@ -522,6 +568,9 @@ def adaptive_sharpness_fall_rate(sweep: dict, eta_c: float) -> float:
         A stored sweep: ``sweep["runs"]``, each run with ``eta``, ``outcome`` and ``final`` (its final measures).
     eta_c : float
         The predicted critical step :math:`\eta_c = 2/s_{GF}`.
+    side : {"eos", "flow"}
+        Which side of η_c the runs come from: ``"flow"`` reads the same slope over η ≤ 0.95 η_c (2 runs do), the
+        null arm of :func:`side_contrast`.
 
     Returns
     -------
@@ -534,7 +583,7 @@ def adaptive_sharpness_fall_rate(sweep: dict, eta_c: float) -> float:
     >>> round(adaptive_sharpness_fall_rate(sweep, 1.0), 4)
     0.6321
     """
-    return -_log_rate(sweep, eta_c, lambda final: (final.get("adaptive_sharpness") or {}).get("value"))
+    return -_log_rate(sweep, eta_c, lambda final: (final.get("adaptive_sharpness") or {}).get("value"), side)
 
 
 def l1_curvature_share(sweep: dict, eta_c: float) -> float:

@@ -20,10 +20,17 @@ the torch sweep minus its value where the numba GD kernel gives the answer indep
 
 The positive control is confirmed when that difference is equivalent to 0 within δ: the pipeline (proxy, GD,
 eigsh, statistic) recovers the theory model's value. An effect claim is decided only when its positive control is
-confirmed in the same audit and both data controls pass: ``aa`` (the differences of the statistic between seeds
-s and s + 1 mod n: two inits agree) and the family's null: ``null_grid`` (the share of runs at η ≤ 0.8 η_c, four
-kink margins below η_c, at the edge of stability: 0 where no kink can be) or, for test error, ``flow_side`` (the
-slope of the relative test error over the runs below η_c, where GD follows the flow: 0 where η cannot matter).
+confirmed in the same audit and its data control passes: the family's null, read where the effect cannot be,
+``null_grid`` (the share of runs at η ≤ 0.8 η_c, four kink margins below η_c, at the edge of stability: 0 where no
+kink can be, above 0 when the pipeline puts η_c too high) or, for test error, ``flow_side`` (the slope of the
+relative test error over the runs below η_c, where GD follows the flow: 0 where η cannot matter). Every control
+reads other runs than the claim's statistic; none is a function of the claim's own seed values.
+
+A family with ``contrast`` (E3's rates) is decided on the per-seed contrast of its rate between the two sides of
+η_c (:func:`biasaudit.validation.eos_stats.side_contrast`): the rate over the EoS side minus the same rate over
+the flow side of the same sweep, where GD follows the flow. A pipeline bias that tilts the rate everywhere (a
+proxy, a measure or a norm that drifts with η for reasons of its own) moves both arms alike, so it cannot make the
+claim; the flow side's rates are in the record (``null_arm``) with their interval.
 
 A statistic with a ``cross_fit`` reads a third argument chosen on the *other* seeds' sweeps (E5's break point,
 :func:`biasaudit.validation.eos_stats.u_break_multiple`), so the noise that chooses it cannot also make the
@@ -51,7 +58,6 @@ __all__ = ["Family", "TOY", "LEVEL", "seed_sweeps", "numerics_sweep", "study", "
 
 TOY = "toy"  # the theory model's key among the architectures; its claims end in ".diag"
 LEVEL = 0.05
-_AA = DataControl("aa", ("seed s", "seed s+1"), "two inits of the same architecture: the difference of their statistics")
 NULL_CONTROLS = {
     "null_grid": DataControl("null_grid", ("runs at eta <= 0.8 eta_c", "the edge"),
                              "the share of runs at or below 0.8 eta_c at the edge of stability (eta S/2 >= 0.95): 0 "
@@ -66,9 +72,9 @@ TEACHER_FLOW = 0.5  # the hockey-stick teacher: GD's endpoint at 0.5 eta_c, on t
 _HOCKEY = DataControl("hockey_stick", ("teacher at the flow's endpoint", "0"),
                       f"the statistic with the teacher at GD's endpoint at {TEACHER_FLOW:g} eta_c, where the risk only "
                       "rises (flat, then up): the upper end of its interval below delta")
-_TEACHER_CONTROLS = (DataControl("aa", ("seed s", "seed s+1"), "with the teacher at the flow's endpoint (no U): the "
-                                 "difference of two inits' statistics"), _HOCKEY)
+_TEACHER_CONTROLS = (_HOCKEY,)
 _PRIMARY = ("statistic", "its prediction")
+_CONTRAST_ARMS = ("the rate over the EoS side (eta >= 1.05 eta_c)", "the same rate over the flow side (eta <= 0.95 eta_c)")
 DECIDED = Tolerance(
     "seed_study_decision", 0.0,
     "the contract's decision on the seed values (validation.decision): error 0 when confirmed, else how far the "
@@ -104,6 +110,7 @@ class Family:
     seed_offset: int = 0  # the networks' seeds are E2's moved by this (fresh seeds for a claim seen on E2's)
     null: str = "null_grid"  # the null data control (NULL_CONTROLS)
     cross_fit: str = ""  # "module:function" of (other seeds' sweeps, their eta_c) -> the statistic's third argument
+    contrast: bool = False  # decide on the statistic's EoS side minus its flow side (eos_stats.side_contrast)
 
     def __post_init__(self):
         _BY_PREFIX.setdefault(self.prefix, self)
@@ -124,13 +131,28 @@ class Family:
         module, name = self.statistic.split(":")
         return getattr(importlib.import_module(module), name)
 
-    def readings(self, sweeps: list[dict], eta_cs: list[float]) -> list[float]:
-        """The statistic of each seed's sweep (with ``cross_fit``: its third argument chosen on the other seeds)."""
-        import importlib
+    def value(self, sweep: dict, eta_c: float) -> float:
+        """What the decision reads on one sweep: the statistic, or with ``contrast`` its EoS side minus its flow
+        side (:func:`~biasaudit.validation.eos_stats.side_contrast`)."""
+        from biasaudit.validation.eos_stats import side_contrast
 
         f = self.statistic_function()
+        return side_contrast(f, sweep, eta_c) if self.contrast else f(sweep, eta_c)
+
+    def flow_side(self, sweep: dict, eta_c: float) -> float:
+        """A ``contrast`` family's null arm on one sweep: the statistic over the flow side alone."""
+        return self.statistic_function()(sweep, eta_c, side="flow")
+
+    def readings(self, sweeps: list[dict], eta_cs: list[float]) -> list[float]:
+        """What the decision reads on each seed's sweep (:meth:`value`; with ``cross_fit``: the statistic with its
+        third argument chosen on the other seeds)."""
+        import importlib
+
         if not self.cross_fit:
-            return [f(sw, ec) for sw, ec in zip(sweeps, eta_cs)]
+            return [self.value(sw, ec) for sw, ec in zip(sweeps, eta_cs)]
+        if self.contrast:
+            raise ValueError(f"{self.prefix}: a cross-fitted statistic has no side contrast")
+        f = self.statistic_function()
         module, name = self.cross_fit.split(":")
         fit = getattr(importlib.import_module(module), name)
         others = [[j for j in range(len(sweeps)) if j != i] for i in range(len(sweeps))]
@@ -138,8 +160,8 @@ class Family:
                 for sw, ec, o in zip(sweeps, eta_cs, others)]
 
     def data_controls(self) -> tuple:
-        """The contract's data controls: A/A and the family's null."""
-        return (_AA, NULL_CONTROLS[self.null])
+        """The contract's data controls: the family's null, read on runs where the effect cannot be."""
+        return (NULL_CONTROLS[self.null],)
 
     def claim_id(self, arch: str, loss: str = "mse") -> str:
         """``<prefix>.<arch>`` (``.ce`` appended for cross-entropy); the theory model's is ``<prefix>.diag`` (or
@@ -270,22 +292,16 @@ def _dense_kink_offset(config) -> float:
     return math.nan if kink is None else float(kink / eta_c - 1)
 
 
-def _next_seed_differences(values: list[float]) -> list[float]:
-    """v_s − v_(s+1 mod n): the A/A control's values (empty below two seeds)."""
-    n = len(values)
-    return [values[i] - values[(i + 1) % n] for i in range(n)] if n >= 2 else []
-
-
 @functools.cache
 def study(family: Family, arch: str, loss: str, tier: str) -> dict:
     """The seed values of ``family`` on ``arch`` (:data:`TOY`: the theory model) with ``loss`` at ``tier``, the
     decision and the data controls (``decision`` and ``controls`` have ``to_json``; the rest is JSON-ready)."""
     from biasaudit.claims.eos.torch.sweeps import _eta_c, _gf_problem
-    from biasaudit.validation.decision import equivalence_control, equivalence_decision, no_effect_control, three_way
+    from biasaudit.validation.decision import (equivalence_control, equivalence_decision, no_effect_control,
+                                               seed_interval, three_way)
     from biasaudit.validation.eos_stats import edge_share, flow_side_error_slope, json_float
     from biasaudit.validation.gf_proxy import eps_sensitivity
 
-    f = family.statistic_function()
     configs = _configs(arch, loss, tier, family.eps, family.seed_offset)
     sweeps = seed_sweeps(arch, loss, tier, family.eps, family.seed_offset)
     eta_cs = [_eta_c(sw) for sw in sweeps]
@@ -303,7 +319,8 @@ def study(family: Family, arch: str, loss: str, tier: str) -> dict:
             reference = []
             for sw, c, ec in zip(sweeps, configs, eta_cs):
                 ref = numerics_sweep(sw, c)
-                reference.append(f(ref, ec if family.reference == "same_grid_sweep_eta_c" else ref["gf"]["eta_c"]))
+                reference.append(family.value(
+                    ref, ec if family.reference == "same_grid_sweep_eta_c" else ref["gf"]["eta_c"]))
         values = [v - r for v, r in zip(readings, reference)]
     if family.decision == "equivalence" or (arch == TOY and not teacher):  # the control recovers the theory's value
         decision = equivalence_decision(values, delta=family.delta, level=LEVEL)
@@ -312,31 +329,24 @@ def study(family: Family, arch: str, loss: str, tier: str) -> dict:
                              level=LEVEL)
     if teacher:  # the U is guaranteed and large; the controls read the teacher where no U is (module docstring)
         null = family.readings([teacher_sweep(sw, c, TEACHER_FLOW) for sw, c in zip(sweeps, configs)], eta_cs)
-        aa = _next_seed_differences(null)
-        controls = [
-            equivalence_control("aa", aa, margin=family.delta, level=LEVEL,
-                                reads="with the teacher at the flow's endpoint (no U), the statistic of seed s minus "
-                                      "that of seed s+1 (mod n)"),
-            no_effect_control("hockey_stick", null, margin=family.delta, level=LEVEL, reads=_HOCKEY.meaning),
-        ]
+        controls = [no_effect_control("hockey_stick", null, margin=family.delta, level=LEVEL, reads=_HOCKEY.meaning)]
     else:
-        # A/A on what the decision reads: the statistic (a positive control: torch minus numerics) of seed s and s + 1
-        aa = _next_seed_differences(values)
         if family.null == "flow_side":
             null = [flow_side_error_slope(sw, ec) for sw, ec in zip(read, eta_cs)]
         else:
             null = [edge_share(sw, ec) for sw, ec in zip(sweeps, eta_cs)]
-        controls = [
-            equivalence_control("aa", aa, margin=family.delta, level=LEVEL,
-                                reads="the statistic of seed s minus that of seed s+1 (mod n)"),
-            equivalence_control(family.null, null, margin=family.delta, reads=NULL_CONTROLS[family.null].meaning,
-                                level=LEVEL),
-        ]
+        controls = [equivalence_control(family.null, null, margin=family.delta, reads=NULL_CONTROLS[family.null].meaning,
+                                        level=LEVEL)]
+    null_arm = None
+    if family.contrast:
+        flow = [family.flow_side(sw, ec) for sw, ec in zip(sweeps, eta_cs)]
+        null_arm = {"reads": _CONTRAST_ARMS[1], "values": [json_float(v) for v in flow],
+                    "interval": [json_float(b) for b in seed_interval(flow, 1 - 2 * LEVEL)]}
     eps_change = [json_float(eps_sensitivity(sw["gf"])) for sw in sweeps]
     return {
         "arch": arch, "tier": tier, "seeds": seeds, "values": values, "readings": readings, "reference": reference,
         "eta_c": eta_cs, "s_gf": [json_float(sw["gf"]["s_gf"]) for sw in sweeps], "decision": decision,
-        "controls": controls, "aa_values": aa, "null_values": null, "problems": problems,
+        "controls": controls, "null_values": null, "null_arm": null_arm, "problems": problems,
         "eta_c_rel_change_2eps_to_eps": eps_change,
         "grid_multiples": configs[0].multiples(),
         "outcomes": [{f"{r['eta']:.4g}": r["outcome"] for r in sw["runs"]} for sw in sweeps],
@@ -377,8 +387,8 @@ def _observe(family: Family, arch: str, loss: str, params) -> Observation:
         positive_control=pc, data_controls=r["controls"], decision=decision, n_seeds=decision.n, tier=tier,
         readings=r["readings"], numerics_reference=r["reference"], eta_c=r["eta_c"], s_gf=r["s_gf"],
         eta_c_rel_change_2eps_to_eps=r["eta_c_rel_change_2eps_to_eps"], grid_multiples=r["grid_multiples"],
-        outcomes=r["outcomes"])
-    name = family.statistic.split(":")[1]
+        outcomes=r["outcomes"], **({"null_arm": r["null_arm"]} if r["null_arm"] else {}))
+    name = family.statistic.split(":")[1] + (" (EoS side minus flow side)" if family.contrast else "")
     what = f"{name} (torch minus numerics)" if arch == TOY and family.reference != "teacher" else name + (
         f" - {family.offset:g}" if family.offset else "")
     coverage = "90 %" if decision.direction == 0 else f"{1 - decision.adjusted_level:.0%}"
@@ -386,11 +396,18 @@ def _observe(family: Family, arch: str, loss: str, params) -> Observation:
     detail = (f"[{tier} tier] {what}: {decision.mean:+.4f}, {coverage} seed interval [{interval[0]:+.4f}, "
               f"{interval[1]:+.4f}] over {decision.n} seeds (per seed " + ", ".join(
                   f"{v - (0 if arch == TOY else family.offset):+.3f}" for v in r["values"])
-              + f"); {decision.verdict} by '{decision.rule}' (delta {family.delta:g}); data controls (within "
+              + ")" + (_null_arm_detail(r["null_arm"]) if r["null_arm"] else "")
+              + f"; {decision.verdict} by '{decision.rule}' (delta {family.delta:g}); data controls (within "
               f"+-{family.delta:g}): {controls}" + (f"; positive control {pc['claim']}: {pc['verdict']}" if pc else "")
               + f"; verdict: {verdict} ({why})")
     error = decision.error if verdict == decision.verdict and verdict != "undecided" else math.nan
     return Observation(observed, error, detail, decided=verdict != "undecided")
+
+
+def _null_arm_detail(arm: dict) -> str:
+    lo, hi = arm["interval"]
+    return ("; the flow side alone " + ", ".join(f"{v:+.3f}" for v in arm["values"])
+            + f" (90 % [{lo:+.3f}, {hi:+.3f}])")
 
 
 def _out_of_tier(arch: str, tier: str) -> str | None:
@@ -433,12 +450,15 @@ def study_claim(family: Family, arch: str, loss: str = "mse", *, name: str = "",
     control when ``arch`` is :data:`TOY`."""
     toy = arch == TOY
     teacher = toy and family.reference == "teacher"
-    statistic = sp.Symbol(family.symbol)
+    statistic = (sp.Symbol(family.symbol + "_EoS") - sp.Symbol(family.symbol + "_flow") if family.contrast
+                 else sp.Symbol(family.symbol))
     controls = _TEACHER_CONTROLS if teacher else family.data_controls()
     if teacher:
         statement = sp.Gt(statistic, 0)
     elif toy:
-        statement = sp.Lt(sp.Abs(statistic - sp.Symbol(family.symbol + "_numerics")), sp.Float(family.delta, 2))
+        numerics = (sp.Symbol(family.symbol + "_EoS_numerics") - sp.Symbol(family.symbol + "_flow_numerics")
+                    if family.contrast else sp.Symbol(family.symbol + "_numerics"))
+        statement = sp.Lt(sp.Abs(statistic - numerics), sp.Float(family.delta, 2))
     elif family.decision == "equivalence":
         statement = sp.Lt(sp.Abs(statistic), sp.Float(family.delta, 2))
     else:
@@ -468,5 +488,5 @@ def study_claim(family: Family, arch: str, loss: str = "mse", *, name: str = "",
         contract=ExperimentContract(
             role="positive_control" if toy else "effect", statistic=family.statistic,
             positive_control=None if toy else family.claim_id(TOY), data_controls=controls,
-            primary_arms=_PRIMARY, delta=family.delta, delta_reason=family.delta_reason, level=LEVEL, min_seeds=3),
+            primary_arms=_CONTRAST_ARMS if family.contrast else _PRIMARY, delta=family.delta, delta_reason=family.delta_reason, level=LEVEL, min_seeds=3),
     )

@@ -56,6 +56,12 @@ def test_the_kink_is_undecided_with_too_few_runs():
 
 # ----------------------------------------------------------------------------- the claims (seed studies)
 
+
+def _cycle(seq, n):
+    """The first n of ``seq`` repeated (a box's per-seed list for a study that asks for more seeds), or None."""
+    return [seq[i % len(seq)] for i in range(n)] if seq else None
+
+
 @pytest.fixture
 def fake_sweeps(monkeypatch):
     """Every seed's sweep from ``box`` (arch -> list of per-seed sweeps, default ideal), the numba references
@@ -64,9 +70,9 @@ def fake_sweeps(monkeypatch):
 
     box = {}
 
-    def sweeps(arch, loss, tier, eps=None, seed_offset=0):
-        n = len(_study._configs(arch, loss, tier))
-        return box.get((arch, eps)) or box.get(arch) or [e2_sweep(kink=1.0 + 0.001 * i) for i in range(n)]
+    def sweeps(arch, loss, tier, eps=None, seed_offset=0, n_seeds=None):
+        n = n_seeds or len(_study._configs(arch, loss, tier))
+        return _cycle(box.get((arch, eps)) or box.get(arch), n) or [e2_sweep(kink=1.0 + 0.001 * i) for i in range(n)]
 
     monkeypatch.setattr(_study, "seed_sweeps", sweeps)
     monkeypatch.setattr(_study, "numerics_sweep", lambda sweep, config: {**sweep, "gf": {"eta_c": 0.25}})

@@ -91,6 +91,12 @@ def test_the_flow_side_slope_reads_only_the_runs_below_eta_c():
 
 # ----------------------------------------------------------------------------- the claims
 
+
+def _cycle(seq, n):
+    """The first n of ``seq`` repeated (a box's per-seed list for a study that asks for more seeds), or None."""
+    return [seq[i % len(seq)] for i in range(n)] if seq else None
+
+
 @pytest.fixture
 def fake_sweeps(monkeypatch):
     """Every seed's sweep from ``box`` (arch -> per-seed sweeps; default: U-shaped, seeds differing a little); the
@@ -99,9 +105,9 @@ def fake_sweeps(monkeypatch):
 
     box = {}
 
-    def sweeps(arch, loss, tier, eps=None, seed_offset=0):
-        n = len(_study._configs(arch, loss, tier))
-        return box.get(arch) or [error_sweep(u_errors(jitter=0.001 * i)) for i in range(n)]
+    def sweeps(arch, loss, tier, eps=None, seed_offset=0, n_seeds=None):
+        n = n_seeds or len(_study._configs(arch, loss, tier))
+        return _cycle(box.get(arch), n) or [error_sweep(u_errors(jitter=0.001 * i)) for i in range(n)]
 
     def teacher(sweep, config, multiple):
         key = "teacher" if multiple == _study.TEACHER_U else "flow_teacher"

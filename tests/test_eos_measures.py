@@ -72,6 +72,12 @@ def test_the_statistics_are_undecided_with_two_eos_runs_and_without_eta_c():
 
 # ----------------------------------------------------------------------------- the claims
 
+
+def _cycle(seq, n):
+    """The first n of ``seq`` repeated (a box's per-seed list for a study that asks for more seeds), or None."""
+    return [seq[i % len(seq)] for i in range(n)] if seq else None
+
+
 @pytest.fixture
 def fake_sweeps(monkeypatch):
     """Every seed's sweep from ``box`` (arch -> per-seed sweeps; default: ideal sweeps whose seeds differ a little),
@@ -80,9 +86,9 @@ def fake_sweeps(monkeypatch):
 
     box = {}
 
-    def sweeps(arch, loss, tier, eps=None, seed_offset=0):
-        n = len(_study._configs(arch, loss, tier))
-        return box.get(arch) or [e3_sweep(l1_rate=0.05 + 0.0005 * i, measure_rate=0.6 + 0.005 * i) for i in range(n)]
+    def sweeps(arch, loss, tier, eps=None, seed_offset=0, n_seeds=None):
+        n = n_seeds or len(_study._configs(arch, loss, tier))
+        return _cycle(box.get(arch), n) or [e3_sweep(l1_rate=0.05 + 0.0005 * i, measure_rate=0.6 + 0.005 * i) for i in range(n)]
 
     monkeypatch.setattr(_study, "seed_sweeps", sweeps)
     monkeypatch.setattr(_study, "numerics_sweep", lambda sweep, config: box.get("reference", sweep))
@@ -204,9 +210,9 @@ def fake_e4(monkeypatch):
 
     box = {}
 
-    def sweeps(arch, loss, tier, eps=None, seed_offset=0):
-        n = len(_study._configs(arch, loss, tier))
-        return box.get(arch) or [e4_sweep(level=1.02 + 0.002 * i, growth=0.15 + 0.001 * i, swing=0.06)
+    def sweeps(arch, loss, tier, eps=None, seed_offset=0, n_seeds=None):
+        n = n_seeds or len(_study._configs(arch, loss, tier))
+        return _cycle(box.get(arch), n) or [e4_sweep(level=1.02 + 0.002 * i, growth=0.15 + 0.001 * i, swing=0.06)
                                  for i in range(n)]
 
     monkeypatch.setattr(_study, "seed_sweeps", sweeps)

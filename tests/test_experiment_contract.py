@@ -19,7 +19,7 @@ BY_ID = {c.id: c for c in all_claims()}
 
 # Not yet under the contract, with the reason (the list may only shrink).
 PENDING: dict[str, str] = {}
-CROSS_CHECK_SUFFIXES = ("matches_numerics", "vs_dense")
+CROSS_CHECK_SUFFIXES = ("matches_numerics", "vs_dense", "vs_placebo")
 # Effect claims and positive controls with no data control, with the reason (the list may only shrink).
 NO_DATA_CONTROL = {
     "eos.torch.central_flow.fcn": "the seeds are its only runs; a flow-side null needs GD and flow runs below eta_c",

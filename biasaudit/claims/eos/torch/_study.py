@@ -38,7 +38,12 @@ statistic.
 
 Decisions (:mod:`biasaudit.validation.decision`): ``"equivalence"`` (the statistic equals 0 within δ:
 :func:`~biasaudit.validation.decision.equivalence_decision`) or ``"positive"`` (the statistic lies above 0:
-:func:`~biasaudit.validation.decision.three_way`, refuted on the other side or when equivalent to 0).
+:func:`~biasaudit.validation.decision.three_way`, refuted on the other side or when equivalent to 0). A network
+claim takes them in looks (:mod:`biasaudit.validation.sequential`): 3 seeds, then 5, then 8 at the quick tier (5, 8,
+12 at the full tier) while the decision straddles, each look at its share of α = 0.05; the record lists the looks
+and, at the cap, the seeds a decision would need at the observed spread. The theory model's positive controls read
+their 8 (16) seeds in one look. ``eos.torch.decision_calibration.vs_placebo`` measures the decisions' error rates,
+with these looks, on placebo data.
 """
 
 from __future__ import annotations
@@ -171,9 +176,11 @@ class Family:
         return f"{self.prefix}.{arch}" + ("" if loss == "mse" else f".{loss}")
 
 
-def _configs(arch: str, loss: str, tier: str, eps: float | None = None, seed_offset: int = 0) -> list:
-    """E2's sweep configurations of ``arch`` with ``loss`` at ``tier``, stopped at ``eps`` when given and with every
-    seed moved by ``seed_offset`` (the theory model keeps its own)."""
+def _configs(arch: str, loss: str, tier: str, eps: float | None = None, seed_offset: int = 0,
+             n_seeds: int | None = None) -> list:
+    """E2's sweep configurations of ``arch`` with ``loss`` at ``tier``, stopped at ``eps`` when given, at seeds
+    0 … ``n_seeds`` − 1 (default: the tier's first look, E2's seeds) moved by ``seed_offset`` (the theory model
+    keeps its own)."""
     import dataclasses
 
     from biasaudit.validation.eos_config import e2_seed_configs
@@ -181,16 +188,19 @@ def _configs(arch: str, loss: str, tier: str, eps: float | None = None, seed_off
     configs = e2_seed_configs(tier, arch, loss)
     if arch == TOY:
         return configs
-    return [dataclasses.replace(c, eps=c.eps if eps is None else eps, seed=c.seed + seed_offset) for c in configs]
+    seeds = [c.seed for c in configs] if n_seeds is None else list(range(int(n_seeds)))
+    return [dataclasses.replace(configs[0], eps=configs[0].eps if eps is None else eps, seed=s + seed_offset)
+            for s in seeds]
 
 
-def seed_sweeps(arch: str, loss: str, tier: str, eps: float | None = None, seed_offset: int = 0) -> list[dict]:
-    """E2's sweeps of ``arch`` with ``loss`` at ``tier`` (stopped at ``eps`` when given, seeds moved by
-    ``seed_offset``), one per init seed (run or read from the cache)."""
+def seed_sweeps(arch: str, loss: str, tier: str, eps: float | None = None, seed_offset: int = 0,
+                n_seeds: int | None = None) -> list[dict]:
+    """E2's sweeps of ``arch`` with ``loss`` at ``tier`` (stopped at ``eps`` when given, ``n_seeds`` seeds moved by
+    ``seed_offset``: :func:`_configs`), one per init seed (run or read from the cache)."""
     from biasaudit.claims.eos.torch.sweeps import _run_sweep
 
     return [_run_sweep(c, f"{tier}/{arch}/{c.loss} E2 seed {c.seed} eps={c.eps:g}")
-            for c in _configs(arch, loss, tier, eps, seed_offset)]
+            for c in _configs(arch, loss, tier, eps, seed_offset, n_seeds)]
 
 
 def _toy_truth(config) -> tuple:
@@ -292,26 +302,20 @@ def _dense_kink_offset(config) -> float:
     return math.nan if kink is None else float(kink / eta_c - 1)
 
 
-@functools.cache
-def study(family: Family, arch: str, loss: str, tier: str) -> dict:
-    """The seed values of ``family`` on ``arch`` (:data:`TOY`: the theory model) with ``loss`` at ``tier``, the
-    decision and the data controls (``decision`` and ``controls`` have ``to_json``; the rest is JSON-ready)."""
-    from biasaudit.claims.eos.torch.sweeps import _eta_c, _gf_problem
-    from biasaudit.validation.decision import (equivalence_control, equivalence_decision, no_effect_control,
-                                               seed_interval, three_way)
-    from biasaudit.validation.eos_stats import edge_share, flow_side_error_slope, json_float
-    from biasaudit.validation.gf_proxy import eps_sensitivity
+def _seed_values(family: Family, arch: str, loss: str, tier: str, n_seeds: int | None) -> dict:
+    """What ``family`` reads on the first ``n_seeds`` seeds of ``arch`` (None: the theory model's seeds, or E2's):
+    the configurations, sweeps, η_c, the readings, the numerics' reference (theory model) and the decision's
+    values."""
+    from biasaudit.claims.eos.torch.sweeps import _eta_c
 
-    configs = _configs(arch, loss, tier, family.eps, family.seed_offset)
-    sweeps = seed_sweeps(arch, loss, tier, family.eps, family.seed_offset)
+    configs = _configs(arch, loss, tier, family.eps, family.seed_offset, n_seeds)
+    sweeps = seed_sweeps(arch, loss, tier, family.eps, family.seed_offset,
+                         **({} if n_seeds is None else {"n_seeds": n_seeds}))
     eta_cs = [_eta_c(sw) for sw in sweeps]
-    seeds = [c.seed for c in configs]
-    problems = [f"seed {s}: {p}" for s, sw in zip(seeds, sweeps) if (p := _gf_problem(sw))]
-    reference = None
     teacher = arch == TOY and family.reference == "teacher"
     read = [teacher_sweep(sw, c, TEACHER_U) for sw, c in zip(sweeps, configs)] if teacher else sweeps
     readings = family.readings(read, eta_cs)
-    values = readings
+    values, reference = readings, None
     if arch == TOY and not teacher:
         if family.reference == "dense_kink":
             reference = [_dense_kink_offset(c) for c in configs]
@@ -322,17 +326,51 @@ def study(family: Family, arch: str, loss: str, tier: str) -> dict:
                 reference.append(family.value(
                     ref, ec if family.reference == "same_grid_sweep_eta_c" else ref["gf"]["eta_c"]))
         values = [v - r for v, r in zip(readings, reference)]
-    if family.decision == "equivalence" or (arch == TOY and not teacher):  # the control recovers the theory's value
-        decision = equivalence_decision(values, delta=family.delta, level=LEVEL)
-    else:
-        decision = three_way([v - family.offset for v in values], direction=family.direction, delta=family.delta,
-                             level=LEVEL)
+    return {"configs": configs, "sweeps": sweeps, "eta_cs": eta_cs, "read": read, "readings": readings,
+            "values": values, "reference": reference}
+
+
+def _decide(family: Family, arch: str):
+    """(values, level) -> the family's decision at that level (the theory model's: equivalence to the numerics)."""
+    from biasaudit.validation.decision import equivalence_decision, three_way
+
+    if family.decision == "equivalence" or (arch == TOY and family.reference != "teacher"):
+        return lambda values, level: equivalence_decision(values, delta=family.delta, level=level)
+    return lambda values, level: three_way([v - family.offset for v in values], direction=family.direction,
+                                           delta=family.delta, level=level, adjusted_level=level)
+
+
+@functools.cache
+def study(family: Family, arch: str, loss: str, tier: str) -> dict:
+    """The seed values of ``family`` on ``arch`` (:data:`TOY`: the theory model) with ``loss`` at ``tier``, the
+    decision and the data controls (``decision``, ``controls`` and ``sequential`` have ``to_json``; the rest is
+    JSON-ready). A network claim takes the tier's looks (:data:`biasaudit.validation.sequential.LOOKS`): seeds are
+    added while its decision straddles, up to the tier's cap; the theory model's seeds are one look."""
+    from biasaudit.claims.eos.torch.sweeps import _gf_problem
+    from biasaudit.validation.decision import equivalence_control, no_effect_control, seed_interval
+    from biasaudit.validation.eos_stats import edge_share, flow_side_error_slope, json_float
+    from biasaudit.validation.gf_proxy import eps_sensitivity
+    from biasaudit.validation.sequential import LOOKS, sequential_decision
+
+    teacher = arch == TOY and family.reference == "teacher"
+    read_at: dict = {}
+
+    def values_at(n):
+        read_at[n] = _seed_values(family, arch, loss, tier, None if arch == TOY else n)
+        return read_at[n]["values"]
+
+    looks = (len(_configs(arch, loss, tier)),) if arch == TOY else LOOKS[tier]
+    sequential = sequential_decision(values_at, _decide(family, arch), looks, level=LEVEL)
+    r = read_at[sequential.looks[-1].n]
+    configs, sweeps, eta_cs = r["configs"], r["sweeps"], r["eta_cs"]
+    seeds = [c.seed for c in configs]
+    problems = [f"seed {s}: {p}" for s, sw in zip(seeds, sweeps) if (p := _gf_problem(sw))]
     if teacher:  # the U is guaranteed and large; the controls read the teacher where no U is (module docstring)
         null = family.readings([teacher_sweep(sw, c, TEACHER_FLOW) for sw, c in zip(sweeps, configs)], eta_cs)
         controls = [no_effect_control("hockey_stick", null, margin=family.delta, level=LEVEL, reads=_HOCKEY.meaning)]
     else:
         if family.null == "flow_side":
-            null = [flow_side_error_slope(sw, ec) for sw, ec in zip(read, eta_cs)]
+            null = [flow_side_error_slope(sw, ec) for sw, ec in zip(r["read"], eta_cs)]
         else:
             null = [edge_share(sw, ec) for sw, ec in zip(sweeps, eta_cs)]
         controls = [equivalence_control(family.null, null, margin=family.delta, reads=NULL_CONTROLS[family.null].meaning,
@@ -344,10 +382,10 @@ def study(family: Family, arch: str, loss: str, tier: str) -> dict:
                     "interval": [json_float(b) for b in seed_interval(flow, 1 - 2 * LEVEL)]}
     eps_change = [json_float(eps_sensitivity(sw["gf"])) for sw in sweeps]
     return {
-        "arch": arch, "tier": tier, "seeds": seeds, "values": values, "readings": readings, "reference": reference,
-        "eta_c": eta_cs, "s_gf": [json_float(sw["gf"]["s_gf"]) for sw in sweeps], "decision": decision,
-        "controls": controls, "null_values": null, "null_arm": null_arm, "problems": problems,
-        "eta_c_rel_change_2eps_to_eps": eps_change,
+        "arch": arch, "tier": tier, "seeds": seeds, "values": r["values"], "readings": r["readings"],
+        "reference": r["reference"], "eta_c": eta_cs, "s_gf": [json_float(sw["gf"]["s_gf"]) for sw in sweeps],
+        "decision": sequential.decision, "sequential": sequential, "controls": controls, "null_values": null,
+        "null_arm": null_arm, "problems": problems, "eta_c_rel_change_2eps_to_eps": eps_change,
         "grid_multiples": configs[0].multiples(),
         "outcomes": [{f"{r['eta']:.4g}": r["outcome"] for r in sw["runs"]} for sw in sweeps],
     }
@@ -387,21 +425,36 @@ def _observe(family: Family, arch: str, loss: str, params) -> Observation:
         positive_control=pc, data_controls=r["controls"], decision=decision, n_seeds=decision.n, tier=tier,
         readings=r["readings"], numerics_reference=r["reference"], eta_c=r["eta_c"], s_gf=r["s_gf"],
         eta_c_rel_change_2eps_to_eps=r["eta_c_rel_change_2eps_to_eps"], grid_multiples=r["grid_multiples"],
-        outcomes=r["outcomes"], **({"null_arm": r["null_arm"]} if r["null_arm"] else {}))
+        outcomes=r["outcomes"], sequential=r["sequential"].to_json(),
+        **({"null_arm": r["null_arm"]} if r["null_arm"] else {}))
     name = family.statistic.split(":")[1] + (" (EoS side minus flow side)" if family.contrast else "")
     what = f"{name} (torch minus numerics)" if arch == TOY and family.reference != "teacher" else name + (
         f" - {family.offset:g}" if family.offset else "")
-    coverage = "90 %" if decision.direction == 0 else f"{1 - decision.adjusted_level:.0%}"
+    coverage = f"{100 * (1 - (2 if decision.direction == 0 else 1) * decision.adjusted_level):.1f} %"
     controls = "; ".join(c.summary() for c in r["controls"])
     detail = (f"[{tier} tier] {what}: {decision.mean:+.4f}, {coverage} seed interval [{interval[0]:+.4f}, "
               f"{interval[1]:+.4f}] over {decision.n} seeds (per seed " + ", ".join(
                   f"{v - (0 if arch == TOY else family.offset):+.3f}" for v in r["values"])
               + ")" + (_null_arm_detail(r["null_arm"]) if r["null_arm"] else "")
-              + f"; {decision.verdict} by '{decision.rule}' (delta {family.delta:g}); data controls (within "
+              + f"; {decision.verdict} by '{decision.rule}' (delta {family.delta:g})"
+              + (_looks_detail(r["sequential"]) if arch != TOY else "") + "; data controls (within "
               f"+-{family.delta:g}): {controls}" + (f"; positive control {pc['claim']}: {pc['verdict']}" if pc else "")
               + f"; verdict: {verdict} ({why})")
     error = decision.error if verdict == decision.verdict and verdict != "undecided" else math.nan
     return Observation(observed, error, detail, decided=verdict != "undecided")
+
+
+def _looks_detail(sequential) -> str:
+    """The looks taken, and where the cap was reached, the seeds a decision would need at the observed spread."""
+    from biasaudit.validation.sequential import MAX_SEEDS_STATED
+
+    looks = ", ".join(f"{look.n} seeds at alpha {look.level:.4f} {look.verdict}" for look in sequential.looks)
+    text = f"; looks: {looks}"
+    if sequential.capped:
+        need = sequential.seeds_needed
+        text += (f" (the tier's cap; at the observed mean and spread about {need} seeds would decide)" if need
+                 else f" (the tier's cap; at the observed mean and spread no count up to {MAX_SEEDS_STATED} decides)")
+    return text
 
 
 def _null_arm_detail(arm: dict) -> str:

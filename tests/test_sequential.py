@@ -114,11 +114,11 @@ def test_a_network_claim_adds_seeds_while_it_straddles_and_records_its_looks(kin
     from biasaudit.ledger import Verdict, run_claim
 
     box, asked = kink_values
-    box["cnn"] = [1.0, 1.03, 0.985, 1.005, 0.995, 1.0, 1.01, 0.99]  # 3 seeds straddle 5 %, 5 or 8 decide
+    box["cnn"] = [1.0, 1.03, 0.985, 1.005, 0.995]  # 3 seeds straddle the 5 % margin, 5 decide
     ev = run_claim(_kink_claim("cnn"))
     looks = ev.observed["sequential"]["looks"]
     assert ev.verdict is Verdict.CONFIRMED, ev.detail
-    assert [look["n"] for look in looks][0] == 3 and len(looks) >= 2 and looks[0]["verdict"] == "undecided"
+    assert [look["n"] for look in looks] == list(LOOKS["quick"]) and looks[0]["verdict"] == "undecided"
     assert ("cnn", looks[-1]["n"]) in asked and ev.observed["n_seeds"] == looks[-1]["n"]
     assert ev.observed["statistic"]["seeds"] == list(range(looks[-1]["n"])) and "looks: 3 seeds" in ev.detail
 
@@ -127,8 +127,22 @@ def test_a_network_claim_at_the_cap_states_the_seeds_a_decision_would_need(kink_
     from biasaudit.ledger import Verdict, run_claim
 
     box, _ = kink_values
-    box["vit"] = [1.0, 1.09, 0.96, 1.07, 0.94, 1.05, 1.0, 0.92]
+    box["vit"] = [1.0, 1.09, 0.96, 1.07, 0.94]
     ev = run_claim(_kink_claim("vit"))
     seq = ev.observed["sequential"]
-    assert ev.verdict is Verdict.UNDECIDED and seq["capped"] and [look["n"] for look in seq["looks"]] == [3, 5, 8]
-    assert "the tier's cap" in ev.detail and (seq["seeds_needed"] is None or seq["seeds_needed"] > 8)
+    assert ev.verdict is Verdict.UNDECIDED and seq["capped"]
+    assert [look["n"] for look in seq["looks"]] == list(LOOKS["quick"])
+    assert "the tier's cap" in ev.detail and (seq["seeds_needed"] is None or seq["seeds_needed"] > 5)
+
+
+def test_no_seeds_are_added_where_the_positive_control_already_holds_the_claim_undecided(kink_values, monkeypatch):
+    from biasaudit.claims.eos.torch import _study
+    from biasaudit.ledger import Verdict, run_claim
+
+    box, asked = kink_values
+    monkeypatch.setattr(_study, "_dense_kink_offset", lambda config: 0.12)  # the numerics disagree: refuted control
+    box["cnn"] = [1.0, 1.03, 0.985, 1.005, 0.995]
+    ev = run_claim(_kink_claim("cnn"))
+    assert ev.verdict is Verdict.UNDECIDED and ev.observed["positive_control"]["verdict"] == "refuted"
+    assert [look["n"] for look in ev.observed["sequential"]["looks"]] == [3] and ("cnn", 5) not in asked
+    assert "another gate holds it undecided" in ev.detail

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from biasaudit.plumbing import InputError
+from biasaudit.validation.sequential import LOOKS
 
 __all__ = ["Placebo", "PLACEBOS", "LAWS", "RULES", "error_rates"]
 
@@ -54,7 +55,7 @@ class Placebo:
 # The quick tier's looks, a spread of one delta (the networks' seeds spread 0.3-2 delta in E3, 1-10 delta in E2's
 # kinks; with the t interval the rates hardly depend on it), 300 studies each (a rate of 0.02 has the Wilson 95 %
 # interval [0.009, 0.043]).
-PLACEBOS = tuple(Placebo(decision, truth, law, 1.0, (3, 5, 8), 300)
+PLACEBOS = tuple(Placebo(decision, truth, law, 1.0, LOOKS["quick"], 300)
                  for decision in ("positive", "equivalence") for truth in ("null", "effect") for law in LAWS)
 RULES = ("contract", "point")  # the contract's decisions; "point": the mean alone, no interval (a control)
 
@@ -108,7 +109,7 @@ def error_rates(placebo: Placebo, *, level: float = 0.05, seed: int = 0, rule: s
 
     Examples
     --------
-    >>> r = error_rates(Placebo("positive", "null", "normal", 1.0, (3, 5, 8), 50))
+    >>> r = error_rates(Placebo("positive", "null", "normal", 1.0, (3, 5), 50))
     >>> r["error_rate"] <= 0.05, sorted(r["rates"])
     (True, ['confirmed', 'refuted', 'undecided'])
     """

@@ -32,8 +32,9 @@ __all__ = ["LOOKS", "SPENDING", "spent_levels", "Look", "SequentialResult", "seq
            "seeds_to_decide", "MAX_SEEDS_STATED"]
 
 # Seeds at each look, by tier; the last is the cap. The quick tier starts where the fixed design did (3 seeds) and
-# adds seeds in batches of 2 and 3; the full tier starts at its fixed 5.
-LOOKS = {"quick": (3, 5, 8), "full": (5, 8, 12)}
+# may add 2 (a network seed costs 1-6 CPU-minutes of sweeps on 2 cores: 8 seeds on every architecture would triple
+# the main job); the full tier starts at its fixed 5 and goes to 12.
+LOOKS = {"quick": (3, 5), "full": (5, 8, 12)}
 SPENDING = "Lan-DeMets Pocock-type: alpha ln(1 + (e - 1) n_k/n_K), each look at its increment (union bound)"
 MAX_SEEDS_STATED = 1000  # seeds_to_decide searches up to this many; beyond it, "no feasible count"
 
@@ -62,6 +63,8 @@ def spent_levels(level: float, looks) -> tuple[float, ...]:
     --------
     >>> [round(a, 4) for a in spent_levels(0.05, (3, 5, 8))]
     [0.0249, 0.0116, 0.0135]
+    >>> [round(a, 4) for a in spent_levels(0.05, (3, 5))]
+    [0.0354, 0.0146]
     >>> spent_levels(0.05, (3,))
     (0.05,)
     """
@@ -102,7 +105,8 @@ class Look:
 class SequentialResult:
     """The looks taken and the decision of the last (``decision``: the final look's
     :class:`~biasaudit.validation.decision.Decision`); ``values`` the seed values it read; ``capped``: undecided
-    at the tier's last look; ``seeds_needed``: :func:`seeds_to_decide` at the last look (None when decided)."""
+    at the tier's last look; ``seeds_needed``: :func:`seeds_to_decide` at the last planned look's level (None when
+    decided)."""
 
     looks: tuple[Look, ...]
     decision: object
@@ -122,8 +126,10 @@ class SequentialResult:
                 "seeds_needed": self.seeds_needed, "spending": SPENDING}
 
 
-def sequential_decision(values_at, decide, looks, *, level: float) -> SequentialResult:
-    """Run the looks: at look k, ``decide(values_at(n_k), level_k)``; stop at the first decided look.
+def sequential_decision(values_at, decide, looks, *, level: float, go_on=None) -> SequentialResult:
+    """Run the looks: at look k, ``decide(values_at(n_k), level_k)``; stop at the first decided look, or when
+    ``go_on()`` says no before a further look (a study whose verdict another gate already holds undecided spends no
+    more seeds; each look keeps its planned level, so stopping early never raises an error rate).
 
     Parameters
     ----------
@@ -136,11 +142,13 @@ def sequential_decision(values_at, decide, looks, *, level: float) -> Sequential
         The seed counts (:data:`LOOKS`).
     level : float
         α, spent over the looks by :func:`spent_levels`.
+    go_on : callable, optional
+        () -> bool, asked before each look after the first (default: always go on).
 
     Returns
     -------
     SequentialResult
-        The looks taken and the last decision.
+        The looks taken and the last decision; ``capped`` only when every planned look was taken.
 
     Examples
     --------
@@ -150,10 +158,17 @@ def sequential_decision(values_at, decide, looks, *, level: float) -> Sequential
     ...                         adjusted_level=a), (3, 5, 8), level=0.05)
     >>> [look.n for look in r.looks], r.decision.verdict
     ([3], 'confirmed')
+    >>> r = sequential_decision(lambda n: [0.0, 0.2, -0.1, 0.3, 0.1][:n], lambda v, a: three_way(
+    ...     v, direction=1, delta=0.05, level=a, adjusted_level=a), (3, 5), level=0.05, go_on=lambda: False)
+    >>> [look.n for look in r.looks], r.decision.verdict, r.capped
+    ([3], 'undecided', False)
     """
     levels = spent_levels(level, looks)
     taken, decision, values = [], None, []
-    for n, a in zip(looks, levels):
+    planned = list(zip(looks, levels))
+    for n, a in planned:
+        if taken and go_on is not None and not go_on():
+            break
         values = list(values_at(int(n)))
         decision = decide(values, a)
         interval = decision.tost_interval if decision.direction == 0 or decision.rule in ("equivalent", "trivial") \
@@ -162,9 +177,9 @@ def sequential_decision(values_at, decide, looks, *, level: float) -> Sequential
                           tuple(float(b) for b in interval)))
         if decision.verdict != "undecided":
             break
-    capped = decision.verdict == "undecided"
+    capped = decision.verdict == "undecided" and len(taken) == len(planned)
     needed = None
-    if capped:
+    if decision.verdict == "undecided":
         needed = seeds_to_decide(values, delta=decision.delta, direction=decision.direction, level=levels[-1])
     return SequentialResult(tuple(taken), decision, values, capped, needed)
 

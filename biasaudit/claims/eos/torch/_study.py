@@ -39,9 +39,9 @@ statistic.
 Decisions (:mod:`biasaudit.validation.decision`): ``"equivalence"`` (the statistic equals 0 within δ:
 :func:`~biasaudit.validation.decision.equivalence_decision`) or ``"positive"`` (the statistic lies above 0:
 :func:`~biasaudit.validation.decision.three_way`, refuted on the other side or when equivalent to 0). A network
-claim takes them in looks (:mod:`biasaudit.validation.sequential`): 3 seeds, then 5, then 8 at the quick tier (5, 8,
-12 at the full tier) while the decision straddles, each look at its share of α = 0.05; the record lists the looks
-and, at the cap, the seeds a decision would need at the observed spread. The theory model's positive controls read
+claim takes them in looks (:mod:`biasaudit.validation.sequential`): 3 seeds, then 5 at the quick tier (5, 8, 12 at
+the full tier) while the decision straddles and its positive control is confirmed, each look at its share of
+α = 0.05; the record lists the looks and, when undecided, the seeds a decision would need at the observed spread. The theory model's positive controls read
 their 8 (16) seeds in one look. ``eos.torch.decision_calibration.vs_placebo`` measures the decisions' error rates,
 with these looks, on placebo data.
 """
@@ -360,7 +360,13 @@ def study(family: Family, arch: str, loss: str, tier: str) -> dict:
         return read_at[n]["values"]
 
     looks = (len(_configs(arch, loss, tier)),) if arch == TOY else LOOKS[tier]
-    sequential = sequential_decision(values_at, _decide(family, arch), looks, level=LEVEL)
+
+    def go_on() -> bool:  # more seeds only where no other gate already holds the verdict undecided
+        last = read_at[max(read_at)]
+        return (_positive_control(family, tier)["verdict"] == "confirmed"
+                and not any(_gf_problem(sw) for sw in last["sweeps"]))
+
+    sequential = sequential_decision(values_at, _decide(family, arch), looks, level=LEVEL, go_on=go_on)
     r = read_at[sequential.looks[-1].n]
     configs, sweeps, eta_cs = r["configs"], r["sweeps"], r["eta_cs"]
     seeds = [c.seed for c in configs]
@@ -450,10 +456,11 @@ def _looks_detail(sequential) -> str:
 
     looks = ", ".join(f"{look.n} seeds at alpha {look.level:.4f} {look.verdict}" for look in sequential.looks)
     text = f"; looks: {looks}"
-    if sequential.capped:
+    if sequential.decision.verdict == "undecided":
         need = sequential.seeds_needed
-        text += (f" (the tier's cap; at the observed mean and spread about {need} seeds would decide)" if need
-                 else f" (the tier's cap; at the observed mean and spread no count up to {MAX_SEEDS_STATED} decides)")
+        why = "the tier's cap" if sequential.capped else "no more seeds: another gate holds it undecided"
+        text += (f" ({why}; at the observed mean and spread about {need} seeds would decide)" if need
+                 else f" ({why}; at the observed mean and spread no count up to {MAX_SEEDS_STATED} decides)")
     return text
 
 

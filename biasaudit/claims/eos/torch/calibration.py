@@ -2,7 +2,7 @@ r"""The network seed studies' decisions, calibrated on placebo data: ``eos.torch
 
 Paper 2's network claims (and their positive controls) are decided by :func:`~biasaudit.validation.decision.three_way`
 (a signed effect) or :func:`~biasaudit.validation.decision.equivalence_decision` (a value within ±δ), with seeds
-added in looks (:mod:`biasaudit.validation.sequential`: 3, 5 and 8 seeds at the quick tier, α spent over them).
+added in looks (:mod:`biasaudit.validation.sequential`: 3, then 5 seeds at the quick tier, α spent over them).
 This claim runs those decisions, with those looks, on simulated seed values where the answer is known
 (:mod:`biasaudit.validation.placebo`): at the edge of the null (a signed claim's true mean 0, an equivalence
 claim's exactly δ) a confirmation is an error, at the edge of the effect (δ, and 0) a refutation is. Each rate
@@ -21,6 +21,7 @@ import sympy as sp
 from biasaudit.contract import ExperimentContract
 from biasaudit.domain import Domain, Fixed
 from biasaudit.ledger import Claim, Observation, Tolerance, broken_hypothesis
+from biasaudit.validation.sequential import LOOKS
 
 __all__ = ["CLAIMS", "LEVEL", "RESOLUTION"]
 
@@ -64,14 +65,15 @@ CLAIMS = (
         id="eos.torch.decision_calibration.vs_placebo", paper="eos", kind="experiment",
         source="measured here (notes/validation-eos.md, 'Decisions that decide'): the network seed studies' "
                "decisions with their looks, on simulated seed values",
-        title="the network seed studies' decisions, with seeds added in looks (3, 5, 8) and alpha = 0.05 spent over "
+        title="the network seed studies' decisions, with seeds added in looks (3, then 5) and alpha = 0.05 spent over "
               "them, confirm a false claim and refute a true one at most at the rate alpha (to within the 0.03 "
               "resolution of 300 simulated studies), on normal and heavy-tailed (t with 3 degrees of freedom) seeds",
         hypotheses=(sp.Gt(_alpha, 0, evaluate=False),),
         statement=sp.And(sp.Le(_p_confirm, _alpha), sp.Le(_p_refute, _alpha)),
         no_closed_form="error rates of a decision rule, counted over simulated studies",
         predict=_predict, evaluate=_evaluate, tolerance=CALIBRATED,
-        domain=Domain({"looks": Fixed((3, 5, 8))}, description="the quick tier's looks; seed values of spread delta"),
+        domain=Domain({"looks": Fixed(LOOKS["quick"])}, description="the quick tier's looks; seed values of spread "
+                      "delta"),
         negative_control=broken_hypothesis(
             "the decision's seed interval", lambda p, v: (p, {**v, "rule": "point"}),
             reason="the mean alone decides (no interval): an effect at its edge is refuted about half the time"),

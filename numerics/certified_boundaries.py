@@ -49,7 +49,7 @@ import sympy as sp
 from biasaudit.numerics.certified import Enclosure, enclose, krawczyk_root, newton_root, to_ball, top_eigenvalue
 
 __all__ = ["FLOAT_SLACK_REL", "ALPHA_COLLAPSE_REASON", "CENTRAL_FLOW_REASON", "S_GF_PATH_NOTE", "Certificates", "certify_l2",
-           "certify_linf", "certify_eos", "l2_defining_functions"]
+           "certify_linf", "certify_eos", "l2_defining_functions", "reference_l2", "reference_linf", "reference_eos"]
 
 # The float value reported beside an enclosure is the library's own float computation, good to its rounding: a few
 # ulp for a closed form; brentq's rtol 4 eps plus the conditioning near tau = 0 for the root tau (measured up to
@@ -83,6 +83,8 @@ class Certificates:
         Field -> why it has no enclosure.
     methods : dict
         Field -> how its enclosure was proved (the defining function and the step).
+    tight : dict
+        Field -> the enclosure as proved, before any widening to its float value.
     gaps : dict
         Field -> the relative distance of the float value outside the tight enclosure (0 when inside), before the
         enclosure was widened to hold it (:data:`FLOAT_SLACK_REL`).
@@ -91,6 +93,7 @@ class Certificates:
     certified: dict
     not_certified: dict
     methods: dict
+    tight: dict = field(default_factory=dict)
     gaps: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
@@ -111,12 +114,13 @@ class _Collector:
 
     def __init__(self, values):
         self.values = values  # field -> the float value reported beside it (or None)
-        self.certified, self.not_certified, self.methods, self.gaps = {}, {}, {}, {}
+        self.certified, self.not_certified, self.methods, self.tight, self.gaps = {}, {}, {}, {}, {}
 
     def add(self, name: str, enclosure: Enclosure, how: str) -> None:
         if not enclosure.proven:
             self.col.not_certified[name] = f"the {enclosure.method} step did not close: {enclosure.detail}"
             return
+        self.tight[name] = enclosure
         value = self.values(name)
         if value is not None:
             self.gaps[name] = float_gap(enclosure, float(value))
@@ -127,7 +131,7 @@ class _Collector:
             f"{how} ({enclosure.method})"
 
     def result(self) -> "Certificates":
-        return Certificates(self.certified, self.not_certified, self.methods, self.gaps)
+        return Certificates(self.certified, self.not_certified, self.methods, self.tight, self.gaps)
 
 
 # ---- paper 1: l2-SAM -----------------------------------------------------------------------------------------
@@ -370,3 +374,78 @@ def _ball_enclosure(ball) -> Enclosure:
     from biasaudit.numerics.certified import _as_enclosure
 
     return _as_enclosure(ball, "ball evaluation", True, "")
+
+
+# ---- the mpmath-iv references --------------------------------------------------------------------------------
+def reference_l2(regimes) -> dict:
+    """The l2 roots of :func:`certify_l2` again, in mpmath's ``iv`` context (same defining functions, same
+    estimates): field -> ``(lo, hi)`` floats, for the proven ones only."""
+    from mpmath import iv
+
+    from biasaudit.numerics.certified_iv import IV_DPS, _digits, iv_enclose, iv_floats, iv_newton_root
+
+    mu = np.asarray(regimes.mu, float)
+    c_expr, c_args = _c_expr(regimes.depth, regimes.normalization)
+    out = {"c": iv_floats(iv_enclose(c_expr, c_args, (regimes.rho,)))}
+    with _digits(IV_DPS):
+        c_iv = iv_enclose(c_expr, c_args, (regimes.rho,))
+        norm_iv = iv.sqrt(sum(iv.mpf(float(m)) ** 2 for m in mu))
+    funcs = l2_defining_functions()
+    todo = [("alpha_grow", (float(mu[-1]),), regimes.alpha_grow),
+            ("alpha_shrink_all", (float(mu[0]),), regimes.alpha_shrink_all)]
+    if regimes.alpha_gd_like is not None and mu.size > 1:
+        todo.append(("alpha_gd_like", (float(mu[-2]), float(mu[-1])), regimes.alpha_gd_like))
+    for name, mus, estimate in todo:
+        f, var, args = funcs[name]
+        X, proven = iv_newton_root(f, var, args, (c_iv, *mus, norm_iv), estimate)
+        if proven:
+            out[name] = iv_floats(X)
+    return out
+
+
+def reference_linf(mu, rho_value: float, depth: int) -> dict:
+    """The l_inf thresholds of :func:`certify_linf` in mpmath's ``iv`` context: field -> ``(lo, hi)``."""
+    from biasaudit.numerics.certified_iv import iv_floats, iv_newton_root
+    from biasaudit.theory import sam_linf as t
+    from biasaudit.theory.sam_fields import w
+
+    mu1 = float(np.asarray(mu, float)[0])
+    out = {}
+    X, proven = iv_newton_root(t.LINF_FIELD_L2, w, (t.mu, t.rho), (mu1, float(rho_value)), float(rho_value))
+    if proven:
+        out["alpha_threshold"] = iv_floats(X)
+    if depth == 2:
+        slope = sp.diff(t.UNBALANCED_SUM, t.tau).subs(t.tau, 0)
+        X, proven = iv_newton_root(slope, t.s0, (t.mu, t.rho), (mu1, float(rho_value)), 2.0 * float(rho_value))
+        if proven:
+            out["unbalanced_threshold"] = iv_floats(X)
+    return out
+
+
+def reference_eos(regimes) -> dict:
+    """τ, S(β_GF), and from a small init s_GF and η_c, in mpmath's ``iv`` context (interval Newton on the same root
+    function): field -> ``(lo, hi)``. The large-init s_GF (a top eigenvalue) has no iv reference here."""
+    from mpmath import iv
+
+    from biasaudit.numerics.certified_iv import IV_DPS, _digits, iv_enclose, iv_floats, iv_newton_root
+    from biasaudit.theory import eos_flow as f
+    from biasaudit.theory import eos_model as m
+
+    x = [float(v) for v in regimes.x]
+    y, c = float(regimes.y), float(regimes.loss_factor)
+    out = {}
+    with _digits(IV_DPS):
+        b0 = [iv.mpf(float(v)) ** 2 for v in regimes.w0]
+        expr, tau, args = gf_root_function(len(x))
+        X, proven = iv_newton_root(expr, tau, args, (*x, *b0, y), regimes.tau)
+        if not proven:
+            return out
+        out["tau"] = iv_floats(X)
+        beta = [iv_enclose(f.GF_LIMIT.expr, f.GF_LIMIT.args, (xi, bi, X)) for xi, bi in zip(x, b0)]
+        sharp = sum(iv_enclose(m.SHARPNESS.expr, m.SHARPNESS.args, (xi, bi, c)) for xi, bi in zip(x, beta))
+        out["sharpness_gf"] = iv_floats(sharp)
+        r0 = sum(iv.mpf(xi) * bi for xi, bi in zip(x, b0)) - y
+        if r0.b <= 0:  # a small init: s_GF = S(beta_GF)
+            out["s_gf"] = out["sharpness_gf"]
+            out["eta_c"] = iv_floats(iv_enclose(f.ETA_C.expr, f.ETA_C.args, (sharp,)))
+    return out

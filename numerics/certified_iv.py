@@ -56,7 +56,12 @@ def iv_function(expr: sp.Basic, args: tuple):
     from mpmath import iv
 
     namespace = {"mpf": iv.mpf, "sqrt": iv.sqrt, "exp": iv.exp, "log": iv.log, "Abs": abs, "abs": abs}
-    return sp.lambdify(args, expr, modules=[namespace], printer=_IvPrinter)
+    raw = sp.lambdify(args, expr, modules=[namespace], printer=_IvPrinter)
+
+    def function(*values):
+        return _interval(raw(*values))  # a constant expression returns a Python int
+
+    return function
 
 
 @contextlib.contextmanager

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import sympy as sp
 from sympy.printing.str import StrPrinter
@@ -65,6 +65,8 @@ class Enclosure:
         exists and is unique in X).
     detail : str
         Why not, where ``proven`` is False; the number of steps otherwise.
+    ball : flint.arb or None
+        The ball itself (at the working precision), to carry into a later computation without the float rounding.
     """
 
     lo: float
@@ -72,6 +74,7 @@ class Enclosure:
     method: str
     proven: bool
     detail: str = ""
+    ball: object = field(default=None, compare=False, repr=False)
 
     @property
     def mid(self) -> float:
@@ -84,7 +87,7 @@ class Enclosure:
 
     def hull(self, value: float) -> "Enclosure":
         """The smallest interval holding this one and ``value`` (still an enclosure: a superset of a proven one)."""
-        return Enclosure(min(self.lo, value), max(self.hi, value), self.method, self.proven, self.detail)
+        return Enclosure(min(self.lo, value), max(self.hi, value), self.method, self.proven, self.detail, self.ball)
 
     def to_json(self) -> list:
         """``[lo, hi]``."""
@@ -189,7 +192,7 @@ def _as_enclosure(ball, method: str, proven: bool, detail: str) -> Enclosure:
     if not ball.is_finite():
         return Enclosure(-math.inf, math.inf, method, False, detail or "the ball is not finite")
     lo, hi = _outward(ball)
-    return Enclosure(lo, hi, method, proven and math.isfinite(lo) and math.isfinite(hi), detail)
+    return Enclosure(lo, hi, method, proven and math.isfinite(lo) and math.isfinite(hi), detail, ball)
 
 
 # ---- the three tools -----------------------------------------------------------------------------------------

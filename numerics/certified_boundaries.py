@@ -326,8 +326,7 @@ def certify_eos(regimes) -> Certificates:
                 f"root in tau of {sp.sstr(f.GF_ROOT_TERM)} summed over i, minus y")
         small = large = None
         if tau_enc.proven:
-            tau_ball = arb(tau_enc.mid, 0.5 * (tau_enc.hi - tau_enc.lo))  # holds [lo, hi]
-            tau_ball = tau_ball.union(arb(tau_enc.lo)).union(arb(tau_enc.hi))
+            tau_ball = tau_enc.ball
             beta = [arb_from_expr(f.GF_LIMIT.expr, f.GF_LIMIT.args, (xi, bi, tau_ball)) for xi, bi in zip(x, b0)]
             l1 = sum(beta, arb(0))
             sharp = sum((arb_from_expr(m.SHARPNESS.expr, m.SHARPNESS.args, (xi, bi, c)) for xi, bi in zip(x, beta)),

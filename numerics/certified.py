@@ -39,14 +39,15 @@ from dataclasses import dataclass, field
 import sympy as sp
 from sympy.printing.str import StrPrinter
 
-__all__ = ["WORKING_PREC", "START_REL", "MAX_WIDENINGS", "MAX_STEPS", "Enclosure", "arb_function", "to_ball",
+__all__ = ["WORKING_PREC", "START_REL", "MAX_WIDENINGS", "MAX_HALF_REL", "MAX_STEPS", "widths", "derivative", "Enclosure", "arb_function", "to_ball",
            "enclose", "newton_root", "krawczyk_root", "top_eigenvalue", "relative_width"]
 
 WORKING_PREC = 128  # bits: ~38 digits, so a ball's own rounding (~1e-38 relative) is far below the 1e-12 target and
 #                     the float interval it becomes is one ulp wide each side
 START_REL = 1e-6  # the first interval around the float estimate: relative half-width 1e-6 (the float value is good
 #                   to ~1e-15, so the root is well inside; a wider X only costs a few more Newton steps)
-MAX_WIDENINGS = 6  # if the first interval does not close, widen it x100 up to 6 times (half-width up to 1e6 x start)
+MAX_WIDENINGS = 6  # if the first interval does not close, widen it x10 up to 6 times, the half-width capped at
+MAX_HALF_REL = 0.5  # half the estimate: a wider X reaches 0, where the defining functions in α have their pole
 MAX_STEPS = 60  # Newton/Krawczyk steps: quadratic convergence needs ~6 from 1e-6 to 1e-38; 60 is generous
 
 
@@ -230,6 +231,23 @@ def enclose(expr: sp.Basic, args: tuple, values: tuple, *, prec: int = WORKING_P
         return _as_enclosure(ball, "ball evaluation", True, "")
 
 
+@functools.lru_cache(maxsize=256)
+def derivative(f_expr: sp.Basic, var: sp.Symbol) -> sp.Basic:
+    """f' = ∂f/∂var, factored (cached): a difference of terms sharing the unknown, c μ_d²/(α²‖μ‖) − c μ_{d−1}²/(α²‖μ‖),
+    loses its sign to the dependency problem of interval arithmetic on a wide X; one product keeps it."""
+    return sp.factor(sp.diff(f_expr, var))
+
+
+def widths(start_rel: float) -> list[float]:
+    """The relative half-widths tried, in order: ``start_rel`` × 10^k, capped at :data:`MAX_HALF_REL`."""
+    out = []
+    for k in range(MAX_WIDENINGS + 1):
+        out.append(min(start_rel * 10.0**k, MAX_HALF_REL))
+        if out[-1] == MAX_HALF_REL:
+            break
+    return out
+
+
 def _start(estimate: float, start_rel: float):
     from flint import arb
 
@@ -243,13 +261,13 @@ def _root(kind: str, f_expr, var, args, values, estimate, prec, start_rel, targe
     args = tuple(args)
     full = (var, *args)
     f = arb_function(f_expr, full)
-    df = arb_function(sp.diff(f_expr, var), full)
+    df = arb_function(derivative(f_expr, var), full)
     method = "interval Newton" if kind == "newton" else "Krawczyk"
     with ctx.workprec(prec):
         vals = tuple(map(to_ball, values))
         reason = ""
-        for widening in range(MAX_WIDENINGS + 1):
-            X = _start(float(estimate), start_rel * 100.0**widening)
+        for half in widths(start_rel):
+            X = _start(float(estimate), half)
             proven = False
             for step in range(MAX_STEPS):
                 m = arb(X.mid())
@@ -281,7 +299,7 @@ def _root(kind: str, f_expr, var, args, values, estimate, prec, start_rel, targe
                 if new.rad() >= X.rad() or new.rad() <= abs(new.mid()) * target_rel:
                     X = new
                     return _as_enclosure(X, method, True, f"{step + 1} steps, start half-width "
-                                                          f"{start_rel * 100.0**widening:g} relative")
+                                                          f"{half:g} relative")
                 X = new
             if proven:
                 return _as_enclosure(X, method, True, f"{MAX_STEPS} steps")
@@ -292,8 +310,7 @@ def newton_root(f_expr: sp.Basic, var: sp.Symbol, args: tuple, values: tuple, es
                 prec: int = WORKING_PREC, start_rel: float = START_REL, target_rel: float = 2.0**-110) -> Enclosure:
     r"""The root of :math:`f(\cdot, \text{args})` near ``estimate``, isolated and proved unique by interval Newton.
 
-    Starts from :math:`X = \text{estimate}\,(1 \pm \text{start\_rel})` (widened ×100 up to :data:`MAX_WIDENINGS`
-    times while the step does not close) and iterates :math:`X \leftarrow N(X) \cap X`; the first
+    Starts from :math:`X = \text{estimate}\,(1 \pm \text{start\_rel})` (widened by :func:`widths` while the step does not close) and iterates :math:`X \leftarrow N(X) \cap X`; the first
     :math:`N(X) \subset \operatorname{int} X` proves existence and uniqueness in X.
 
     Parameters

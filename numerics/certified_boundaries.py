@@ -394,6 +394,8 @@ def reference_l2(regimes) -> dict:
             ("alpha_shrink_all", (float(mu[0]),), regimes.alpha_shrink_all)]
     if regimes.alpha_gd_like is not None and mu.size > 1:
         todo.append(("alpha_gd_like", (float(mu[-2]), float(mu[-1])), regimes.alpha_gd_like))
+    elif regimes.alpha_gd_like is not None:  # d = 1: alpha_gd_like = c
+        out["alpha_gd_like"] = out["c"]
     for name, mus, estimate in todo:
         f, var, args = funcs[name]
         X, proven = iv_newton_root(f, var, args, (c_iv, *mus, norm_iv), estimate)

@@ -109,8 +109,8 @@ def iv_newton_root(f_expr: sp.Basic, var: sp.Symbol, args: tuple, values: tuple,
                    start_rel: float = 1e-6, steps: int = 60):
     r"""The root of f near ``estimate`` by interval Newton in ``mpmath.iv``: ``(interval, proven)``.
 
-    Starts at :math:`X = \text{estimate}(1 \pm \text{start\_rel})`, widened ×100 up to six times while the first
-    step does not land inside X; ``proven`` once :math:`N(X) \subset \operatorname{int} X`.
+    Starts at :math:`X = \text{estimate}(1 \pm \text{start\_rel})`, widened as the balls' search is
+    (:func:`biasaudit.numerics.certified.widths`) while the first step does not land inside X; ``proven`` once :math:`N(X) \subset \operatorname{int} X`.
 
     Returns
     -------
@@ -128,12 +128,14 @@ def iv_newton_root(f_expr: sp.Basic, var: sp.Symbol, args: tuple, values: tuple,
     """
     from mpmath import iv, mpf
 
+    from biasaudit.numerics.certified import derivative, widths
+
     full = (var, *tuple(args))
-    f, df = iv_function(f_expr, full), iv_function(sp.diff(f_expr, var), full)
+    f, df = iv_function(f_expr, full), iv_function(derivative(f_expr, var), full)
     with _digits(IV_DPS):
         vals = tuple(map(_interval, values))
-        for widening in range(7):
-            half = abs(mpf(estimate)) * start_rel * 100**widening or start_rel
+        for rel in widths(start_rel):
+            half = abs(mpf(estimate)) * rel or rel
             X = iv.mpf([mpf(estimate) - half, mpf(estimate) + half])
             proven = False
             for _ in range(steps):

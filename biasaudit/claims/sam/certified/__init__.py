@@ -105,8 +105,7 @@ LINF = Claim(
     title="Proven enclosures of the l_inf-SAM thresholds ρ (root of μ(w − ρ)) and 2ρ (root of the initial slope of "
           "u_j + v_j) contain the float values",
     hypotheses=(sp.Eq(linf.L, 2, evaluate=False),),
-    statement=sp.And(sp.Eq(sp.Symbol("alpha_threshold"), linf.rho),
-                     linf.UNBALANCED_THRESHOLD.eq(sp.Symbol("s_0_threshold"))),
+    statement=sp.And(sp.Eq(linf.alpha, linf.rho, evaluate=False), linf.UNBALANCED_THRESHOLD.eq(linf.s0)),
     formulas=(linf.UNBALANCED_THRESHOLD,),
     predict=_linf_predict, evaluate=_linf_evaluate, tolerance=FLOAT_ROUNDING,
     domain=Domain({"d": Integer(1, 4), "mu": _mu_domain(), "rho": Real(1e-6, 1e3, log=True)},

@@ -44,9 +44,11 @@ __all__ = ["WORKING_PREC", "START_REL", "MAX_WIDENINGS", "MAX_HALF_REL", "MAX_ST
 
 WORKING_PREC = 128  # bits: ~38 digits, so a ball's own rounding (~1e-38 relative) is far below the 1e-12 target and
 #                     the float interval it becomes is one ulp wide each side
-START_REL = 1e-6  # the first interval around the float estimate: relative half-width 1e-6 (the float value is good
-#                   to ~1e-15, so the root is well inside; a wider X only costs a few more Newton steps)
-MAX_WIDENINGS = 6  # if the first interval does not close, widen it x10 up to 6 times, the half-width capped at
+START_REL = 1e-10  # the first interval around the float estimate: relative half-width 1e-10 (the float value is good
+#                    to ~1e-13 relative, measured, so the root is inside; a narrow X keeps f' nearly constant on it,
+#                    which a Krawczyk step needs where f is stiff: e^{-4 x_i tau} with x_i = 1e5 varies by e^{0.5}
+#                    across a 1e-6 interval)
+MAX_WIDENINGS = 10  # if the first interval does not close, widen it x10 up to 10 times, the half-width capped at
 MAX_HALF_REL = 0.5  # half the estimate: a wider X reaches 0, where the defining functions in α have their pole
 MAX_STEPS = 60  # Newton/Krawczyk steps: quadratic convergence needs ~6 from 1e-6 to 1e-38; 60 is generous
 

@@ -25,7 +25,8 @@ l_inf-SAM: the threshold ρ of G = {j : α_j > ρ} (root in w of the L = 2 depar
 2ρ of an unbalanced init u_j(0) + v_j(0) (root in s₀ of the initial slope of ``UNBALANCED_SUM``).
 
 Paper 2 (the shared-weight toy model): τ, the Krawczyk-isolated root of
-:math:`\sum_i x_i\beta_{0,i}e^{-4x_i\tau} = y` (``GF_ROOT_TERM``); :math:`\beta_{GF} = \beta_0 e^{-4x\tau}`
+:math:`\sum_i x_i\beta_{0,i}e^{-4x_i\tau} = y` (``GF_ROOT_TERM``; interval Newton where the Krawczyk step does not
+close); :math:`\beta_{GF} = \beta_0 e^{-4x\tau}`
 (``GF_LIMIT``), its ℓ1 norm and sharpness :math:`8c\sum x_i^2\beta_{GF,i}` (``SHARPNESS``) on the τ ball;
 :math:`\lambda_{max}(H(w_0))` from Arb's eigenvalue enclosure of ``HESSIAN`` at w₀; s_GF (the sharpness at the
 flow's limit for r₀ ≤ 0, λ_max(H(w₀)) for r₀ > 0; the hull of both where the ball of r₀ holds 0);
@@ -118,7 +119,7 @@ class _Collector:
 
     def add(self, name: str, enclosure: Enclosure, how: str) -> None:
         if not enclosure.proven:
-            self.col.not_certified[name] = f"the {enclosure.method} step did not close: {enclosure.detail}"
+            self.not_certified[name] = f"the {enclosure.method} step did not close: {enclosure.detail}"
             return
         self.tight[name] = enclosure
         value = self.values(name)
@@ -322,6 +323,8 @@ def certify_eos(regimes) -> Certificates:
         b0 = [to_ball(v) ** 2 for v in w0]  # exact: a double squared fits in 128 bits
         expr, tau, args = gf_root_function(d)
         tau_enc = krawczyk_root(expr, tau, args, (*x, *b0, y), regimes.tau)
+        if not tau_enc.proven:  # Krawczyk's point preconditioner fails where f' varies a lot on X; Newton divides
+            tau_enc = newton_root(expr, tau, args, (*x, *b0, y), regimes.tau)
         col.add("tau", tau_enc,
                 f"root in tau of {sp.sstr(f.GF_ROOT_TERM)} summed over i, minus y")
         small = large = None

@@ -106,7 +106,7 @@ def iv_enclose(expr: sp.Basic, args: tuple, values: tuple):
 
 
 def iv_newton_root(f_expr: sp.Basic, var: sp.Symbol, args: tuple, values: tuple, estimate: float, *,
-                   start_rel: float = 1e-6, steps: int = 60):
+                   start_rel: float = 1e-10, steps: int = 60):
     r"""The root of f near ``estimate`` by interval Newton in ``mpmath.iv``: ``(interval, proven)``.
 
     Starts at :math:`X = \text{estimate}(1 \pm \text{start\_rel})`, widened as the balls' search is

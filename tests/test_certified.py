@@ -263,3 +263,27 @@ def test_certified_api_bad_input_raises_input_error():
         ba.sam_regimes(mu=(1, 2), rho=0.0)
     with pytest.raises(InputError, match="^y: "):
         ba.eos_regimes(x=(1, 2), y=-1, w0=(0.1, 0.1))
+
+
+def test_certified_report_marks_the_enclosed_values():
+    """The report's table of quantities shows each proven enclosure as ``certified [lo, hi]``."""
+    from biasaudit.audit.evidence_view import certified_text, evidence_view
+    from biasaudit.ledger import run_claim
+    from biasaudit.registry import all_claims
+
+    (claim,) = [c for c in all_claims() if c.id == "eos.certified.s_gf"]
+    record = json.loads(json.dumps(run_claim(claim).to_json(), default=str))
+    rows = {q[0]: q for q in evidence_view(record).quantities}
+    assert rows["s_gf"][2].startswith("certified [") and rows["eta_c"][2].startswith("certified [")
+    assert certified_text([0.1, 0.2]) is None and certified_text({"certified": [0.1, 0.2]}) == "certified [0.1, 0.2]"
+
+
+def test_certified_claims_refute_their_one_percent_controls():
+    from biasaudit.ledger import Verdict, run_claim
+    from biasaudit.registry import all_claims
+
+    for claim in [c for c in all_claims() if ".certified." in c.id]:
+        evidence = run_claim(claim)
+        assert evidence.verdict is Verdict.CONFIRMED, (claim.id, evidence.detail)
+        runs = evidence.to_json()["negative_control"]["runs"]
+        assert runs and all(r["failed"] for r in runs), claim.id

@@ -46,7 +46,7 @@ def enclosure_observation(predicted: dict, certificates, reference: dict) -> Obs
     Returns
     -------
     Observation
-        ``observed``: field -> the tight ``[lo, hi]``; ``error``: the largest relative gap (1.0 where a reference
+        ``observed``: field -> ``{"certified": [lo, hi]}`` (the tight enclosure; the report shows it marked); ``error``: the largest relative gap (1.0 where a reference
         misses its enclosure); undecided where a field was not proved or is wider than :data:`WIDTH_TARGET`.
     """
     tight = certificates.tight
@@ -56,7 +56,7 @@ def enclosure_observation(predicted: dict, certificates, reference: dict) -> Obs
         return Observation(None, math.nan, f"no proven enclosure of {missing}: {reasons}", decided=False)
     widths = {k: relative_width(tight[k].lo, tight[k].hi) for k in predicted}
     wide = {k: w for k, w in widths.items() if w > WIDTH_TARGET}
-    observed = {k: tight[k].to_json() for k in predicted}
+    observed = {k: {"certified": tight[k].to_json()} for k in predicted}  # the report marks these "certified"
     if wide:
         return Observation(observed, math.nan, f"enclosures wider than {WIDTH_TARGET:g}: {wide}", decided=False)
     clash = [k for k, (lo, hi) in reference.items() if k in tight and (hi < tight[k].lo or lo > tight[k].hi)]

@@ -398,9 +398,10 @@ def top_eigenvalue(rows, *, prec: int = WORKING_PREC) -> Enclosure:
         except ValueError as exc:  # Arb could not isolate the eigenvalues
             return Enclosure(-math.inf, math.inf, "arb eigenvalues", False, f"no enclosure: {exc}")
         # every eigenvalue lies in its ball (a symmetric matrix: real parts; the imaginary parts enclose 0), so the
-        # largest lies between the largest lower end and the largest upper end, clusters or not
+        # largest lies between the largest lower end and the largest upper end, clusters or not (arb's max is
+        # rigorous: no float comparison decides which end is largest)
         reals = [v.real for v in values]
-        lo = max((r.lower() for r in reals), key=float)
-        hi = max((r.upper() for r in reals), key=float)
+        lo = functools.reduce(lambda a, b: a.max(b), (r.lower() for r in reals))
+        hi = functools.reduce(lambda a, b: a.max(b), (r.upper() for r in reals))
         ball = lo.union(hi)
         return _as_enclosure(ball, "arb eigenvalues", True, f"{len(values)} eigenvalues enclosed")

@@ -66,6 +66,6 @@ def enclosure_observation(predicted: dict, certificates, reference: dict) -> Obs
     gaps = {k: float_gap(tight[k], float(v)) for k, v in predicted.items()}
     worst = max(gaps, key=gaps.get)
     return Observation(observed, gaps[worst],
-                       f"{len(gaps)} enclosures (widest {max(widths.values()):.2e} relative), mpmath iv meets "
+                       f"{len(gaps)} enclosures (widest {max(widths.values()):.2e} relative), mpmath meets "
                        f"{sorted(k for k in reference if k in tight)}; largest float gap outside: {worst} "
                        f"{gaps[worst]:.2e}")

@@ -43,7 +43,9 @@ __all__ = ["WORKING_PREC", "START_REL", "MAX_WIDENINGS", "MAX_HALF_REL", "MAX_ST
            "enclose", "newton_root", "krawczyk_root", "top_eigenvalue", "relative_width"]
 
 WORKING_PREC = 128  # bits: ~38 digits, so a ball's own rounding (~1e-38 relative) is far below the 1e-12 target and
-#                     the float interval it becomes is one ulp wide each side
+#                     the float interval it becomes is one ulp wide each side. python-flint's precision is one global
+#                     setting: a thread that restores it while another computes leaves that one at 53 bits, which
+#                     widens its balls to ~1e-16 relative but never makes them wrong
 START_REL = 1e-10  # the first interval around the float estimate: relative half-width 1e-10 (the float value is good
 #                    to ~1e-13 relative, measured, so the root is inside; a narrow X keeps f' nearly constant on it,
 #                    which a Krawczyk step needs where f is stiff: e^{-4 x_i tau} with x_i = 1e5 varies by e^{0.5}

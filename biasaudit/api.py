@@ -81,6 +81,9 @@ class SamRegimes:
         Boundary name -> how its enclosure was proved.
     not_certified : dict
         Boundary name -> why it has no enclosure (``alpha_collapse``: a bisection over simulations).
+    float_outside_rel : dict
+        Boundary name -> how far (relative) its float value lies outside its enclosure, where it does not lie inside
+        (the float computation's rounding: an ulp or two).
     alpha : tuple of float or None
         The init that ``alpha_regime`` classifies, when one was given.
     alpha_regime : str or None
@@ -103,6 +106,7 @@ class SamRegimes:
     certified: dict = field(default_factory=dict)
     certified_how: dict = field(default_factory=dict)
     not_certified: dict = field(default_factory=dict)
+    float_outside_rel: dict = field(default_factory=dict)  # field -> the float value's relative gap outside
     alpha: tuple | None = None
     alpha_regime: str | None = None
     formulas: dict = field(default_factory=dict, repr=False)  # name -> sympy expression
@@ -156,8 +160,8 @@ class LinfLimit:
         Why, in words.
     thresholds : dict
         ``alpha_threshold`` (rho, the edge of G = {alpha_j > rho}) and, at L = 2, ``unbalanced_threshold`` (2 rho).
-    certified, certified_how, not_certified : dict
-        Threshold -> a proven ``[lo, hi]``, how it was proved, or why not.
+    certified, certified_how, not_certified, float_outside_rel : dict
+        Threshold -> a proven ``[lo, hi]``, how it was proved, or why not; the float value's gap outside it.
     """
 
     mu: tuple
@@ -173,6 +177,7 @@ class LinfLimit:
     certified: dict = field(default_factory=dict)
     certified_how: dict = field(default_factory=dict)
     not_certified: dict = field(default_factory=dict)
+    float_outside_rel: dict = field(default_factory=dict)  # field -> the float value's relative gap outside
 
     def to_json(self) -> dict:
         """The limit as a JSON-ready dict.

@@ -305,7 +305,7 @@ class EosRegimes:
         The breakpoints (s, N*) of the Pareto front min ‖β‖₁ s.t. S ≤ s, sorted by s.
     small_alpha_exponent : float or None
         The rate exponent of 8cy x_max − S_GF as α → 0 (w0 = α 1).
-    certified, certified_how, not_certified : dict
+    certified, certified_how, not_certified, float_outside_rel : dict
         Empty here; :func:`biasaudit.eos_regimes` and ``biasaudit regimes eos`` fill them from
         :func:`biasaudit.numerics.certified_boundaries.certify_eos`: field -> proven [lo, hi], how, or why not.
     """
@@ -338,6 +338,7 @@ class EosRegimes:
     certified: dict = field(default_factory=dict)  # field -> [lo, hi], a proven enclosure (numerics fills it)
     certified_how: dict = field(default_factory=dict)
     not_certified: dict = field(default_factory=dict)
+    float_outside_rel: dict = field(default_factory=dict)  # field -> the float value's relative gap outside
 
     def to_json(self) -> dict:
         """The fields as a JSON-ready dict.

@@ -74,6 +74,16 @@ class SamRegimes:
         The regime boundaries in alpha (None where absent, see ``null_reasons``).
     null_reasons : dict
         Boundary name -> why it is absent.
+    certified : dict
+        Boundary name -> ``[lo, hi]``, a proven enclosure of its exact value (Arb ball arithmetic, from the theory's
+        formula; :mod:`biasaudit.numerics.certified_boundaries`).
+    certified_how : dict
+        Boundary name -> how its enclosure was proved.
+    not_certified : dict
+        Boundary name -> why it has no enclosure (``alpha_collapse``: a bisection over simulations).
+    float_outside_rel : dict
+        Boundary name -> how far (relative) its float value lies outside its enclosure, where it does not lie inside
+        (the float computation's rounding: an ulp or two).
     alpha : tuple of float or None
         The init that ``alpha_regime`` classifies, when one was given.
     alpha_regime : str or None
@@ -93,6 +103,10 @@ class SamRegimes:
     alpha_grow: float | None
     alpha_gd_like: float | None
     null_reasons: dict
+    certified: dict = field(default_factory=dict)
+    certified_how: dict = field(default_factory=dict)
+    not_certified: dict = field(default_factory=dict)
+    float_outside_rel: dict = field(default_factory=dict)  # field -> the float value's relative gap outside
     alpha: tuple | None = None
     alpha_regime: str | None = None
     formulas: dict = field(default_factory=dict, repr=False)  # name -> sympy expression
@@ -144,6 +158,10 @@ class LinfLimit:
         The rule used.
     explanation : str
         Why, in words.
+    thresholds : dict
+        ``alpha_threshold`` (rho, the edge of G = {alpha_j > rho}) and, at L = 2, ``unbalanced_threshold`` (2 rho).
+    certified, certified_how, not_certified, float_outside_rel : dict
+        Threshold -> a proven ``[lo, hi]``, how it was proved, or why not; the float value's gap outside it.
     """
 
     mu: tuple
@@ -155,6 +173,11 @@ class LinfLimit:
     beta_limit: tuple | None
     formula: str
     explanation: str
+    thresholds: dict = field(default_factory=dict)
+    certified: dict = field(default_factory=dict)
+    certified_how: dict = field(default_factory=dict)
+    not_certified: dict = field(default_factory=dict)
+    float_outside_rel: dict = field(default_factory=dict)  # field -> the float value's relative gap outside
 
     def to_json(self) -> dict:
         """The limit as a JSON-ready dict.
@@ -301,14 +324,17 @@ def sam_regimes(mu, rho, depth: int = 2, norm: str = "l2", normalization: str = 
         return linf_limit(mu, alpha, rho, depth)
     from biasaudit.numerics.l2_boundaries import l2_sam_regime_boundaries
 
+    from biasaudit.numerics.certified_boundaries import certify_l2
+
     regimes = l2_sam_regime_boundaries(mu, rho, depth=depth, normalization=normalization)
+    cert = certify_l2(regimes).to_json()
     reasons = null_reasons(depth)
     a = None if alpha is None else _alpha_vector(alpha, mu.size)
     return SamRegimes(
         mu=tuple(mu.tolist()), rho=float(rho), depth=int(depth), normalization=normalization, c=float(regimes.c),
         alpha_collapse=_plain(regimes.alpha_collapse), alpha_grow=_plain(regimes.alpha_grow),
         alpha_gd_like=_plain(regimes.alpha_gd_like),
-        null_reasons={k: v for k, v in reasons.items() if getattr(regimes, k) is None},
+        null_reasons={k: v for k, v in reasons.items() if getattr(regimes, k) is None}, **cert,
         alpha=None if a is None else tuple(a.tolist()),
         alpha_regime=None if a is None else classify_alpha(regimes, mu, a),
         formulas={**regimes.formulas, **{f"certificate ({k})": v for k, v in regimes.certificates.items()}},
@@ -348,17 +374,20 @@ def linf_limit(mu, alpha, rho, depth: int = 2) -> LinfLimit:
     """
     import numpy as np
 
+    from biasaudit.numerics.certified_boundaries import certify_linf
     from biasaudit.theory.sam_linf import linf_sam_limit
 
     mu, rho, depth = _mu_rho_depth(mu, rho, depth)
     a = _alpha_vector(alpha, mu.size)
     a = np.full(mu.size, a[0]) if a.size == 1 else a
     lim = linf_sam_limit(mu, a, rho, depth)
+    thresholds, cert = certify_linf(mu, rho, depth)
     beta = getattr(lim, "beta_limit", None)
     return LinfLimit(mu=tuple(mu.tolist()), alpha=tuple(a.tolist()), rho=float(rho), depth=int(depth), kind=lim.kind,
                      index=None if lim.index is None else int(lim.index),
                      beta_limit=None if beta is None else tuple(np.asarray(beta, float).tolist()),
-                     formula=str(getattr(lim, "formula", "")), explanation=getattr(lim, "explanation", ""))
+                     formula=str(getattr(lim, "formula", "")), explanation=getattr(lim, "explanation", ""),
+                     thresholds=thresholds, **cert.to_json())
 
 
 def eos_regimes(x, y, w0, loss_factor: float = 0.5):
@@ -403,8 +432,13 @@ def eos_regimes(x, y, w0, loss_factor: float = 0.5):
     x = vector_in_range("x", np.atleast_1d(np.asarray(x, float)), zero=LATER)
     w0 = vector_in_range("w0", np.atleast_1d(np.asarray(w0, float)), zero=LATER)
     y = in_range("y", finite_scalar("y", y), zero=LATER)
-    return _eos_regimes(x, y, w0, loss_factor=in_range("loss_factor", finite_scalar("loss_factor", loss_factor),
-                                                           zero=LATER))
+    import dataclasses
+
+    from biasaudit.numerics.certified_boundaries import certify_eos
+
+    reg = _eos_regimes(x, y, w0, loss_factor=in_range("loss_factor", finite_scalar("loss_factor", loss_factor),
+                                                          zero=LATER))
+    return dataclasses.replace(reg, **certify_eos(reg).to_json())
 
 
 def eos_sweep(x, y, w0, eta_min: float, eta_max: float, n: int = 400, **options):

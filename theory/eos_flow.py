@@ -41,7 +41,7 @@ at w₀: neither has a closed form.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import sympy as sp
@@ -305,6 +305,9 @@ class EosRegimes:
         The breakpoints (s, N*) of the Pareto front min ‖β‖₁ s.t. S ≤ s, sorted by s.
     small_alpha_exponent : float or None
         The rate exponent of 8cy x_max − S_GF as α → 0 (w0 = α 1).
+    certified, certified_how, not_certified, float_outside_rel : dict
+        Empty here; :func:`biasaudit.eos_regimes` and ``biasaudit regimes eos`` fill them from
+        :func:`biasaudit.numerics.certified_boundaries.certify_eos`: field -> proven [lo, hi], how, or why not.
     """
 
     x: tuple
@@ -332,6 +335,10 @@ class EosRegimes:
     minimizers_disjoint: bool
     pareto_front: tuple  # breakpoints (s, N*) of the front, sorted by s
     small_alpha_exponent: float | None
+    certified: dict = field(default_factory=dict)  # field -> [lo, hi], a proven enclosure (numerics fills it)
+    certified_how: dict = field(default_factory=dict)
+    not_certified: dict = field(default_factory=dict)
+    float_outside_rel: dict = field(default_factory=dict)  # field -> the float value's relative gap outside
 
     def to_json(self) -> dict:
         """The fields as a JSON-ready dict.

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["DASH", "ERROR_ROW", "EvidenceView", "digits_for", "number", "value_text", "tidy_prose", "format_pair",
-           "error_text", "evidence_view", "note_items"]
+           "error_text", "evidence_view", "note_items", "certified_text"]
 
 DASH = "—"
 MIN_DIGITS, MAX_DIGITS, DEFAULT_DIGITS = 3, 6, 4
@@ -315,6 +315,25 @@ def _rows_of(name: str, value: Any, digits: int) -> list[tuple[str, str]]:
     return [(name, value_text(value, digits))]
 
 
+def certified_text(value: Any) -> str | None:
+    """``certified [lo, hi]`` (both ends in full, as the enclosure was proved) for an observed value of the shape
+    ``{"certified": [lo, hi]}`` (a proven enclosure, :mod:`biasaudit.claims.enclosure`); None for any other value.
+
+    >>> certified_text({"certified": [0.1, 0.10000000000000002]})
+    'certified [0.1, 0.10000000000000002]'
+    """
+    if isinstance(value, dict) and set(value) == {"certified"}:
+        pair = value["certified"]
+        if isinstance(pair, (list, tuple)) and len(pair) == 2 and all(_is_number(v) for v in pair):
+            return f"certified [{float(pair[0])!r}, {float(pair[1])!r}]"
+    return None
+
+
+def _observed_text(value: Any, digits: int) -> str:
+    marked = certified_text(value)
+    return marked if marked is not None else value_text(value, digits)
+
+
 def _quantities(record: dict, digits: int) -> list[tuple[str, str, str, str]]:
     predicted, observed = record.get("predicted"), record.get("observed")
     rows: list[tuple[str, str, str, str]] = []
@@ -323,7 +342,7 @@ def _quantities(record: dict, digits: int) -> list[tuple[str, str, str, str]]:
             if key in _CONTROL_FIELDS:
                 continue
             rows.append((str(key), value_text(predicted.get(key, None), digits) if key in predicted else "",
-                         value_text(observed.get(key), digits) if key in observed else "", ""))
+                         _observed_text(observed.get(key), digits) if key in observed else "", ""))
     elif isinstance(observed, dict):
         rows.append(("prediction", value_text(predicted, digits), "", ""))
         for key, value in observed.items():

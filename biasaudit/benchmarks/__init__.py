@@ -25,6 +25,7 @@ BENCH_MODULES: tuple[str, ...] = (
     "biasaudit.benchmarks.eos",
     "biasaudit.benchmarks.mutation",
     "biasaudit.benchmarks.audit_scaleout",
+    "biasaudit.benchmarks.certified",
 )
 
 

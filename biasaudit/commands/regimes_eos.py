@@ -36,7 +36,14 @@ def run(args) -> int:
     w0 = vector_in_range("w0", broadcast_vector("w0", parse_float_list("w0", args.w0), len(x), "--x"), zero=later)
     y = in_range("y", finite_scalar("y", args.y), zero=later)
     c = in_range("loss_factor", finite_scalar("loss_factor", args.loss_factor), zero=later)
+    from biasaudit.commands.regimes import certificate_lines
+    from biasaudit.numerics.certified_boundaries import certify_eos
+
+    import dataclasses
+
     reg = eos_regimes(x, y, w0, loss_factor=c)
+    cert_json = certify_eos(reg).to_json()
+    reg = dataclasses.replace(reg, **cert_json)
     flows = None
     if args.eta is not None:
         from biasaudit.numerics.eos_central_flow import central_flow_curve, validate_etas
@@ -49,10 +56,12 @@ def run(args) -> int:
             out["central_flow"] = [f.to_json() for f in flows]
         print(json.dumps(out, indent=1))
         return 0
-    print(format_regimes(reg))
+    print(format_regimes(reg, cert_json))
     if flows is not None:
         print()
         print(format_central_flow(flows, reg.eta_c))
+    print()
+    print("\n".join(certificate_lines(cert_json)))
     return 0
 
 
@@ -75,8 +84,14 @@ def _vec(v) -> str:
     return "(" + ", ".join(f"{a:.6g}" for a in v) + ")"
 
 
-def format_regimes(reg) -> str:
-    """The regimes as the text ``biasaudit regimes eos`` prints."""
+def format_regimes(reg, cert_json: dict | None = None) -> str:
+    """The regimes as the text ``biasaudit regimes eos`` prints (with a ``[certified lo, hi]`` mark after each value
+    ``cert_json``, a ``Certificates.to_json()``, encloses)."""
+    from biasaudit.commands.regimes import certified_mark
+
+    def mark(name: str) -> str:
+        return certified_mark(cert_json, name) if cert_json else ""
+
     c = reg.loss_factor
     lines = [
         f"Shared-weight diagonal model f = <w*w, x>, L = {c:g} r^2, r = <x, w*w> - y",
@@ -86,15 +101,17 @@ def format_regimes(reg) -> str:
            else "  (r0 > 0: sharpness is largest at w0; GD catapults, 2/s_GF does NOT predict the transition)"),
         "",
         "Gradient flow   beta_GF = beta0 * exp(-4 x tau),  sum_i x_i beta0_i exp(-4 x_i tau) = y",
-        f"  tau = {reg.tau:.10g}",
+        f"  tau = {reg.tau:.10g}{mark('tau')}",
         f"  beta_GF = {_vec(reg.beta_gf)},  ||beta_GF||_1 = {reg.beta_gf_l1:.10g}",
-        f"  S(beta_GF) = 8c sum x_i^2 beta_i = {reg.sharpness_gf:.10g}",
-        f"  s_GF = max_t lambda_max(H(w(t))) = {reg.s_gf:.10g}      (lambda_max(H(w0)) = {reg.lambda_max_init:.6g})",
-        f"  eta_c = 2 / s_GF = {reg.eta_c:.10g}",
+        f"  S(beta_GF) = 8c sum x_i^2 beta_i = {reg.sharpness_gf:.10g}{mark('sharpness_gf')}",
+        f"  s_GF = max_t lambda_max(H(w(t))) = {reg.s_gf:.10g}{mark('s_gf')}      (lambda_max(H(w0)) = "
+        f"{reg.lambda_max_init:.6g})",
+        f"  eta_c = 2 / s_GF = {reg.eta_c:.10g}{mark('eta_c')}",
         "",
         "Linearly stable minima {beta in P : 8c sum x_i^2 beta_i <= 2/eta}",
-        f"  exist iff eta <= 1/(4c y x_min) = {reg.eta_stable_max:.10g}",
-        f"  contain the min-norm vertex iff eta <= 1/(4c y x_max) = {reg.eta_min_norm_stable_max:.10g}",
+        f"  exist iff eta <= 1/(4c y x_min) = {reg.eta_stable_max:.10g}{mark('eta_stable_max')}",
+        f"  contain the min-norm vertex iff eta <= 1/(4c y x_max) = {reg.eta_min_norm_stable_max:.10g}"
+        f"{mark('eta_min_norm_stable_max')}",
         "",
         "Minimizers on the solution simplex P = {beta >= 0 : <x, beta> = y}  (vertices 1-based)",
         f"  min ||beta||_1 = ||w||_2^2 (and min ||w||_1): vertex {reg.min_norm_vertex}"

@@ -76,26 +76,36 @@ def _run_linf(args, mu, rho, depth, alpha) -> int:
         from biasaudit.theory.sam_linf import linf_sam_limit
     except ModuleNotFoundError as exc:  # sam-core's module; report clearly rather than crash
         raise InputError("norm", "linf needs theory.sam_linf (not installed in this checkout)", "linf") from exc
+    from biasaudit.commands.regimes import certificate_lines, certified_mark
+    from biasaudit.numerics.certified_boundaries import certify_linf
+
     alpha_vec = np.full(mu.size, alpha[0]) if alpha.size == 1 else alpha
     limit = linf_sam_limit(mu, alpha_vec, rho, depth)
     index = None if limit.index is None else int(limit.index)
+    thresholds, cert = certify_linf(mu, rho, depth)
     if args.json:
         beta = getattr(limit, "beta_limit", None)
         out = {"limit": limit.kind, "index": index, "mu": mu.tolist(), "alpha": alpha_vec.tolist(), "rho": rho,
                "depth": depth,
                "beta_limit": None if beta is None else np.asarray(beta, float).tolist(),
-               "formula": str(getattr(limit, "formula", "")), "explanation": getattr(limit, "explanation", "")}
+               "formula": str(getattr(limit, "formula", "")), "explanation": getattr(limit, "explanation", ""),
+               "thresholds": thresholds, **cert.to_json()}
         print(json.dumps(out, indent=1))
         return 0
     import sympy as sp
 
     print(f"l_inf-SAM, depth L = {depth}, mu = {mu.tolist()}, rho = {rho:g}, alpha = {alpha_vec.tolist()}")
     print(f"limit: {limit.kind}" + ("" if index is None else f", index k = {index} (1-based)"))
+    cert_json = cert.to_json()
+    for name, value in thresholds.items():
+        print(f"  {name:20s} = {value:.12g}{certified_mark(cert_json, name)}")
     formula = getattr(limit, "formula", None)
     if formula is not None:
         print(sp.pretty(formula, use_unicode=True))
     if getattr(limit, "explanation", ""):
         print(limit.explanation)
+    print()
+    print("\n".join(certificate_lines(cert_json)))
     return 0
 
 
@@ -103,10 +113,13 @@ def _run_l2(args, mu, rho, depth, alpha) -> int:
     import sympy as sp
 
     from biasaudit.api import classify_alpha, null_reasons
+    from biasaudit.commands.regimes import certificate_lines, certified_mark
+    from biasaudit.numerics.certified_boundaries import certify_l2
     from biasaudit.numerics.l2_boundaries import l2_sam_regime_boundaries
 
     regimes = l2_sam_regime_boundaries(mu, rho, depth=depth, normalization=args.normalization)
-    out = regimes.to_json()
+    cert_json = certify_l2(regimes).to_json()
+    out = {**regimes.to_json(), **cert_json}
     out["null_reasons"] = {key: reason for key, reason in null_reasons(depth).items() if out.get(key) is None}
     if alpha is not None:
         out["alpha"] = alpha.tolist()
@@ -120,10 +133,12 @@ def _run_l2(args, mu, rho, depth, alpha) -> int:
     for name, value in rows:
         shown = "none" if value is None else f"{value:.12g}"
         extra = "" if value is None or name == "c" else f"   (= {value / regimes.c:.10g} c = {value / rho:.6g} rho)"
-        print(f"  {name:15s} = {shown}{extra}")
+        print(f"  {name:15s} = {shown}{extra}{certified_mark(cert_json, name) if value is not None else ''}")
     if alpha is not None:
         print(f"  alpha {alpha.tolist()}: {out['alpha_regime']}")
     print(f"  note: {regimes.notes}")
+    print()
+    print("\n".join(certificate_lines(cert_json)))
     for name, expr in {**regimes.formulas, **{f"certificate ({k})": v for k, v in regimes.certificates.items()}
                        }.items():
         print(f"\n{name}:")

@@ -24,4 +24,4 @@ of :mod:`biasaudit.numerics.eos_gd`, mpmath). Conventions and measured numbers: 
 __all__ = ["FOLDERS"]
 
 FOLDERS = ("hessian", "min_norm", "min_sharpness", "minimizers", "pareto", "stable_minima", "gf", "s_gf", "gd",
-           "central_flow", "risk", "deep", "torch")
+           "central_flow", "risk", "deep", "certified", "torch")

@@ -23,4 +23,4 @@ Conventions (sign(0) = 0, Filippov sliding, c_L, rescaled time for several point
 
 __all__ = ["FOLDERS"]
 
-FOLDERS = ("depth1", "gd", "linf", "flow", "discrete", "l2", "torch")
+FOLDERS = ("depth1", "gd", "linf", "flow", "discrete", "l2", "certified", "torch")

@@ -61,8 +61,8 @@ def enclosure_observation(predicted: dict, certificates, reference: dict) -> Obs
         return Observation(observed, math.nan, f"enclosures wider than {WIDTH_TARGET:g}: {wide}", decided=False)
     clash = [k for k, (lo, hi) in reference.items() if k in tight and (hi < tight[k].lo or lo > tight[k].hi)]
     if clash:
-        return Observation(observed, 1.0, f"the mpmath iv interval misses the Arb enclosure of {clash}: two proofs "
-                                          "disagree")
+        return Observation(observed, 1.0, f"the independent mpmath interval misses the Arb enclosure of {clash}: "
+                                          "the enclosure or its reference is wrong")
     gaps = {k: float_gap(tight[k], float(v)) for k, v in predicted.items()}
     worst = max(gaps, key=gaps.get)
     return Observation(observed, gaps[worst],

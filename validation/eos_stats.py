@@ -406,7 +406,7 @@ def e3_measures(sweep: dict, eta_c: float, directions: dict | None = None) -> di
             + ", ".join(f"{k}={v:+.2f}" for k, v in rhos.items()) + f"; worst {worst}"}
 
 
-def _eos_side(sweep: dict, eta_c: float, read, side: str = "eos") -> tuple[np.ndarray, np.ndarray]:
+def _side_runs(sweep: dict, eta_c: float, read, side: str = "eos") -> tuple[np.ndarray, np.ndarray]:
     """(m = η/η_c, read(final)) over the usable runs of one side with a finite, positive reading: ``"eos"`` the EoS
     side (η ≥ (1 + SIDE_MARGIN) η_c), ``"flow"`` the flow side (η ≤ (1 − SIDE_MARGIN) η_c); empty arrays when η_c
     is not a positive number."""
@@ -454,9 +454,9 @@ def example_sweep(etas, *, norm=lambda eta: 1 + max(0.0, eta - 1)) -> dict:
 
 
 def _log_rate(sweep: dict, eta_c: float, read, side: str = "eos") -> float:
-    """The least-squares slope of ln q against m = η/η_c over one side of the sweep (:func:`_eos_side`): how fast q
+    """The least-squares slope of ln q against m = η/η_c over one side of the sweep (:func:`_side_runs`): how fast q
     grows per unit of η/η_c, relative to itself; NaN with fewer than :data:`SIDE_MIN_RUNS` runs there."""
-    m, q = _eos_side(sweep, eta_c, read, side)
+    m, q = _side_runs(sweep, eta_c, read, side)
     if m.size < SIDE_MIN_RUNS[side]:
         return math.nan
     return float(np.polyfit(m, np.log(q), 1)[0])
@@ -616,7 +616,7 @@ def l1_curvature_share(sweep: dict, eta_c: float) -> float:
     >>> round(l1_curvature_share(bent, 1.0), 3)
     0.667
     """
-    m, q = _eos_side(sweep, eta_c, lambda final: final.get("l1"))
+    m, q = _side_runs(sweep, eta_c, lambda final: final.get("l1"))
     if m.size < E3_MIN_RUNS:
         return math.nan
     c, b, a = np.polyfit(m, q, 2)

@@ -41,8 +41,8 @@ Decisions (:mod:`biasaudit.validation.decision`): ``"equivalence"`` (the statist
 :func:`~biasaudit.validation.decision.three_way`, refuted on the other side or when equivalent to 0). A network
 claim takes them in looks (:mod:`biasaudit.validation.sequential`): 3 seeds, then 5 at the quick tier (5, 8, 12 at
 the full tier) while the decision straddles and its positive control is confirmed, each look at its share of
-α = 0.05; the record lists the looks and, when undecided, the seeds a decision would need at the observed spread. The theory model's positive controls read
-their 8 (16) seeds in one look. ``eos.torch.decision_calibration.vs_placebo`` measures the decisions' error rates,
+α = 0.05; the record lists the looks and, when undecided, the seeds a decision would need at the observed spread.
+The theory model's positive controls read their 8 (16) seeds in one look. ``eos.torch.decision_calibration.vs_placebo`` measures the decisions' error rates,
 with these looks, on placebo data.
 """
 
@@ -309,8 +309,7 @@ def _seed_values(family: Family, arch: str, loss: str, tier: str, n_seeds: int |
     from biasaudit.claims.eos.torch.sweeps import _eta_c
 
     configs = _configs(arch, loss, tier, family.eps, family.seed_offset, n_seeds)
-    sweeps = seed_sweeps(arch, loss, tier, family.eps, family.seed_offset,
-                         **({} if n_seeds is None else {"n_seeds": n_seeds}))
+    sweeps = seed_sweeps(arch, loss, tier, family.eps, family.seed_offset, n_seeds)
     eta_cs = [_eta_c(sw) for sw in sweeps]
     teacher = arch == TOY and family.reference == "teacher"
     read = [teacher_sweep(sw, c, TEACHER_U) for sw, c in zip(sweeps, configs)] if teacher else sweeps
@@ -451,7 +450,8 @@ def _observe(family: Family, arch: str, loss: str, params) -> Observation:
 
 
 def _looks_detail(sequential) -> str:
-    """The looks taken, and where the cap was reached, the seeds a decision would need at the observed spread."""
+    """The looks taken and, for an undecided claim, why no more seeds were read and how many a decision would need at
+    the observed spread."""
     from biasaudit.validation.sequential import MAX_SEEDS_STATED
 
     looks = ", ".join(f"{look.n} seeds at alpha {look.level:.4f} {look.verdict}" for look in sequential.looks)
@@ -548,5 +548,6 @@ def study_claim(family: Family, arch: str, loss: str = "mse", *, name: str = "",
         contract=ExperimentContract(
             role="positive_control" if toy else "effect", statistic=family.statistic,
             positive_control=None if toy else family.claim_id(TOY), data_controls=controls,
-            primary_arms=_CONTRAST_ARMS if family.contrast else _PRIMARY, delta=family.delta, delta_reason=family.delta_reason, level=LEVEL, min_seeds=3),
+            primary_arms=_CONTRAST_ARMS if family.contrast else _PRIMARY, delta=family.delta,
+            delta_reason=family.delta_reason, level=LEVEL, min_seeds=3),
     )

@@ -146,3 +146,66 @@ def test_no_seeds_are_added_where_the_positive_control_already_holds_the_claim_u
     assert ev.verdict is Verdict.UNDECIDED and ev.observed["positive_control"]["verdict"] == "refuted"
     assert [look["n"] for look in ev.observed["sequential"]["looks"]] == [3] and ("cnn", 5) not in asked
     assert "another gate holds it undecided" in ev.detail
+
+
+# ----------------------------------------------------------------------------- identity across an interruption
+
+_TINY_E2 = dict(dataset="teacher", n_train=40, n_test=40, width=6, eps=0.05, coarse=(0.75, 1.25, 2.0), fine=(),
+                gf_every=20, track_every=0, max_steps=400, dtype="float64", hvp_method="double-backward")
+
+
+class _Interrupted(BaseException):
+    """Raised from inside a GD run, as a kill would stop it."""
+
+
+def _tiny_kink_record(monkeypatch, cache, *, interrupt_seed=None):
+    """``eos.torch.e2.fcn`` on a tiny teacher FCN with its own cache ``cache``, held undecided at every look (a level
+    of 1e-9), so it reads the tier's first look and then adds seeds up to the cap; with ``interrupt_seed``, the first
+    GD run of that seed's sweep raises (after the seeds before it and that seed's proxy are cached)."""
+    import dataclasses
+
+    from biasaudit.claims.eos.torch import _study
+    from biasaudit.ledger import run_claim
+    from biasaudit.validation import eos_config, eos_runs, gd_trainer
+
+    monkeypatch.setenv("BIASAUDIT_CACHE_DIR", str(cache))
+    monkeypatch.setitem(eos_config.ARCH_SWEEP_CONFIGS["quick"], "fcn", eos_config.SweepConfig(**_TINY_E2))
+    monkeypatch.setattr(_study, "LEVEL", 1e-9)
+    monkeypatch.setattr(_study, "_positive_control", lambda family, tier: {"claim": "positive", "verdict": "confirmed"})
+    real = gd_trainer.train_gd
+
+    def train(problem, eta, **kw):
+        if problem.description["seed"] == interrupt_seed:
+            raise _Interrupted
+        return real(problem, eta, **kw)
+
+    monkeypatch.setattr(gd_trainer, "train_gd", train)
+    _study.study.cache_clear()
+    eos_runs._MEMO.clear()
+    try:
+        return run_claim(_kink_claim("fcn")).to_json()
+    finally:
+        _study.study.cache_clear()
+        eos_runs._MEMO.clear()
+        monkeypatch.setattr(gd_trainer, "train_gd", real)
+
+
+def test_a_network_claim_interrupted_between_its_looks_resumes_to_the_records_of_an_uninterrupted_run(
+        tmp_path, monkeypatch):
+    from biasaudit.plumbing import runcache
+
+    clean = _tiny_kink_record(monkeypatch, tmp_path / "clean")
+    looks = clean["observed"]["sequential"]["looks"]
+    assert [look["n"] for look in looks] == list(LOOKS["quick"]) and clean["verdict"] == "undecided"
+    first, cap = LOOKS["quick"][0], LOOKS["quick"][-1]
+    with pytest.raises(_Interrupted):  # stopped inside the second look, the seed after the first look's last
+        _tiny_kink_record(monkeypatch, tmp_path / "resumed", interrupt_seed=first + 1)
+    runcache.reset_run_counts()
+    resumed = _tiny_kink_record(monkeypatch, tmp_path / "resumed")
+    counts = runcache.run_counts()
+    n_grid = len(_TINY_E2["coarse"])
+    # what was cached is read, not rerun: the interrupted seed's GD runs (its proxy was cached), then every later seed's
+    # proxy and GD runs
+    assert counts["computed"] == n_grid + (cap - first - 2) * (n_grid + 1), counts
+    drop = ("elapsed_s", "runs")
+    assert {k: v for k, v in resumed.items() if k not in drop} == {k: v for k, v in clean.items() if k not in drop}

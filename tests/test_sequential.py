@@ -133,6 +133,12 @@ def test_a_network_claim_at_the_cap_states_the_seeds_a_decision_would_need(kink_
     assert ev.verdict is Verdict.UNDECIDED and seq["capped"]
     assert [look["n"] for look in seq["looks"]] == list(LOOKS["quick"])
     assert "the tier's cap" in ev.detail and (seq["seeds_needed"] is None or seq["seeds_needed"] > 5)
+    from biasaudit.validation.sequential import tier_that_decides
+
+    tier = tier_that_decides(seq["seeds_needed"])
+    assert seq["tier_that_decides"] == tier != "quick"
+    assert (f"within the {tier} tier's cap" if tier else ("beyond every tier's cap" if seq["seeds_needed"]
+                                                          else "no count up to")) in ev.detail
 
 
 def test_no_seeds_are_added_where_the_positive_control_already_holds_the_claim_undecided(kink_values, monkeypatch):

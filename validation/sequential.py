@@ -29,7 +29,7 @@ import numpy as np
 from biasaudit.plumbing import InputError
 
 __all__ = ["LOOKS", "SPENDING", "spent_levels", "Look", "SequentialResult", "sequential_decision",
-           "seeds_to_decide", "MAX_SEEDS_STATED"]
+           "seeds_to_decide", "tier_that_decides", "MAX_SEEDS_STATED"]
 
 # Seeds at each look, by tier; the last is the cap. The quick tier starts where the fixed design did (3 seeds) and
 # may add 2 (a network seed costs 1-6 CPU-minutes of sweeps on 2 cores: 8 seeds on every architecture would triple
@@ -227,3 +227,17 @@ def seeds_to_decide(values, *, delta: float, direction: int, level: float) -> in
     ok = (m + half_one < delta) | ((m - half_two > delta) if direction == 0 else (m - half_two > 0))
     hits = n[ok]
     return int(max(hits[0], v.size + 1)) if hits.size else None
+
+
+def tier_that_decides(needed: int | None) -> str | None:
+    """The first tier of :data:`LOOKS` whose cap reaches ``needed`` seeds (:func:`seeds_to_decide`), or None when no
+    tier's does (or ``needed`` is None).
+
+    Examples
+    --------
+    >>> tier_that_decides(4), tier_that_decides(9), tier_that_decides(40), tier_that_decides(None)
+    ('quick', 'full', None, None)
+    """
+    if needed is None:
+        return None
+    return next((tier for tier, looks in LOOKS.items() if looks[-1] >= needed), None)

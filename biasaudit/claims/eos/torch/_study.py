@@ -415,6 +415,7 @@ def _positive_control(family: Family, tier: str) -> dict:
 def _observe(family: Family, arch: str, loss: str, params) -> Observation:
     from biasaudit.tier import experiment_tier
     from biasaudit.validation.decision import gated_verdict
+    from biasaudit.validation.sequential import tier_that_decides
 
     tier = experiment_tier(params["tier"])
     r = study(family, arch, loss, tier)
@@ -430,7 +431,8 @@ def _observe(family: Family, arch: str, loss: str, params) -> Observation:
         positive_control=pc, data_controls=r["controls"], decision=decision, n_seeds=decision.n, tier=tier,
         readings=r["readings"], numerics_reference=r["reference"], eta_c=r["eta_c"], s_gf=r["s_gf"],
         eta_c_rel_change_2eps_to_eps=r["eta_c_rel_change_2eps_to_eps"], grid_multiples=r["grid_multiples"],
-        outcomes=r["outcomes"], sequential=r["sequential"].to_json(),
+        outcomes=r["outcomes"], sequential={**r["sequential"].to_json(),
+                                            "tier_that_decides": tier_that_decides(r["sequential"].seeds_needed)},
         **({"null_arm": r["null_arm"]} if r["null_arm"] else {}))
     name = family.statistic.split(":")[1] + (" (EoS side minus flow side)" if family.contrast else "")
     what = f"{name} (torch minus numerics)" if arch == TOY and family.reference != "teacher" else name + (
@@ -452,15 +454,20 @@ def _observe(family: Family, arch: str, loss: str, params) -> Observation:
 def _looks_detail(sequential) -> str:
     """The looks taken and, for an undecided claim, why no more seeds were read and how many a decision would need at
     the observed spread."""
-    from biasaudit.validation.sequential import MAX_SEEDS_STATED
+    from biasaudit.validation.sequential import LOOKS, MAX_SEEDS_STATED, tier_that_decides
 
     looks = ", ".join(f"{look.n} seeds at alpha {look.level:.4f} {look.verdict}" for look in sequential.looks)
     text = f"; looks: {looks}"
     if sequential.decision.verdict == "undecided":
         need = sequential.seeds_needed
         why = "the tier's cap" if sequential.capped else "no more seeds: another gate holds it undecided"
-        text += (f" ({why}; at the observed mean and spread about {need} seeds would decide)" if need
-                 else f" ({why}; at the observed mean and spread no count up to {MAX_SEEDS_STATED} decides)")
+        if not need:
+            return text + f" ({why}; at the observed mean and spread no count up to {MAX_SEEDS_STATED} decides)"
+        tier = tier_that_decides(need)
+        where = (f"within the {tier} tier's cap of {LOOKS[tier][-1]}" + (" (audit --tier full, meant for a GPU)"
+                                                                        if tier == "full" else "") if tier
+                 else f"beyond every tier's cap (full: {LOOKS['full'][-1]})")
+        text += f" ({why}; at the observed mean and spread about {need} seeds would decide: {where})"
     return text
 
 

@@ -168,8 +168,6 @@ def _tiny_kink_record(monkeypatch, cache, *, interrupt_seed=None):
     """``eos.torch.e2.fcn`` on a tiny teacher FCN with its own cache ``cache``, held undecided at every look (a level
     of 1e-9), so it reads the tier's first look and then adds seeds up to the cap; with ``interrupt_seed``, the first
     GD run of that seed's sweep raises (after the seeds before it and that seed's proxy are cached)."""
-    import dataclasses
-
     from biasaudit.claims.eos.torch import _study
     from biasaudit.ledger import run_claim
     from biasaudit.validation import eos_config, eos_runs, gd_trainer

@@ -114,16 +114,22 @@ class SequentialResult:
     capped: bool
     seeds_needed: int | None
 
+    @property
+    def tier_that_decides(self) -> str | None:
+        """The first tier whose seed cap reaches :attr:`seeds_needed` (:func:`tier_that_decides`)."""
+        return tier_that_decides(self.seeds_needed)
+
     def to_json(self) -> dict:
-        """A JSON-ready dict: the looks, the cap and the seeds a decision would need (the decision has its own).
+        """A JSON-ready dict: the looks, the cap, the seeds a decision would need and the tier whose cap reaches them
+        (the decision has its own).
 
         Returns
         -------
         dict
-            ``looks``, ``capped``, ``seeds_needed``, ``spending``.
+            ``looks``, ``capped``, ``seeds_needed``, ``tier_that_decides``, ``spending``.
         """
         return {"looks": [look.to_json() for look in self.looks], "capped": self.capped,
-                "seeds_needed": self.seeds_needed, "spending": SPENDING}
+                "seeds_needed": self.seeds_needed, "tier_that_decides": self.tier_that_decides, "spending": SPENDING}
 
 
 def sequential_decision(values_at, decide, looks, *, level: float, go_on=None) -> SequentialResult:

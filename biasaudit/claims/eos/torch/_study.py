@@ -415,7 +415,6 @@ def _positive_control(family: Family, tier: str) -> dict:
 def _observe(family: Family, arch: str, loss: str, params) -> Observation:
     from biasaudit.tier import experiment_tier
     from biasaudit.validation.decision import gated_verdict
-    from biasaudit.validation.sequential import tier_that_decides
 
     tier = experiment_tier(params["tier"])
     r = study(family, arch, loss, tier)
@@ -431,8 +430,7 @@ def _observe(family: Family, arch: str, loss: str, params) -> Observation:
         positive_control=pc, data_controls=r["controls"], decision=decision, n_seeds=decision.n, tier=tier,
         readings=r["readings"], numerics_reference=r["reference"], eta_c=r["eta_c"], s_gf=r["s_gf"],
         eta_c_rel_change_2eps_to_eps=r["eta_c_rel_change_2eps_to_eps"], grid_multiples=r["grid_multiples"],
-        outcomes=r["outcomes"], sequential={**r["sequential"].to_json(),
-                                            "tier_that_decides": tier_that_decides(r["sequential"].seeds_needed)},
+        outcomes=r["outcomes"], sequential=r["sequential"].to_json(),
         **({"null_arm": r["null_arm"]} if r["null_arm"] else {}))
     name = family.statistic.split(":")[1] + (" (EoS side minus flow side)" if family.contrast else "")
     what = f"{name} (torch minus numerics)" if arch == TOY and family.reference != "teacher" else name + (
@@ -454,7 +452,7 @@ def _observe(family: Family, arch: str, loss: str, params) -> Observation:
 def _looks_detail(sequential) -> str:
     """The looks taken and, for an undecided claim, why no more seeds were read and how many a decision would need at
     the observed spread."""
-    from biasaudit.validation.sequential import LOOKS, MAX_SEEDS_STATED, tier_that_decides
+    from biasaudit.validation.sequential import LOOKS, MAX_SEEDS_STATED
 
     looks = ", ".join(f"{look.n} seeds at alpha {look.level:.4f} {look.verdict}" for look in sequential.looks)
     text = f"; looks: {looks}"
@@ -463,10 +461,13 @@ def _looks_detail(sequential) -> str:
         why = "the tier's cap" if sequential.capped else "no more seeds: another gate holds it undecided"
         if not need:
             return text + f" ({why}; at the observed mean and spread no count up to {MAX_SEEDS_STATED} decides)"
-        tier = tier_that_decides(need)
-        where = (f"within the {tier} tier's cap of {LOOKS[tier][-1]}" + (" (audit --tier full, meant for a GPU)"
-                                                                        if tier == "full" else "") if tier
-                 else f"beyond every tier's cap (full: {LOOKS['full'][-1]})")
+        tier = sequential.tier_that_decides
+        if tier is None:
+            where = f"beyond every tier's cap (full: {LOOKS['full'][-1]})"
+        else:
+            where = f"within the {tier} tier's cap of {LOOKS[tier][-1]}"
+            if tier == "full":
+                where += " (audit --tier full, meant for a GPU)"
         text += f" ({why}; at the observed mean and spread about {need} seeds would decide: {where})"
     return text
 

@@ -180,11 +180,19 @@ def test_the_torch_theory_model_recovers_the_numerics_statistics(_private_cache,
 import biasaudit.claims.eos.torch.dynamics as e4  # noqa: E402
 
 
-def e4_sweep(level=1.04, growth=0.15, s_gf=8.0, swing=0.01, noise=0.0, seed=0):
+def e4_sweep(level=1.04, growth=0.15, s_gf=8.0, swing=0.01, noise=0.0, seed=0, flow_growth=0.0, flow_steps=400,
+             flow_pace=4.0):
     """An E3 sweep whose run at 2 eta_c is tracked in bursts of 4 steps every 25: S_t climbs to ``level``·2/eta by
     step 100 and stays there, +-``swing`` alternating from step to step (period 2), plus i.i.d. ``noise`` (relative
-    sd), while the per-step l1 norm swings by +-0.5 (period 2) about a trend that grows by ``growth``."""
+    sd), while the per-step l1 norm swings by +-0.5 (period 2) about a trend that grows by ``growth`` over its last
+    three quarters and the loss falls as exp(-k/100) (exp(-1) at the edge, step 100). Every flow-side run fits at
+    its own pace (``flow_steps`` steps, its loss exp(-p k/flow_steps), p = ``flow_pace``); its per-step l1 norm
+    grows by ``flow_growth`` from the step at which its loss is exp(-1), k = flow_steps/p, to its end."""
     sw = e3_sweep(s_gf=s_gf)
+    u = flow_pace * np.arange(flow_steps + 1) / flow_steps
+    for flow in (r for r in sw["runs"] if r["multiple"] < 1):
+        flow.update(steps=flow_steps, loss=np.exp(-u).tolist(),
+                    l1=(10 * (1 + flow_growth * np.clip((u - 1) / (flow_pace - 1), 0, 1))).tolist())
     run = next(r for r in sw["runs"] if r["multiple"] == 2.0)
     eta, steps = run["eta"], 400
     rng = np.random.default_rng(seed)
@@ -193,6 +201,7 @@ def e4_sweep(level=1.04, growth=0.15, s_gf=8.0, swing=0.01, noise=0.0, seed=0):
          for k in measured]
     trend = 10 * (1 + growth * np.clip((np.arange(steps + 1) - 100) / 300, 0, 1))
     run.update(tracked=True, steps=steps, l1=(trend + 0.5 * (-1.0) ** np.arange(steps + 1)).tolist(),
+               loss=np.exp(-np.arange(steps + 1) / 100).tolist(),
                sharpness_path=[{"step": k, "S": s, "converged": True} for k, s in zip(measured, S)])
     return sw
 
@@ -201,6 +210,14 @@ def test_the_time_statistics_read_the_tracked_run():
     sw = e4_sweep()
     assert abs(eos_stats.eos_time_gap(sw, 0.25) - 0.04) < 0.011
     assert abs(eos_stats.eos_norm_time_growth(sw, 0.25) - 0.15) < 0.01  # the period-2 swing averaged away
+    # the flow side's run nearest eta_c, from the step at which its loss is the tracked run's at the edge on,
+    # whatever its own pace (a match on the share of steps would start at step 400 of 1600 where the loss is
+    # exp(-1) at step 200, and miss a seventh of the growth)
+    for flow_steps, pace in ((400, 4.0), (1600, 8.0), (200, 2.0)):
+        flow_side = eos_stats.eos_norm_time_growth(e4_sweep(flow_growth=0.1, flow_steps=flow_steps, flow_pace=pace),
+                                                   0.25, side="flow")
+        assert abs(flow_side - 0.1) < 0.003, (flow_steps, flow_side)
+    assert math.isnan(eos_stats.eos_norm_time_growth(e3_sweep(), 0.25, side="flow"))  # no tracked run
     assert math.isnan(eos_stats.eos_time_gap(e3_sweep(), 0.25))  # no tracked run
 
 
@@ -234,6 +251,13 @@ def test_sharpness_away_from_the_edge_and_a_flat_norm_are_refuted(fake_e4):
     assert run_claim(next(c for c in e4.CLAIMS if c.id == "eos.torch.e4.tracking.fcn")).verdict is Verdict.REFUTED
     fake_e4["fcn_relu"] = [e4_sweep(growth=0.001 * i) for i in range(3)]
     assert run_claim(next(c for c in e4.CLAIMS if c.id == "eos.torch.e4.norm.fcn_relu")).verdict is Verdict.REFUTED
+    # the same growth late in training on the flow side: not the edge of stability's (the null arm can fail)
+    from biasaudit.claims.eos.torch import _study
+
+    fake_e4["fcn_relu"] = [e4_sweep(flow_growth=0.15 + 0.001 * i) for i in range(3)]
+    _study.study.cache_clear()
+    ev = run_claim(next(c for c in e4.CLAIMS if c.id == "eos.torch.e4.norm.fcn_relu"))
+    assert ev.verdict is Verdict.REFUTED and ev.observed["null_arm"]["values"][0] > 0.14, ev.detail
     # a plateau a few percent above 2/eta (+-1 %) never crosses it: no oscillation around 2/eta
     assert run_claim(next(c for c in e4.CLAIMS if c.id == "eos.torch.e4.crosses.fcn_relu")).verdict is Verdict.REFUTED
     assert eos_stats.eos_side_balance(e4_sweep(), 0.25) == 0.0

@@ -770,18 +770,27 @@ def eos_period2_share(sweep: dict, eta_c: float) -> float:
     return float(np.mean([bool(np.all(d[:-1] * d[1:] < 0)) for d in steps]))
 
 
-def eos_norm_time_growth(sweep: dict, eta_c: float) -> float:
+def eos_norm_time_growth(sweep: dict, eta_c: float, side: str = "eos") -> float:
     r"""E4's "the norm grows over time" as one number per seed: in the sweep's tracked run, the relative growth of
     the two-step average :math:`(\|\theta_k\|_1 + \|\theta_{k+1}\|_1)/2` over its EoS phase (first step at
-    the edge to the end; the average removes the period-2 swing). NaN without a tracked run that reached the edge,
-    or with fewer than 3 steps in the phase. ``eta_c`` is not read.
+    the edge, :math:`k_0`, to the end, K; the average removes the period-2 swing). NaN without a tracked run that
+    reached the edge, or with fewer than 3 steps in the phase. ``eta_c`` is not read on the EoS side.
+
+    ``side="flow"`` reads the same growth where the effect cannot be: on the flow side's run nearest η_c (the largest
+    η ≤ 0.95 η_c), from the first step at which its training loss is at or below the tracked run's loss at
+    :math:`k_0` to its end: how much the norm grows from the same point of training on when GD follows the gradient
+    flow (the null arm of :func:`side_contrast`). The flow run's per-step norm grows while it fits the data; matching
+    on the loss, not on the step, compares the two runs from the same amount of fitting left.
 
     Parameters
     ----------
     sweep : dict
-        A stored sweep with one run marked ``tracked`` (its ``sharpness_path`` and per-step ``l1``).
+        A stored sweep with one run marked ``tracked`` (its ``sharpness_path`` and per-step ``l1``); for
+        ``side="flow"`` also its per-step ``loss``, and a flow-side run with per-step ``l1`` and ``loss``.
     eta_c : float
-        The predicted critical step (unused: the signature of every seed statistic).
+        The predicted critical step (read on the flow side only, to find the flow-side run).
+    side : {"eos", "flow"}
+        The tracked run's EoS phase, or the flow-side run nearest η_c from the same training loss on.
 
     Returns
     -------
@@ -792,15 +801,32 @@ def eos_norm_time_growth(sweep: dict, eta_c: float) -> float:
     --------
     >>> path = [{"step": k, "S": s, "converged": True} for k, s in enumerate([1.5, 1.9, 2.04, 1.98, 2.03, 1.99])]
     >>> tracked = {"eta": 1.0, "tracked": True, "outcome": "converged", "steps": 8, "sharpness_path": path,
-    ...            "l1": [1.0, 1.0, 1.01, 1.02, 1.03, 1.04, 1.05]}
+    ...            "l1": [1.0, 1.0, 1.01, 1.02, 1.03, 1.04, 1.05], "loss": [1.0, 0.5, 0.4, 0.3, 0.2, 0.1, 0.05]}
     >>> round(eos_norm_time_growth({"runs": [tracked]}, 0.5), 6)   # from step 1, (1.0 + 1.01)/2, to (1.04 + 1.05)/2
     0.039801
+    >>> flow = {"eta": 0.4, "outcome": "converged", "steps": 6, "final": {"S": {"value": 2.0, "converged": True}},
+    ...         "l1": [0.5, 0.8, 1.0, 1.0, 1.0, 1.01, 1.01], "loss": [2.0, 0.9, 0.5, 0.3, 0.1, 0.06, 0.05]}
+    >>> round(eos_norm_time_growth({"runs": [flow, tracked]}, 0.5, side="flow"), 6)   # from step 2 (loss 0.5 <= 0.5)
+    0.01
     """
+    if side not in SIDES:
+        raise ValueError(f"side must be one of {SIDES}, not {side!r}")
     run, phase = _eos_phase(sweep)
     if run is None:
         return math.nan
-    l1 = np.asarray(run["l1"], float)
     k0 = int(phase[0]["step"])
+    if side == "flow":
+        flow = [r for r in sweep["runs"] if math.isfinite(eta_c) and eta_c > 0 and not r.get("tracked")
+                and r["outcome"] != "diverged" and r["eta"] <= (1 - SIDE_MARGIN) * eta_c and r.get("l1")
+                and r.get("loss")]
+        if not flow or not run.get("loss"):
+            return math.nan
+        nearest = max(flow, key=lambda r: r["eta"])
+        reached = np.flatnonzero(np.asarray(nearest["loss"], float) <= run["loss"][k0])
+        if not reached.size:
+            return math.nan
+        run, k0 = nearest, int(reached[0])
+    l1 = np.asarray(run["l1"], float)
     avg = 0.5 * (l1[k0:-1] + l1[k0 + 1:])
     if avg.size < E4_MIN_POINTS or not np.all(np.isfinite(avg)):
         return math.nan

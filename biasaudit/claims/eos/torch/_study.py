@@ -26,8 +26,8 @@ kink can be, above 0 when the pipeline puts η_c too high) or, for test error, `
 relative test error over the runs below η_c, where GD follows the flow: 0 where η cannot matter). Every control
 reads other runs than the claim's statistic; none is a function of the claim's own seed values.
 
-A family with ``contrast`` (E3's rates) is decided on the per-seed contrast of its rate between the two sides of
-η_c (:func:`biasaudit.validation.eos_stats.side_contrast`): the rate over the EoS side minus the same rate over
+A family with ``contrast`` (E3's rates, E4's norm growth in time) is decided on the per-seed contrast of its
+statistic between the two sides of η_c (:func:`biasaudit.validation.eos_stats.side_contrast`): the rate over the EoS side minus the same rate over
 the flow side of the same sweep, where GD follows the flow. A pipeline bias that tilts the rate everywhere (a
 proxy, a measure or a norm that drifts with η for reasons of its own) moves both arms alike, so it cannot make the
 claim; the flow side's rates are in the record (``null_arm``) with their interval.
@@ -116,6 +116,7 @@ class Family:
     null: str = "null_grid"  # the null data control (NULL_CONTROLS)
     cross_fit: str = ""  # "module:function" of (other seeds' sweeps, their eta_c) -> the statistic's third argument
     contrast: bool = False  # decide on the statistic's EoS side minus its flow side (eos_stats.side_contrast)
+    arms: tuple = ()  # a contrast's two arms in words (default: E3's rates, _CONTRAST_ARMS)
 
     def __post_init__(self):
         _BY_PREFIX.setdefault(self.prefix, self)
@@ -163,6 +164,10 @@ class Family:
         others = [[j for j in range(len(sweeps)) if j != i] for i in range(len(sweeps))]
         return [f(sw, ec, fit([sweeps[j] for j in o], [eta_cs[j] for j in o]))
                 for sw, ec, o in zip(sweeps, eta_cs, others)]
+
+    def contrast_arms(self) -> tuple:
+        """A ``contrast`` family's arms in words: the EoS side's reading, then the flow side's."""
+        return self.arms or _CONTRAST_ARMS
 
     def data_controls(self) -> tuple:
         """The contract's data controls: the family's null, read on runs where the effect cannot be."""
@@ -247,21 +252,36 @@ def numerics_sweep(torch_sweep: dict, config) -> dict:
     for torch_run, run in zip(torch_sweep["runs"], out):
         if torch_run.get("tracked"):
             run.update(_numerics_tracked(x, y, w0, torch_run), tracked=True)
+        elif run["outcome"] == "converged":  # the per-step norm and loss, for the flow side of a statistic in time
+            run.update(_numerics_path(x, y, _kernel_path(x, y, w0, torch_run)))
     return {"runs": out, "gf": {"s_gf": 2.0 / eta_c, "eta_c": eta_c}}
+
+
+def _kernel_path(x, y, w0, torch_run: dict):
+    """The numba kernel's iterates w_0 … w_K at the torch run's η, for as many steps K."""
+    from biasaudit.numerics.eos_gd import gd_path
+
+    return gd_path(x, y, w0, torch_run["eta"], max(int(torch_run["steps"]), 1))
+
+
+def _numerics_path(x, y, w) -> dict:
+    """Per-step ‖w_k‖₁ and L(w_k) of the iterates ``w`` (rows)."""
+    import numpy as np
+
+    from biasaudit.theory.eos_model import loss
+
+    return {"l1": np.abs(w).sum(axis=1).tolist(), "loss": loss(x, y, w).tolist()}
 
 
 def _numerics_tracked(x, y, w0, torch_run: dict) -> dict:
     """The numba kernel's path at the tracked torch run's η for as many steps: per-step ‖w‖₁, and the top Hessian
     eigenvalue (the theory's Hessian) at the steps the torch run measured it."""
-    import numpy as np
-
-    from biasaudit.numerics.eos_gd import gd_path
     from biasaudit.theory.eos_model import hessian_eigenvalues
 
-    w = gd_path(x, y, w0, torch_run["eta"], max(int(torch_run["steps"]), 1))
+    w = _kernel_path(x, y, w0, torch_run)
     steps = [p["step"] for p in torch_run["sharpness_path"] if p["step"] < len(w)]
     top = hessian_eigenvalues(x, y, w[steps])[..., -1] if steps else []
-    return {"l1": np.abs(w).sum(axis=1).tolist(),
+    return {**_numerics_path(x, y, w),
             "sharpness_path": [{"step": k, "S": float(s), "converged": True} for k, s in zip(steps, top)]}
 
 
@@ -383,7 +403,7 @@ def study(family: Family, arch: str, loss: str, tier: str) -> dict:
     null_arm = None
     if family.contrast:
         flow = [family.flow_side(sw, ec) for sw, ec in zip(sweeps, eta_cs)]
-        null_arm = {"reads": _CONTRAST_ARMS[1], "values": [json_float(v) for v in flow],
+        null_arm = {"reads": family.contrast_arms()[1], "values": [json_float(v) for v in flow],
                     "interval": [json_float(b) for b in seed_interval(flow, 1 - 2 * LEVEL)]}
     eps_change = [json_float(eps_sensitivity(sw["gf"])) for sw in sweeps]
     return {
@@ -556,6 +576,6 @@ def study_claim(family: Family, arch: str, loss: str = "mse", *, name: str = "",
         contract=ExperimentContract(
             role="positive_control" if toy else "effect", statistic=family.statistic,
             positive_control=None if toy else family.claim_id(TOY), data_controls=controls,
-            primary_arms=_CONTRAST_ARMS if family.contrast else _PRIMARY, delta=family.delta,
+            primary_arms=family.contrast_arms() if family.contrast else _PRIMARY, delta=family.delta,
             delta_reason=family.delta_reason, level=LEVEL, min_seeds=3),
     )

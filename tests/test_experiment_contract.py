@@ -22,7 +22,7 @@ PENDING: dict[str, str] = {}
 CROSS_CHECK_SUFFIXES = ("matches_numerics", "vs_dense", "vs_placebo")
 # Effect claims and positive controls with no data control, with the reason (the list may only shrink).
 NO_DATA_CONTROL = {
-    "eos.torch.central_flow.fcn": "the seeds are its only runs; a flow-side null needs GD and flow runs below eta_c",
+    "eos.torch.central_flow.fcn": "the seeds are its only runs; below eta_c its flow (Euler, h = eta) is GD itself",
     "eos.torch.central_flow.diag": "its check is the solve_ivp flow itself",
 }
 

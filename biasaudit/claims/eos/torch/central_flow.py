@@ -21,8 +21,10 @@ claim                                  statistic                                
 δ = :data:`DELTA`, decided by :func:`biasaudit.validation.decision.equivalence_decision` (confirmed when the 90 %
 seed interval lies inside ±δ, refuted when the 95 % interval lies wholly outside). No data control: the seed
 values are the claim's only runs, and a difference of two seeds' values would be a function of them (its mean is 0
-by construction), not a reading where the effect cannot be. The positive control is the check that can fail; a
-flow-side null (GD at η < η_c against the same flow, which is then the gradient flow) would need runs of its own.
+by construction), not a reading where the effect cannot be. The positive control is the check that can fail. A
+flow-side null (GD at η < η_c against the same flow code, which is then the gradient flow) was tried and cannot
+fail: the flow's Euler step is h = η, so below the edge it is GD step for step (seed 0 at 0.75 η_c: loss and norm
+errors exactly 0, sharpness 0.0025, the two eigenvalue solvers' difference), at 50 s of one core per seed.
 """
 
 from __future__ import annotations

@@ -6,12 +6,17 @@ at the edge of its null (a signed claim: true mean 0; an equivalence claim: true
 where it is true at the edge (a signed claim: true mean δ, the smallest effect that matters; an equivalence
 claim: true mean 0). The share of studies that confirm in the first case is the **false-confirm rate**, the share
 that refute in the second the **false-refute rate**; both must stay at or below the level α the decision states.
-The seed values are drawn from a normal law and from a Student t law with 3 degrees of freedom (heavy tails: a
-seed that trains oddly), each scaled to the spread ``sigma``; a rate's uncertainty is its Wilson interval over the
-studies.
+The seed values are drawn from a normal law, from a Student t law with 3 degrees of freedom (heavy tails: a
+seed that trains oddly) and from a ternary law (−1, 0, +1 with probabilities 1/4, 1/2, 1/4: a statistic that
+counts outcomes, as SAM's collapse contrast does), each scaled to the spread ``sigma``; a rate's uncertainty is its
+Wilson interval over the studies.
 
-:func:`error_rates` runs one such placebo; :data:`PLACEBOS` lists the ones the audit states
-(``eos.torch.decision_calibration``).
+A placebo with ``family`` = m > 1 simulates a Holm family of m independent studies at the same truth, each read at
+its Holm level (:func:`biasaudit.validation.sam_stats.holm_levels`, as SAM's ladder reads its two networks); its
+error rate is family-wise: the share of families in which any member gives the wrong verdict.
+
+:func:`error_rates` runs one such placebo; :data:`PLACEBOS` lists the ones ``eos.torch.decision_calibration``
+states, :data:`SAM_PLACEBOS` those of ``sam.torch.decision_calibration``.
 """
 
 from __future__ import annotations
@@ -24,16 +29,17 @@ import numpy as np
 from biasaudit.plumbing import InputError
 from biasaudit.validation.sequential import LOOKS
 
-__all__ = ["Placebo", "PLACEBOS", "LAWS", "RULES", "error_rates"]
+__all__ = ["Placebo", "PLACEBOS", "SAM_PLACEBOS", "LAWS", "RULES", "error_rates"]
 
-LAWS = ("normal", "t3")  # the seed values' law: normal, or Student t with 3 degrees of freedom (unit variance)
+LAWS = ("normal", "t3", "ternary")  # the seed values' law (module docstring), each of unit variance
 
 
 @dataclass(frozen=True)
 class Placebo:
     """One placebo: the decision (``"positive"`` or ``"equivalence"``), where the true mean sits (``"null"``: the
     claim is false at the edge of its null; ``"effect"``: it is true at the edge), the law of the seed values, the
-    spread ``sigma`` in units of δ, the looks and the number of simulated studies."""
+    spread ``sigma`` in units of δ, the looks, the number of simulated studies and the size of the Holm family
+    (1: a study alone; more: one look only)."""
 
     decision: str
     truth: str
@@ -41,6 +47,7 @@ class Placebo:
     sigma: float
     looks: tuple[int, ...]
     n_studies: int
+    family: int = 1
 
     def true_mean(self) -> float:
         """The seed values' mean in units of δ: a signed claim 0 (null) or 1 (effect); an equivalence claim 1
@@ -56,13 +63,25 @@ class Placebo:
 # kinks; with the t interval the rates hardly depend on it), 300 studies each (a rate of 0.02 has the Wilson 95 %
 # interval [0.009, 0.043]).
 PLACEBOS = tuple(Placebo(decision, truth, law, 1.0, LOOKS["quick"], 300)
-                 for decision in ("positive", "equivalence") for truth in ("null", "effect") for law in LAWS)
-RULES = ("contract", "point")  # the contract's decisions; "point": the mean alone, no interval (a control)
+                 for decision in ("positive", "equivalence") for truth in ("null", "effect") for law in ("normal", "t3"))
+# SAM's network studies: one look at the quick tier's 12 seeds (the ladder's and the collapse designs'), the
+# ladder's two networks a Holm family of 2 and every other study alone; the equivalence decision is the data
+# controls' (TOST within delta). The ternary law is the collapse contrast's kind of value.
+SAM_QUICK_SEEDS = 12
+SAM_PLACEBOS = tuple(Placebo(decision, truth, law, 1.0, (SAM_QUICK_SEEDS,), 300, family)
+                     for decision, family in (("positive", 1), ("positive", 2), ("equivalence", 1))
+                     for truth in ("null", "effect") for law in LAWS)
+# the contract's decisions; "point": the mean alone, no interval (a control); "split": a Holm family's members each
+# decided whole (both sides) at alpha / (2m), Bonferroni at half the level, so the family-wise rates lie at most at
+# alpha / 2, below alpha by more than 300 studies resolve (the control of the family-wise refutation rate)
+RULES = ("contract", "point", "split")
 
 
 def _draw(rng, law: str, n: int) -> np.ndarray:
     if law == "normal":
         return rng.standard_normal(n)
+    if law == "ternary":
+        return math.sqrt(2.0) * rng.choice((-1.0, 0.0, 1.0), size=n, p=(0.25, 0.5, 0.25))  # unit variance
     return rng.standard_t(3, n) / math.sqrt(3.0)  # unit variance
 
 
@@ -92,20 +111,24 @@ def error_rates(placebo: Placebo, *, level: float = 0.05, seed: int = 0, rule: s
         α, spent over the looks.
     seed : int
         The generator's seed (the same rates on every run).
-    rule : {"contract", "point"}
-        The contract's decisions, or the mean alone with no interval (:data:`RULES`; a miscalibrated control).
+    rule : {"contract", "point", "split"}
+        The contract's decisions, the mean alone with no interval (a miscalibrated control), or a family's members
+        each decided at α/(2m) on both sides (:data:`RULES`).
 
     Returns
     -------
     dict
-        ``placebo`` (its fields), ``rates`` (share of each verdict), ``error_rate`` (the share with
-        :meth:`Placebo.wrong_verdict`), ``error_interval`` (its 95 % Wilson interval) and ``mean_seeds`` (the seeds a
-        study used on average).
+        ``placebo`` (its fields), ``rates`` (share of each verdict over the studies, or a family's members),
+        ``error_rate`` (the share of studies, or of families, with :meth:`Placebo.wrong_verdict`),
+        ``error_interval`` (its 95 % Wilson interval), ``member_error_rate`` and ``member_error_interval`` (the
+        same over a family's members, each read alone; a study alone: the same as the study's) and ``mean_seeds``
+        (the seeds a study used on average).
 
     Raises
     ------
     InputError
-        If the decision, truth, law or rule is unknown, or ``sigma`` is not positive.
+        If the decision, truth, law or rule is unknown, ``sigma`` is not positive, or ``family`` is not an integer
+        ≥ 1 (more than 1: a signed decision at one look).
 
     Examples
     --------
@@ -115,6 +138,7 @@ def error_rates(placebo: Placebo, *, level: float = 0.05, seed: int = 0, rule: s
     """
     from biasaudit.validation.decision import equivalence_decision, three_way
     from biasaudit.validation.eos_stats import wilson_interval
+    from biasaudit.validation.sam_stats import holm_levels
     from biasaudit.validation.sequential import sequential_decision
 
     if placebo.decision not in ("positive", "equivalence"):
@@ -127,26 +151,38 @@ def error_rates(placebo: Placebo, *, level: float = 0.05, seed: int = 0, rule: s
         raise InputError("sigma", "must be a finite number > 0", placebo.sigma)
     if rule not in RULES:
         raise InputError("rule", f"must be one of {RULES}", rule)
+    if not (isinstance(placebo.family, int) and placebo.family >= 1):
+        raise InputError("family", "must be an integer >= 1", placebo.family)
+    if placebo.family > 1 and (len(placebo.looks) != 1 or placebo.decision != "positive"):
+        raise InputError("family", "a Holm family reads a signed decision at one look only", placebo.family)
     direction = 1 if placebo.decision == "positive" else 0
-    if rule == "point":
-        def decide(values, a):
+
+    def decide(values, a, adjusted=None):  # adjusted: a Holm member's level (the signed interval's)
+        if rule == "point":
             return _point_decision(values, direction=direction, delta=1.0, level=a)
-    elif direction:
-        def decide(values, a):
-            return three_way(values, direction=1, delta=1.0, level=a, adjusted_level=a)
-    else:
-        def decide(values, a):
-            return equivalence_decision(values, delta=1.0, level=a)
+        if rule == "split":
+            a = adjusted = a / (2 * placebo.family)
+        if direction:
+            return three_way(values, direction=1, delta=1.0, level=a, adjusted_level=adjusted or a)
+        return equivalence_decision(values, delta=1.0, level=a)
+
     rng = np.random.default_rng(seed)
     counts = {"confirmed": 0, "refuted": 0, "undecided": 0}
-    seeds = 0
+    seeds = wrong = wrong_members = 0
     mean = placebo.true_mean()
     for _ in range(placebo.n_studies):
-        values = mean + placebo.sigma * _draw(rng, placebo.law, placebo.looks[-1])
-        result = sequential_decision(lambda n: values[:n].tolist(), decide, placebo.looks, level=level)
-        counts[result.decision.verdict] += 1
-        seeds += result.looks[-1].n
-    wrong = counts[placebo.wrong_verdict()]
-    return {"placebo": asdict(placebo), "rates": {k: v / placebo.n_studies for k, v in counts.items()},
+        members = [mean + placebo.sigma * _draw(rng, placebo.law, placebo.looks[-1]) for _ in range(placebo.family)]
+        holm = holm_levels(dict(enumerate(members)), level) if placebo.family > 1 else {0: None}
+        results = [sequential_decision(lambda n, v=v: v[:n].tolist(), lambda x, a, h=holm[i]: decide(x, a, h),
+                                       placebo.looks, level=level) for i, v in enumerate(members)]
+        verdicts = [r.decision.verdict for r in results]
+        for v in verdicts:
+            counts[v] += 1
+        wrong += placebo.wrong_verdict() in verdicts
+        wrong_members += verdicts.count(placebo.wrong_verdict())
+        seeds += sum(r.looks[-1].n for r in results)
+    n_members = placebo.n_studies * placebo.family
+    return {"placebo": asdict(placebo), "rates": {k: v / n_members for k, v in counts.items()},
             "error_rate": wrong / placebo.n_studies, "error_interval": list(wilson_interval(wrong, placebo.n_studies)),
-            "mean_seeds": seeds / placebo.n_studies}
+            "member_error_rate": wrong_members / n_members,
+            "member_error_interval": list(wilson_interval(wrong_members, n_members)), "mean_seeds": seeds / n_members}

@@ -52,7 +52,7 @@ import numpy as np
 from biasaudit.validation.decision import MIN_SEEDS, N_BOOT, seed_interval  # one seed interval, one minimum
 
 __all__ = ["CI_LEVEL", "N_BOOT", "MIN_SEEDS", "FAMILY_LEVEL", "metric_at_level", "area_effect", "effect_summary",
-           "one_sided_p", "holm", "clopper_pearson", "logistic_boundary", "fit_logistic_batch",
+           "one_sided_p", "two_sided_p", "holm", "holm_levels", "clopper_pearson", "logistic_boundary", "fit_logistic_batch",
            "fit_logistic_reference", "t_power", "bootstrap_mean_ci", "t_mean_ci", "paired_effect", "patch_lead",
            "verdict_from_interval", "summary_line"]
 
@@ -146,6 +146,39 @@ def holm(pvalues: dict[str, float]) -> dict[str, float]:
         running = max(running, min(1.0, (m - i) * pvalues[key]))
         out[key] = running
     return out
+
+
+def two_sided_p(values) -> float:
+    """Two-sided p-value of mean ≠ 0: twice the smaller :func:`one_sided_p`, capped at 1."""
+    return min(1.0, 2 * min(one_sided_p(values, 1), one_sided_p(values, -1)))
+
+
+def holm_levels(values: dict, level: float) -> dict[str, float]:
+    r"""The level at which each member of a Holm family reads its interval: :math:`\alpha\, p / p_{Holm}` (at most
+    α), p the member's :func:`two_sided_p`, so that the member's p is at most its level exactly when its
+    Holm-adjusted p is at most α.
+
+    Parameters
+    ----------
+    values : dict
+        Member name -> its seed values.
+    level : float
+        α, the family-wise level.
+
+    Returns
+    -------
+    dict
+        Member name -> its level.
+
+    Examples
+    --------
+    >>> levels = holm_levels({"a": [1.0, 1.1, 0.9, 1.2], "b": [0.1, -0.2, 0.3, 0.0]}, 0.05)
+    >>> round(levels["a"], 4), levels["b"]
+    (0.025, 0.05)
+    """
+    p = {m: two_sided_p(v) for m, v in values.items()}
+    adjusted = holm(p)
+    return {m: min(level, level * p[m] / adjusted[m]) if adjusted[m] > 0 else level for m in values}
 
 
 def clopper_pearson(k: int, n: int, level: float = CI_LEVEL) -> tuple[float, float]:

@@ -102,21 +102,14 @@ def _out_of_scope(model: str, tier: str) -> str | None:
             "GPU): its quick runs cost far more than the quick audit's budget for it")
 
 
-def _p_two_sided(values) -> float:
-    from biasaudit.validation.sam_stats import one_sided_p
-
-    return min(1.0, 2 * min(one_sided_p(values, 1), one_sided_p(values, -1)))
-
-
 @functools.cache
 def _holm_levels(tier: str) -> dict[str, float]:
-    """The level at which each effect model's interval is read: α · p / p_Holm (so p ≤ it iff p_Holm ≤ α)."""
+    """The level at which each effect model's interval is read (:func:`~biasaudit.validation.sam_stats.holm_levels`
+    over :data:`EFFECT_MODELS`)."""
     from biasaudit.validation.sam_ladder import ladder_values
-    from biasaudit.validation.sam_stats import holm
+    from biasaudit.validation.sam_stats import holm_levels
 
-    p = {m: _p_two_sided(ladder_values(m, tier)[METRIC]["did"]["primary"]["values"]) for m in EFFECT_MODELS}
-    adjusted = holm(p)
-    return {m: min(LEVEL, LEVEL * p[m] / adjusted[m]) if adjusted[m] > 0 else LEVEL for m in EFFECT_MODELS}
+    return holm_levels({m: ladder_values(m, tier)[METRIC]["did"]["primary"]["values"] for m in EFFECT_MODELS}, LEVEL)
 
 
 def ladder_decision(model: str, tier: str, *, multiple: str = "primary", direction: int = 1,

@@ -60,8 +60,11 @@ def test_the_flow_side_reads_the_same_rate_below_eta_c_and_the_contrast_removes_
     real = e3_sweep(l1_rate=0.0, measure_rate=0.6, tilt=0.05)
     assert eos_stats.side_contrast(eos_stats.avg_sharpness_fall_rate, real, 0.25) == pytest.approx(0.6)
     assert math.isnan(eos_stats.l1_growth_rate(e3_sweep(mults=(0.75, 1.07, 1.25, 2.0)), 0.25, side="flow"))
-    with pytest.raises(ValueError, match="side"):
-        eos_stats.l1_growth_rate(real, 0.25, side="below")
+    from biasaudit.plumbing import InputError
+
+    for read in (eos_stats.l1_growth_rate, eos_stats.eos_norm_time_growth):
+        with pytest.raises(InputError, match="side"):
+            read(real, 0.25, side="below")
 
 
 def test_the_statistics_are_undecided_with_two_eos_runs_and_without_eta_c():

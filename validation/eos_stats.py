@@ -38,6 +38,7 @@ import math
 
 import numpy as np
 
+from biasaudit.plumbing import choice
 from biasaudit.plumbing.jsonable import json_float  # re-exported: the statistics' readers import it here
 
 __all__ = ["SIDE_MARGIN", "EDGE_DELTA", "MEASURES", "json_float", "final_sharpness", "usable_runs",
@@ -410,8 +411,7 @@ def _side_runs(sweep: dict, eta_c: float, read, side: str = "eos") -> tuple[np.n
     """(m = η/η_c, read(final)) over the usable runs of one side with a finite, positive reading: ``"eos"`` the EoS
     side (η ≥ (1 + SIDE_MARGIN) η_c), ``"flow"`` the flow side (η ≤ (1 − SIDE_MARGIN) η_c); empty arrays when η_c
     is not a positive number."""
-    if side not in SIDES:
-        raise ValueError(f"side must be one of {SIDES}, not {side!r}")
+    choice("side", side, SIDES)
     if not (math.isfinite(eta_c) and eta_c > 0):
         return np.array([]), np.array([])
     runs, _ = usable_runs(sweep)
@@ -809,8 +809,7 @@ def eos_norm_time_growth(sweep: dict, eta_c: float, side: str = "eos") -> float:
     >>> round(eos_norm_time_growth({"runs": [flow, tracked]}, 0.5, side="flow"), 6)   # from step 2 (loss 0.5 <= 0.5)
     0.01
     """
-    if side not in SIDES:
-        raise ValueError(f"side must be one of {SIDES}, not {side!r}")
+    choice("side", side, SIDES)
     run, phase = _eos_phase(sweep)
     if run is None:
         return math.nan

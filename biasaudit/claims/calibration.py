@@ -14,6 +14,7 @@ state theirs.
 from __future__ import annotations
 
 import math
+import sys
 
 import sympy as sp
 
@@ -72,7 +73,8 @@ def _label(p: dict) -> str:
 def calibration_claim(cid: str, paper: str, placebos, *, level: float, title: str, source: str, domain: str,
                       notes: str, read=lambda p: "family") -> Claim:
     """The claim that every placebo's stated error rate (``read``, :func:`placebo_rows`) is at most ``level`` (module
-    docstring)."""
+    docstring); defined where this is called (its id's folder)."""
+    caller = sys._getframe(1)
     looks = sorted({p.looks for p in placebos})
 
     def predict(params) -> dict:
@@ -106,4 +108,5 @@ def calibration_claim(cid: str, paper: str, placebos, *, level: float, title: st
         negative_control=broken_hypothesis(
             "the decision's seed interval", lambda p, v: (p, {**v, "rule": "point"}),
             reason="the mean alone decides (no interval): an effect at its edge is refuted about half the time"),
-        contract=ExperimentContract(role="cross_check"), samples={"ci": 1, "thorough": 1}, controls=1, notes=notes)
+        contract=ExperimentContract(role="cross_check"), samples={"ci": 1, "thorough": 1}, controls=1, notes=notes,
+        defined_in=caller.f_globals["__name__"], line=caller.f_lineno)

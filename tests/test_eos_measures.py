@@ -221,6 +221,13 @@ def test_the_time_statistics_read_the_tracked_run():
                                                    0.25, side="flow")
         assert abs(flow_side - 0.1) < 0.003, (flow_steps, flow_side)
     assert math.isnan(eos_stats.eos_norm_time_growth(e3_sweep(), 0.25, side="flow"))  # no tracked run
+    catapult = e4_sweep(flow_growth=0.1)
+    next(r for r in catapult["runs"] if r.get("tracked"))["loss"][100] = 2.0  # above every flow run's initial loss
+    assert math.isnan(eos_stats.eos_norm_time_growth(catapult, 0.25, side="flow"))
+    bare = e4_sweep(flow_growth=0.1)
+    nearest = max((r for r in bare["runs"] if r["multiple"] < 0.95), key=lambda r: r["eta"])
+    del nearest["loss"]  # the nearest flow-side run has no per-step loss: no farther run is read in its place
+    assert math.isnan(eos_stats.eos_norm_time_growth(bare, 0.25, side="flow"))
     assert math.isnan(eos_stats.eos_time_gap(e3_sweep(), 0.25))  # no tracked run
 
 

@@ -776,9 +776,10 @@ def eos_norm_time_growth(sweep: dict, eta_c: float, side: str = "eos") -> float:
     the edge, :math:`k_0`, to the end, K; the average removes the period-2 swing). NaN without a tracked run that
     reached the edge, or with fewer than 3 steps in the phase. ``eta_c`` is not read on the EoS side.
 
-    ``side="flow"`` reads the same growth where the effect cannot be: on the flow side's run nearest η_c (the largest
-    η ≤ 0.95 η_c), from the first step at which its training loss is at or below the tracked run's loss at
-    :math:`k_0` to its end: how much the norm grows from the same point of training on when GD follows the gradient
+    ``side="flow"`` reads the same growth where the effect cannot be: on the flow side's usable run nearest η_c (the
+    largest η ≤ 0.95 η_c), from the first step at which its training loss is at or below the tracked run's loss at
+    :math:`k_0` to its end (NaN when that run has no per-step norm and loss, starts below that loss, or never
+    reaches it): how much the norm grows from the same point of training on when GD follows the gradient
     flow (the null arm of :func:`side_contrast`). The flow run's per-step norm grows while it fits the data; matching
     on the loss, not on the step, compares the two runs from the same amount of fitting left.
 
@@ -815,15 +816,18 @@ def eos_norm_time_growth(sweep: dict, eta_c: float, side: str = "eos") -> float:
         return math.nan
     k0 = int(phase[0]["step"])
     if side == "flow":
-        flow = [r for r in sweep["runs"] if math.isfinite(eta_c) and eta_c > 0 and not r.get("tracked")
-                and r["outcome"] != "diverged" and r["eta"] <= (1 - SIDE_MARGIN) * eta_c and r.get("l1")
-                and r.get("loss")]
+        flow = [r for r in usable_runs(sweep)[0] if math.isfinite(eta_c) and eta_c > 0 and not r.get("tracked")
+                and r["eta"] <= (1 - SIDE_MARGIN) * eta_c]
         if not flow or not run.get("loss"):
             return math.nan
         nearest = max(flow, key=lambda r: r["eta"])
-        reached = np.flatnonzero(np.asarray(nearest["loss"], float) <= run["loss"][k0])
-        if not reached.size:
-            return math.nan
+        if not (nearest.get("l1") and nearest.get("loss")):
+            return math.nan  # not a farther run in its place
+        loss = np.asarray(nearest["loss"], float)
+        target = float(run["loss"][k0])
+        reached = np.flatnonzero(loss <= target)
+        if loss[0] < target or not reached.size:
+            return math.nan  # the edge began above the flow run's initial loss (a catapult), or it never got there
         run, k0 = nearest, int(reached[0])
     l1 = np.asarray(run["l1"], float)
     avg = 0.5 * (l1[k0:-1] + l1[k0 + 1:])

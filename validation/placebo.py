@@ -8,7 +8,7 @@ claim: true mean 0). The share of studies that confirm in the first case is the 
 that refute in the second the **false-refute rate**; both must stay at or below the level α the decision states.
 The seed values are drawn from a normal law, from a Student t law with 3 degrees of freedom (heavy tails: a
 seed that trains oddly) and from a ternary law (−1, 0, +1 with probabilities 1/4, 1/2, 1/4: a statistic that
-counts outcomes, as SAM's collapse contrast does), each scaled to the spread ``sigma``; a rate's uncertainty is its
+takes few distinct values, with ties, as SAM's collapse contrast does; shifted by the true mean), each scaled to the spread ``sigma``; a rate's uncertainty is its
 Wilson interval over the studies.
 
 A placebo with ``family`` = m > 1 simulates a Holm family of m independent studies at the same truth, each read at
@@ -66,7 +66,7 @@ PLACEBOS = tuple(Placebo(decision, truth, law, 1.0, LOOKS["quick"], 300)
                  for decision in ("positive", "equivalence") for truth in ("null", "effect") for law in ("normal", "t3"))
 # SAM's network studies: one look at the quick tier's 12 seeds (the ladder's and the collapse designs'), the
 # ladder's two networks a Holm family of 2 and every other study alone; the equivalence decision is the data
-# controls' (TOST within delta). The ternary law is the collapse contrast's kind of value.
+# controls' (TOST within delta). The ternary law has few distinct values and ties, as the collapse contrast has.
 SAM_QUICK_SEEDS = 12
 SAM_PLACEBOS = tuple(Placebo(decision, truth, law, 1.0, (SAM_QUICK_SEEDS,), 300, family)
                      for decision, family in (("positive", 1), ("positive", 2), ("equivalence", 1))
@@ -122,7 +122,7 @@ def error_rates(placebo: Placebo, *, level: float = 0.05, seed: int = 0, rule: s
         ``error_rate`` (the share of studies, or of families, with :meth:`Placebo.wrong_verdict`),
         ``error_interval`` (its 95 % Wilson interval), ``member_error_rate`` and ``member_error_interval`` (the
         same over a family's members, each read alone; a study alone: the same as the study's) and ``mean_seeds``
-        (the seeds a study used on average).
+        (the seeds a study, or a family's member, used on average).
 
     Raises
     ------

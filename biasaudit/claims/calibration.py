@@ -1,11 +1,15 @@
 r"""Placebo calibration claims: a family of seed studies' decisions, run on simulated seed values where the answer
 is known (:mod:`biasaudit.validation.placebo`), confirm a false claim or refute a true one at most at the rate α.
 
-Each placebo's error rate is resolved to about ±0.03 by its 300 simulated studies, so a claim is decided on the
-rates' Wilson 95 % intervals: confirmed when every upper end lies below α + r, refuted when some lower end lies
-above α; r (:func:`resolution`) is how far the upper end of a rate at exactly α reaches above α (0.031 at α = 0.05
-over 300 studies), so a decision calibrated at α by design, as TOST at its margin is, passes. Its negative control replaces the decisions by the mean alone (no seed interval), which
-refutes an effect at its edge about half the time.
+A rate over n simulated studies (300 each) is a binomial count, so a decision calibrated at α by design (TOST at
+its margin is) reads α ± 0.013 at 300 studies. Each rate is read against α with a tolerance fixed here, two binomial
+standard errors of a rate at α over its own count (:func:`rate_tolerance`: 0.025 over 300 studies, 0.018 over
+600 members of Holm pairs). A rate is *within* α when it is at most α plus that tolerance, and *above* α when its
+Wilson 95 % lower end exceeds α (:func:`rate_reading`). A rule at exactly α reads within 98 % of the time, and one
+at 2α (0.10) reads above α about 90 % of the time at 300 studies. A claim that every rate is at most α is
+confirmed when every rate reads within α, refuted when one reads above, and undecided otherwise. Its negative
+control replaces the decisions by the mean alone (no seed interval), which refutes an effect at its edge about half
+the time.
 
 :func:`calibration_claim` builds one; ``eos.torch.decision_calibration`` and ``sam.torch.decision_calibration``
 state theirs.
@@ -22,29 +26,38 @@ from biasaudit.contract import ExperimentContract
 from biasaudit.domain import Domain, Fixed
 from biasaudit.ledger import Claim, Observation, Tolerance, broken_hypothesis
 
-__all__ = ["calibration_claim", "placebo_rows", "resolution", "CALIBRATED"]
+__all__ = ["calibration_claim", "placebo_rows", "rate_tolerance", "rate_reading", "CALIBRATED"]
 
 CALIBRATED = Tolerance(
     "placebo_rate", 0.0,
-    "0 when every error rate's Wilson 95 % upper end lies below alpha + r, r the reach above alpha of the upper end "
-    "of a rate at exactly alpha (0.031 at alpha 0.05 over 300 simulated studies); otherwise how far the largest "
-    "upper end reaches above it, relative to alpha")
+    "0 when every error rate is at most alpha plus two binomial standard errors of a rate at alpha over its count "
+    "(0.025 over 300 simulated studies); otherwise how far the largest reaches above that, relative to alpha")
 
 
-_ROUNDING = 1e-12  # a rate at exactly alpha meets level + resolution up to the float rounding of that sum
-
-
-def resolution(level: float, n_studies: int) -> float:
-    """How far the Wilson 95 % upper end of a rate at exactly ``level`` over ``n_studies`` reaches above it.
+def rate_tolerance(level: float, n: int) -> float:
+    r"""Two binomial standard errors of a rate at ``level`` over ``n`` trials, :math:`2\sqrt{\alpha(1-\alpha)/n}`.
 
     Examples
     --------
-    >>> round(resolution(0.05, 300), 4)
-    0.0308
+    >>> round(rate_tolerance(0.05, 300), 4), round(rate_tolerance(0.05, 600), 4)
+    (0.0252, 0.0178)
     """
-    from biasaudit.validation.eos_stats import wilson_interval
+    return 2.0 * math.sqrt(level * (1.0 - level) / n)
 
-    return wilson_interval(round(level * n_studies), n_studies)[1] - level
+
+def rate_reading(rate: float, lower: float, n: int, level: float) -> str:
+    """``"above"`` when the Wilson lower end ``lower`` exceeds ``level``, else ``"within"`` when ``rate`` is at most
+    ``level`` + :func:`rate_tolerance`, else ``"unresolved"`` (module docstring).
+
+    Examples
+    --------
+    >>> rate_reading(0.05, 0.031, 300, 0.05), rate_reading(0.10, 0.071, 300, 0.05), rate_reading(0.08, 0.05, 300, 0.05)
+    ('within', 'above', 'unresolved')
+    """
+    if lower > level:
+        return "above"
+    return "within" if rate <= level + rate_tolerance(level, n) else "unresolved"
+
 
 _alpha, _p_confirm, _p_refute = sp.symbols("alpha P_false_confirm P_false_refute", positive=True)
 
@@ -61,6 +74,8 @@ def placebo_rows(placebos, level: float, rule: str, read) -> list[dict]:
         r["reads"] = which
         r["read_rate"], r["read_interval"] = ((r["error_rate"], r["error_interval"]) if which == "family"
                                               else (r["member_error_rate"], r["member_error_interval"]))
+        r["read_count"] = p.n_studies * (1 if which == "family" else p.family)
+        r["reading"] = rate_reading(r["read_rate"], r["read_interval"][0], r["read_count"], level)
         rows.append(r)
     return rows
 
@@ -83,20 +98,20 @@ def calibration_claim(cid: str, paper: str, placebos, *, level: float, title: st
     def evaluate(params, predicted) -> Observation:
         level = predicted["level"]
         rows = placebo_rows(placebos, level, predicted["rule"], read)
-        upper = max(r["read_interval"][1] for r in rows)
-        lower = max(r["read_interval"][0] for r in rows)
-        worst = max(rows, key=lambda r: r["read_rate"])
-        reach = resolution(level, placebos[0].n_studies)
-        decided = upper <= level + reach + _ROUNDING or lower > level
-        error = max(0.0, upper - level - reach - _ROUNDING) / level if decided else math.nan
+        readings = {r["reading"] for r in rows}
+        worst = max(rows, key=lambda r: r["read_rate"] - rate_tolerance(level, r["read_count"]))
+        decided = readings == {"within"} or "above" in readings
+        error = (max(0.0, max(r["read_rate"] - level - rate_tolerance(level, r["read_count"]) for r in rows)) / level
+                 if decided else math.nan)
         table = "; ".join(
             f"{_label(r['placebo'])}: wrong {r['read_rate']:.3f} [{r['read_interval'][0]:.3f}, "
             f"{r['read_interval'][1]:.3f}]" + (" per member" if r["reads"] == "member" else "")
-            + f", mean seeds {r['mean_seeds']:.1f}" for r in rows)
+            + f" ({r['reading']}), mean seeds {r['mean_seeds']:.1f}" for r in rows)
         detail = (f"decisions by '{predicted['rule']}' over the looks {', '.join(map(str, looks))} at alpha "
-                  f"{level:g}, {placebos[0].n_studies} studies each (resolution {reach:.3f}): {table}; worst "
-                  f"{_label(worst['placebo'])} at {worst['read_rate']:.3f}")
-        return Observation({"rows": rows, "level": level, "resolution": reach}, error, detail, decided=decided)
+                  f"{level:g}, {placebos[0].n_studies} studies each (within: at most alpha + "
+                  f"{rate_tolerance(level, placebos[0].n_studies):.3f}): {table}; worst {_label(worst['placebo'])} "
+                  f"at {worst['read_rate']:.3f}")
+        return Observation({"rows": rows, "level": level}, error, detail, decided=decided)
 
     return Claim(
         id=cid, paper=paper, kind="experiment", source=source, title=title,

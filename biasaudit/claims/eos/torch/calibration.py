@@ -24,8 +24,8 @@ CLAIMS = (
         source="measured here (notes/validation-eos.md, 'Decisions that decide'): the network seed studies' "
                "decisions with their looks, on simulated seed values",
         title="the network seed studies' decisions, with seeds added in looks (3, then 5) and alpha = 0.05 spent over "
-              "them, confirm a false claim and refute a true one at most at the rate alpha (to within the 0.031 "
-              "resolution of 300 simulated studies), on normal and heavy-tailed (t with 3 degrees of freedom) seeds",
+              "them, confirm a false claim and refute a true one at most at the rate alpha (to within two binomial "
+              "standard errors of 300 simulated studies, 0.025), on normal and heavy-tailed (t with 3 degrees of freedom) seeds",
         domain="the quick tier's looks; seed values of spread delta",
         notes="the placebos: biasaudit.validation.placebo.PLACEBOS; the looks and spending: "
               "biasaudit.validation.sequential"),

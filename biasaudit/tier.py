@@ -27,9 +27,9 @@ TIERS = ("quick", "full")
 PROFILE_OF_TIER = {"quick": "ci", "full": "thorough"}
 # The one stated run-time of `biasaudit audit` at the quick tier, in minutes on 2 cores with cold caches
 # (README, `audit --help`; tests/test_docs.py checks the README says the same). Measured from a fresh clone
-# on 2026-12-07: 46 min 33 s with the install, the test suite running beside it for part of the time, after the
-# network claims began adding seeds where undecided (20-23 min before; notes/status.md).
-QUICK_AUDIT_MINUTES = 45
+# on 2026-12-08: 38 min 31 s with the install, nothing else running (46 min 33 s on 2026-12-07 with the test
+# suite beside it; 20-23 min before the network claims added seeds where undecided; notes/status.md).
+QUICK_AUDIT_MINUTES = 40
 
 
 def experiment_tier(default: str = "quick") -> str:

@@ -64,7 +64,8 @@ _alpha, _p_confirm, _p_refute = sp.symbols("alpha P_false_confirm P_false_refute
 
 def placebo_rows(placebos, level: float, rule: str, read) -> list[dict]:
     """:func:`~biasaudit.validation.placebo.error_rates` of each placebo, with ``read`` (placebo -> ``"family"`` or
-    ``"member"``) naming the rate a claim states: the family-wise one, or each member's alone."""
+    ``"member"``) naming the rate a claim states: the family-wise one, or each member's alone; each row gains the
+    rate read, its interval, count, :func:`rate_tolerance` and :func:`rate_reading`."""
     from biasaudit.validation.placebo import error_rates
 
     rows = []
@@ -75,6 +76,7 @@ def placebo_rows(placebos, level: float, rule: str, read) -> list[dict]:
         r["read_rate"], r["read_interval"] = ((r["error_rate"], r["error_interval"]) if which == "family"
                                               else (r["member_error_rate"], r["member_error_interval"]))
         r["read_count"] = p.n_studies * (1 if which == "family" else p.family)
+        r["tolerance"] = rate_tolerance(level, r["read_count"])
         r["reading"] = rate_reading(r["read_rate"], r["read_interval"][0], r["read_count"], level)
         rows.append(r)
     return rows
@@ -99,10 +101,9 @@ def calibration_claim(cid: str, paper: str, placebos, *, level: float, title: st
         level = predicted["level"]
         rows = placebo_rows(placebos, level, predicted["rule"], read)
         readings = {r["reading"] for r in rows}
-        worst = max(rows, key=lambda r: r["read_rate"] - rate_tolerance(level, r["read_count"]))
+        worst = max(rows, key=lambda r: r["read_rate"] - r["tolerance"])
         decided = readings == {"within"} or "above" in readings
-        error = (max(0.0, max(r["read_rate"] - level - rate_tolerance(level, r["read_count"]) for r in rows)) / level
-                 if decided else math.nan)
+        error = max(0.0, worst["read_rate"] - level - worst["tolerance"]) / level if decided else math.nan
         table = "; ".join(
             f"{_label(r['placebo'])}: wrong {r['read_rate']:.3f} [{r['read_interval'][0]:.3f}, "
             f"{r['read_interval'][1]:.3f}]" + (" per member" if r["reads"] == "member" else "")

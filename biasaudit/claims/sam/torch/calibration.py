@@ -22,7 +22,7 @@ import math
 
 import sympy as sp
 
-from biasaudit.claims.calibration import calibration_claim, placebo_rows, rate_tolerance
+from biasaudit.claims.calibration import calibration_claim, placebo_rows
 from biasaudit.contract import ExperimentContract
 from biasaudit.domain import Domain, Fixed
 from biasaudit.ledger import Claim, Observation, Tolerance, broken_hypothesis
@@ -51,8 +51,7 @@ def _evaluate_pair(params, predicted) -> Observation:
     level = predicted["level"]
     rows = placebo_rows(_PAIR_AT_EFFECT, level, predicted["rule"], lambda p: "family")
     primary = next(r for r in rows if r["placebo"]["law"] == _PRIMARY_LAW)
-    reading = primary["reading"]
-    tol = rate_tolerance(level, primary["read_count"])
+    reading, tol = primary["reading"], primary["tolerance"]
     error = {"above": 0.0, "within": (level + tol - primary["read_rate"]) / level}.get(reading, math.nan)
     detail = (f"the ladder's Holm pair decided by '{predicted['rule']}', both networks true at the effect's edge, "
               f"{SAM_QUICK_SEEDS} seeds, {_PAIR_AT_EFFECT[0].n_studies} studies: at least one refuted in "
